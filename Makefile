@@ -1,0 +1,47 @@
+# attn-tlm: `make demo` and `make test` do all set-up on a fresh Debian machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: setup systemc demo test lint bench clean
+
+setup: systemc $(STAMP)
+
+# The system SystemC 2.3.4 (Debian libsystemc-dev), unless SYSTEMC_HOME names a user build.
+systemc:
+	@if [ -n "$$SYSTEMC_HOME" ]; then \
+	  echo "using SystemC from SYSTEMC_HOME=$$SYSTEMC_HOME"; \
+	elif [ -f /usr/include/systemc.h ] && ls /usr/lib/*/libsystemc.so /usr/lib/libsystemc.so >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+	  echo "installing libsystemc-dev with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsystemc-dev; \
+	else \
+	  echo "SystemC is missing. Run:  sudo apt-get install libsystemc-dev   (or set SYSTEMC_HOME)"; \
+	  exit 1; \
+	fi
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: setup
+	$(BIN)/attn-tlm demo
+
+lint: setup
+	$(BIN)/ruff check tlm_models tests tools
+	$(BIN)/ruff format --check tlm_models tests tools
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/python -m pytest -q -n $(JOBS) tests
+
+bench: setup
+	$(BIN)/python tools/bench_all.py
+
+clean:
+	rm -rf build results .pytest_cache .mypy_cache .ruff_cache

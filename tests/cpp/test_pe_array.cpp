@@ -1,0 +1,236 @@
+// PeArray: cycle formulas of both mappings and of vector ops, SRAM traffic and its effect on
+// timing, errors, statistics.
+#include <cstring>
+#include <string>
+
+#include "check.h"
+#include "test_target.h"
+#include "tlm_models/pe_array.h"
+
+using namespace tlm_models;
+using sc_core::sc_time;
+using sc_core::SC_NS;
+
+namespace {
+
+// SRAM stand-in: one channel at 64 B/ns with 1 ns latency, 1 MiB at address 0.
+struct Bench {
+  TestMemory mem{"mem"};
+  PeArray pe;
+  explicit Bench(const PeArray::Params& p) : pe("pe", p) {
+    TestMemory::Region r;
+    r.channel_bandwidth = 64e9;
+    r.interleave = 1 << 20;
+    r.latency = sc_time(1, SC_NS);
+    mem.add_region(r);
+    pe.sram_port.bind(mem.target);
+  }
+};
+
+PeArray::Params no_traffic(const std::string& mapping) {
+  PeArray::Params p;
+  p.mapping = mapping;
+  p.sram_traffic = false;
+  return p;
+}
+
+TraceOp matmul(std::uint32_t m, std::uint32_t n, std::uint32_t k, std::uint8_t code = 0) {
+  TraceOp op{};
+  op.kind = static_cast<std::uint8_t>(OpKind::matmul);
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.code = code;
+  op.src0 = 0x0;
+  op.src1 = 0x10000;
+  op.dst = 0x20000;
+  return op;
+}
+
+TraceOp vector(VectorOp vop, Broadcast b, std::uint32_t m, std::uint32_t n) {
+  TraceOp op{};
+  op.kind = static_cast<std::uint8_t>(OpKind::vector);
+  op.code = static_cast<std::uint8_t>(static_cast<unsigned>(vop) |
+                                      (static_cast<unsigned>(b) << kBroadcastShift));
+  op.m = m;
+  op.n = n;
+  op.src0 = 0x0;
+  op.src1 = 0x10000;
+  op.dst = 0x20000;
+  return op;
+}
+
+}  // namespace
+
+TEST_CASE(output_stationary_matmul_cycles) {
+  Bench b(no_traffic("output_stationary"));
+  simulate([&] {
+    // passes = ceil(64/64)*ceil(32/32) = 1; 1*64 + (64+32-2) + 2 = 160 cycles
+    OpTiming t = b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(160, SC_NS));
+    CHECK_EQ(t.engine_free, sc_time(160, SC_NS));
+    CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
+    // passes = ceil(65/64)*1 = 2; 2*10 + 94 + 2 = 116 cycles, from 1000 ns
+    t = b.pe.execute(matmul(65, 32, 10), sc_time(1000, SC_NS));
+    CHECK_EQ(t.done, sc_time(1116, SC_NS));
+    // a 1 x 3000 output uses one array row: passes = 1*ceil(3000/32) = 94; 94*5 + 94 + 2
+    t = b.pe.execute(matmul(1, 3000, 5), sc_time(2000, SC_NS));
+    CHECK_EQ(t.done, sc_time(2000 + 566, SC_NS));
+  });
+}
+
+TEST_CASE(broadcast_matmul_cycles) {
+  Bench b(no_traffic("broadcast"));
+  simulate([&] {
+    // passes = ceil(128*64/2048) = 4; 4*64 + 2 = 258 cycles
+    OpTiming t = b.pe.execute(matmul(128, 64, 64), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(258, SC_NS));
+    // any output shape fills all MACs: ceil(3000/2048) = 2 passes; 2*5 + 2
+    t = b.pe.execute(matmul(1, 3000, 5, kMatmulTransB), sc_time(500, SC_NS));
+    CHECK_EQ(t.done, sc_time(512, SC_NS));
+    CHECK_EQ(b.pe.matmul_cycles(1, 3000, 5), 12u);
+  });
+}
+
+TEST_CASE(vector_cycles) {
+  Bench b(no_traffic("output_stationary"));
+  simulate([&] {
+    // ceil(64*64/2048) + 2 = 4 cycles
+    OpTiming t = b.pe.execute(vector(VectorOp::add, Broadcast::full, 64, 64), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(4, SC_NS));
+    // row reduction: ceil(6400/2048) + 2 + ceil(log2(100)) = 4 + 2 + 7
+    t = b.pe.execute(vector(VectorOp::rowmax, Broadcast::full, 64, 100), sc_time(10, SC_NS));
+    CHECK_EQ(t.done, sc_time(23, SC_NS));
+    t = b.pe.execute(vector(VectorOp::rowsum, Broadcast::full, 3, 1), sc_time(30, SC_NS));
+    CHECK_EQ(t.done, sc_time(33, SC_NS));  // 1 + 2 + log2(1) = 0
+  });
+}
+
+TEST_CASE(sram_traffic_sets_done_when_the_port_is_slower) {
+  PeArray::Params p;
+  p.mapping = "broadcast";
+  Bench b(p);
+  std::memset(b.mem.data(0) + 0x20000, 0xaa, 4096);
+  simulate([&] {
+    // compute 64 + 2 = 66 ns; A 8 KiB + B 4 KiB + C 4 KiB at 64 B/ns on one channel
+    // = 128 + 64 + 64 ns serialised from 0, plus 1 ns latency
+    OpTiming t = b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(257, SC_NS));
+    CHECK_EQ(t.engine_free, sc_time(257, SC_NS));
+    CHECK_EQ(t.bandwidth_wait, sc_time(257 - 66, SC_NS));
+    CHECK_EQ(b.mem.reads(), 2u);
+    CHECK_EQ(b.mem.writes(), 1u);
+    CHECK_EQ(b.pe.sram_bytes_read(), 12288u);
+    CHECK_EQ(b.pe.sram_bytes_written(), 4096u);
+    // accumulate also reads C: another 64 ns on the port
+    t = b.pe.execute(matmul(64, 32, 64, kMatmulAccumulate), sc_time(1000, SC_NS));
+    CHECK_EQ(t.done, sc_time(1000 + 321, SC_NS));
+    CHECK_EQ(b.mem.reads(), 5u);
+    // the result write carries zeros, not stale operand bytes
+    CHECK_EQ(b.mem.data(0)[0x20000], 0);
+    CHECK_EQ(b.mem.data(0)[0x20000 + 4095], 0);
+  });
+}
+
+TEST_CASE(sram_traffic_hidden_under_compute) {
+  PeArray::Params p;
+  p.mapping = "broadcast";
+  Bench b(p);
+  simulate([&] {
+    // compute 512 + 2 = 514 ns; traffic A 2 KiB + B 1 KiB + C 4 B = 48.0625 ns + 1 ns latency
+    OpTiming t = b.pe.execute(matmul(2, 1, 512), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(514, SC_NS));
+    CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
+  });
+}
+
+TEST_CASE(vector_operand_traffic_by_broadcast) {
+  PeArray::Params p;
+  Bench b(p);
+  simulate([&] {
+    // fma, row broadcast, 4 x 8 FP16: src0 64 B + src1 4 values 8 B + dst 64 B; write 64 B
+    b.pe.execute(vector(VectorOp::fma, Broadcast::row, 4, 8), sc_time(0, SC_NS));
+    CHECK_EQ(b.pe.sram_bytes_read(), 136u);
+    CHECK_EQ(b.pe.sram_bytes_written(), 64u);
+    // mul by a scalar reads only src0
+    b.pe.execute(vector(VectorOp::mul, Broadcast::scalar, 4, 8), sc_time(100, SC_NS));
+    CHECK_EQ(b.pe.sram_bytes_read(), 136u + 64u);
+    // col broadcast reads n values; rowsum writes m values
+    b.pe.execute(vector(VectorOp::sub, Broadcast::col, 4, 8), sc_time(200, SC_NS));
+    CHECK_EQ(b.pe.sram_bytes_read(), 200u + 64u + 16u);
+    b.pe.execute(vector(VectorOp::rowsum, Broadcast::full, 4, 8), sc_time(300, SC_NS));
+    CHECK_EQ(b.pe.sram_bytes_read(), 280u + 64u);
+    CHECK_EQ(b.pe.sram_bytes_written(), 64u * 3 + 8u);
+    CHECK_EQ(b.pe.vector_ops(VectorOp::fma), 1u);
+    CHECK_EQ(b.pe.vector_elements(), 4u * 32u);
+  });
+}
+
+TEST_CASE(sram_traffic_off_issues_nothing) {
+  Bench b(no_traffic("broadcast"));
+  simulate([&] {
+    OpTiming t = b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(66, SC_NS));
+    CHECK_EQ(b.mem.reads() + b.mem.writes(), 0u);
+    CHECK_EQ(b.pe.sram_bytes_read(), 0u);
+  });
+}
+
+TEST_CASE(errors_are_op_errors) {
+  Bench b(PeArray::Params{});
+  simulate([&] {
+    std::string msg;
+    TraceOp bad = matmul(4, 4, 4);
+    bad.src0 = 0x200000;  // beyond the 1 MiB target
+    try {
+      b.pe.execute(bad, sc_time(0, SC_NS));
+    } catch (const OpError& e) {
+      msg = e.what();
+    }
+    CHECK(msg.find("read of 32 B at 0x200000") != std::string::npos);
+    CHECK(msg.find("TLM_ADDRESS_ERROR_RESPONSE") != std::string::npos);
+
+    msg.clear();
+    TraceOp exp_op = matmul(4, 4, 4);
+    exp_op.kind = static_cast<std::uint8_t>(OpKind::exp);
+    try {
+      b.pe.execute(exp_op, sc_time(0, SC_NS));
+    } catch (const OpError& e) {
+      msg = e.what();
+    }
+    CHECK(msg.find("kind 5") != std::string::npos);
+
+    msg.clear();
+    TraceOp bad_vec = vector(VectorOp::add, Broadcast::full, 4, 4);
+    bad_vec.code = 9;
+    try {
+      b.pe.execute(bad_vec, sc_time(0, SC_NS));
+    } catch (const OpError& e) {
+      msg = e.what();
+    }
+    CHECK(msg.find("vector op code 9") != std::string::npos);
+  });
+}
+
+TEST_CASE(statistics_and_utilization) {
+  Bench b(no_traffic("output_stationary"));
+  simulate([&] {
+    b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));    // [0, 160]
+    b.pe.execute(matmul(64, 32, 64), sc_time(100, SC_NS));  // [100, 260], overlaps
+    b.pe.execute(vector(VectorOp::max, Broadcast::full, 64, 64), sc_time(300, SC_NS));  // [300, 304]
+  });
+  CHECK_EQ(b.pe.busy_time(), sc_time(264, SC_NS));
+  CHECK_EQ(b.pe.macs(), 2u * 64 * 32 * 64);
+  CHECK_EQ(b.pe.mac_utilization(sc_time(320, SC_NS)), 262144.0 / (2048.0 * 320.0));
+  StatsGroup g("pe");
+  b.pe.collect_stats(g);
+  CHECK_EQ(g.find("matmul_ops")->value, 2.0);
+  CHECK_EQ(g.find("vector_ops")->value, 1.0);
+  CHECK_EQ(g.find("busy_time")->value, 264.0);
+  CHECK_EQ(g.child("vector_ops").find("max")->value, 1.0);
+  b.pe.reset_stats();
+  CHECK_EQ(b.pe.macs(), 0u);
+  CHECK_EQ(b.pe.busy_time(), sc_core::SC_ZERO_TIME);
+}
+
+CHECK_MAIN

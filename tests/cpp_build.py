@@ -1,0 +1,45 @@
+"""Compiles a C++ test or example against the models and the system SystemC, cached by a hash of
+its sources, the headers and the flags (a changed header forces a rebuild)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from tlm_models import INCLUDE_DIR
+from tlm_models.kernel import systemc_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = ROOT / "build" / "cpp-tests"
+CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
+
+
+def _digest(paths: list[Path], flags: list[str]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(str(p).encode())
+        h.update(p.read_bytes())
+    h.update(" ".join(flags).encode())
+    return h.hexdigest()[:16]
+
+
+def build_cpp_test(source: Path, extra_sources: list[Path] | None = None) -> Path:
+    """Returns the path of the built binary for ``source``, building it when stale."""
+    sc = systemc_paths()
+    flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", *sc.cflags()]
+    headers = sorted(INCLUDE_DIR.rglob("*.h")) + sorted(source.parent.glob("*.h"))
+    digest = _digest([source, *(extra_sources or []), *headers], flags)
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    binary = BUILD_DIR / f"{source.stem}-{digest}"
+    if binary.exists():
+        return binary
+    tmp = binary.with_suffix(f".tmp{os.getpid()}")
+    cmd = ["g++", *flags, str(source), *map(str, extra_sources or []), "-o", str(tmp),
+           *sc.ldflags()]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"build of {source.name} failed:\n{' '.join(cmd)}\n{proc.stderr}")
+    tmp.replace(binary)
+    return binary

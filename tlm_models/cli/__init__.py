@@ -1,0 +1,1 @@
+"""The ``attn-tlm`` command line: one module per command group, dispatched by ``main``."""

@@ -1,0 +1,304 @@
+"""Chunked, vectorised trace building shared by every dataflow emitter.
+
+Operations name the operations they wait for by handle; the builder turns handles into the
+record's back-distances, checks the window and yields fixed-size chunks. Loop bodies are
+recorded once as a :class:`Template` and tiled with numpy address arithmetic by
+:meth:`TraceBuilder.repeat`, so large traces cost no Python call per record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Union
+
+import numpy as np
+
+from tlm_models.errors import UserError
+from tlm_models.trace.header import TraceHeader
+from tlm_models.trace.record import (
+    MATMUL_ACCUMULATE,
+    MATMUL_TRANS_B,
+    MAX_DEPS,
+    NO_TENSOR,
+    RECORD_DTYPE,
+    Broadcast,
+    OpKind,
+    VectorOp,
+    float_bits,
+    vector_code,
+)
+
+DEFAULT_CHUNK_OPS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Prev:
+    """Inside a template: op ``local`` of the repetition ``back`` repetitions earlier."""
+
+    local: int
+    back: int = 1
+
+
+@dataclass(frozen=True)
+class Ext:
+    """Inside a template: an operation outside the loop, bound by name at ``repeat`` time."""
+
+    name: str
+
+
+DepRef = Union[int, Prev, Ext, None]
+RecordTuple = tuple[int, int, int, int, tuple[int, int, int, int], int, int, int, int, int, int,
+                    int, int]
+
+
+class OpSink:
+    """Typed constructors for the five record kinds; subclasses decide where records go."""
+
+    def __init__(self, header: TraceHeader):
+        self.header = header
+        self._engine_index = {name: i for i, name in enumerate(header.engines)}
+        self.load_engine = self._engine_index["dma0"]
+        self.store_engine = self._engine_index.get("dma1", self.load_engine)
+        self.pe_engine = self._engine_index["pe"]
+        self.exp_engine = self._engine_index["exp"]
+
+    def _add(self, rec: RecordTuple, deps: Iterable[DepRef]) -> int:
+        raise NotImplementedError
+
+    def load(
+        self, src: int, dst: int, rows: int, row_bytes: int, *, tensor: int,
+        src_stride: int = 0, dst_stride: int = 0, deps: Iterable[DepRef] = (),
+    ) -> int:
+        """Off-chip ``src`` -> on-chip ``dst``: ``rows`` rows of ``row_bytes`` bytes."""
+        rec = (OpKind.LOAD, self.load_engine, tensor, 0, (0, 0, 0, 0), rows, row_bytes, 0,
+               src, 0, dst, src_stride, dst_stride)
+        return self._add(rec, deps)
+
+    def store(
+        self, src: int, dst: int, rows: int, row_bytes: int, *, tensor: int,
+        src_stride: int = 0, dst_stride: int = 0, deps: Iterable[DepRef] = (),
+    ) -> int:
+        """On-chip ``src`` -> off-chip ``dst``."""
+        rec = (OpKind.STORE, self.store_engine, tensor, 0, (0, 0, 0, 0), rows, row_bytes, 0,
+               src, 0, dst, src_stride, dst_stride)
+        return self._add(rec, deps)
+
+    def matmul(
+        self, a: int, b: int, c: int, m: int, n: int, k: int, *, trans_b: bool = False,
+        accumulate: bool = False, deps: Iterable[DepRef] = (),
+    ) -> int:
+        """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b)."""
+        code = (MATMUL_TRANS_B if trans_b else 0) | (MATMUL_ACCUMULATE if accumulate else 0)
+        rec = (OpKind.MATMUL, self.pe_engine, NO_TENSOR, code, (0, 0, 0, 0), m, n, k,
+               a, b, c, 0, 0)
+        return self._add(rec, deps)
+
+    def vector(
+        self, op: VectorOp, dst: int, src0: int, m: int, n: int, *, src1: int = 0,
+        bcast: Broadcast = Broadcast.FULL, scalar: float = 0.0, deps: Iterable[DepRef] = (),
+    ) -> int:
+        """Element-wise or row-reduction op on an m x n block on the PE array."""
+        k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
+        rec = (OpKind.VECTOR, self.pe_engine, NO_TENSOR, vector_code(op, bcast), (0, 0, 0, 0),
+               m, n, k, src0, src1, dst, 0, 0)
+        return self._add(rec, deps)
+
+    def exp(self, dst: int, src: int, m: int, n: int, *, deps: Iterable[DepRef] = ()) -> int:
+        """dst = exp(src) on an m x n block on the Exp unit."""
+        rec = (OpKind.EXP, self.exp_engine, NO_TENSOR, 0, (0, 0, 0, 0), m, n, 0, src, 0, dst, 0, 0)
+        return self._add(rec, deps)
+
+
+class Template(OpSink):
+    """A loop body recorded once; handles are local indices, deps may be Prev/Ext refs."""
+
+    def __init__(self, header: TraceHeader):
+        super().__init__(header)
+        self._records: list[RecordTuple] = []
+        self.deps: list[list[DepRef]] = []
+
+    def _add(self, rec: RecordTuple, deps: Iterable[DepRef]) -> int:
+        refs = [d for d in deps if d is not None]
+        if len(refs) > MAX_DEPS:
+            raise ValueError(f"an operation names {len(refs)} dependencies; at most {MAX_DEPS}")
+        local = len(self._records)
+        for ref in refs:
+            if isinstance(ref, int) and not 0 <= ref < local:
+                raise ValueError(f"template op {local} depends on op {ref}, not earlier")
+            if isinstance(ref, Prev) and not (0 <= ref.local < local + 0x7FFFFFFF and ref.back >= 1):
+                raise ValueError(f"bad previous-repetition reference {ref}")
+        self._records.append(rec)
+        self.deps.append(refs)
+        return local
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def max_back(self) -> int:
+        return max([1] + [r.back for refs in self.deps for r in refs if isinstance(r, Prev)])
+
+    def records(self) -> np.ndarray:
+        """The body as records; deps hold the constant back-distances of local/Prev refs."""
+        recs = np.array(self._records, dtype=RECORD_DTYPE)
+        length = len(self._records)
+        for local, refs in enumerate(self.deps):
+            for slot, ref in enumerate(refs):
+                if isinstance(ref, int):
+                    recs["deps"][local, slot] = local - ref
+                elif isinstance(ref, Prev):
+                    recs["deps"][local, slot] = local + ref.back * length - ref.local
+        return recs
+
+
+@dataclass
+class RepeatResult:
+    """Absolute handles of the last repetitions of a ``repeat``: ``handle(local, back)``."""
+
+    handles: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    def handle(self, local: int, back: int = 1) -> int | None:
+        return self.handles.get((local, -back))
+
+
+class TraceBuilder(OpSink):
+    """Collects records in trace order and yields them as chunks of ``chunk_ops`` records."""
+
+    def __init__(self, header: TraceHeader, chunk_ops: int = DEFAULT_CHUNK_OPS):
+        super().__init__(header)
+        if chunk_ops < 1:
+            raise UserError(f"chunk_ops must be positive, got {chunk_ops}")
+        self.chunk_ops = chunk_ops
+        self.window = header.window
+        self.next_index = 0
+        self._staged: list[RecordTuple] = []
+        self._pending: list[np.ndarray] = []
+        self._pending_n = 0
+
+    def template(self) -> Template:
+        return Template(self.header)
+
+    def _distance(self, handle: int, at: int) -> int:
+        dist = at - handle
+        if not 1 <= dist <= self.window:
+            raise UserError(
+                f"op {at} depends on op {handle}: back-distance {dist} outside 1..{self.window} "
+                "(the trace window)"
+            )
+        return dist
+
+    def _add(self, rec: RecordTuple, deps: Iterable[DepRef]) -> int:
+        at = self.next_index
+        dists = [0, 0, 0, 0]
+        refs = [d for d in deps if d is not None]
+        if len(refs) > MAX_DEPS:
+            raise ValueError(f"an operation names {len(refs)} dependencies; at most {MAX_DEPS}")
+        for slot, ref in enumerate(refs):
+            if not isinstance(ref, int):
+                raise TypeError(f"top-level dependencies are op handles, got {ref!r}")
+            dists[slot] = self._distance(ref, at)
+        self._staged.append((*rec[:4], tuple(dists), *rec[5:]))  # type: ignore[arg-type]
+        self.next_index += 1
+        return at
+
+    def _flush_staged(self) -> None:
+        if self._staged:
+            self._append(np.array(self._staged, dtype=RECORD_DTYPE))
+            self._staged = []
+
+    def _append(self, recs: np.ndarray) -> None:
+        self._pending.append(recs)
+        self._pending_n += len(recs)
+
+    def ready(self) -> Iterator[np.ndarray]:
+        """Yield every complete chunk collected so far."""
+        self._flush_staged()
+        if self._pending_n < self.chunk_ops:
+            return
+        joined = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
+        full = len(joined) // self.chunk_ops * self.chunk_ops
+        for start in range(0, full, self.chunk_ops):
+            yield joined[start : start + self.chunk_ops]
+        rest = joined[full:]
+        self._pending = [rest] if len(rest) else []
+        self._pending_n = len(rest)
+
+    def finish(self) -> Iterator[np.ndarray]:
+        """Yield the remaining chunks, the last one possibly short."""
+        yield from self.ready()
+        if self._pending_n:
+            yield np.concatenate(self._pending) if len(self._pending) > 1 else self._pending[0]
+        self._pending = []
+        self._pending_n = 0
+
+    def repeat(
+        self,
+        tpl: Template,
+        count: int,
+        offsets: Mapping[str, np.ndarray] | None = None,
+        first: RepeatResult | None = None,
+        ext: Mapping[str, int | None] | None = None,
+    ) -> Generator[np.ndarray, None, RepeatResult]:
+        """Emit ``count`` repetitions of ``tpl``; yields complete chunks as they fill.
+
+        ``offsets[field]`` (uint64-castable, broadcastable to (count, len(tpl))) is added to
+        that field of every record: address arithmetic per repetition. ``Prev`` refs reaching
+        before repetition 0 resolve through ``first`` (the previous loop's result) or are
+        dropped; ``Ext`` refs resolve through ``ext`` (None drops them).
+        """
+        offsets = offsets or {}
+        ext = ext or {}
+        length = len(tpl)
+        body = tpl.records()
+        const_max = int(body["deps"].max(initial=0))
+        if const_max > self.window:
+            raise UserError(f"loop body dependency distance {const_max} exceeds window {self.window}")
+        ext_refs = [(local, slot, ref.name) for local, refs in enumerate(tpl.deps)
+                    for slot, ref in enumerate(refs) if isinstance(ref, Ext)]
+        prev_refs = [(local, slot, ref) for local, refs in enumerate(tpl.deps)
+                     for slot, ref in enumerate(refs) if isinstance(ref, Prev)]
+        self._flush_staged()
+        loop_start = self.next_index
+        per_batch = max(1, self.chunk_ops // length)
+        for r0 in range(0, count, per_batch):
+            reps = min(per_batch, count - r0)
+            start = self.next_index
+            recs = np.tile(body, reps)
+            grid = recs.reshape(reps, length)
+            for name, off in offsets.items():
+                arr = np.asarray(off)
+                if arr.ndim == 2 and arr.shape[0] == count and count > 1:
+                    arr = arr[r0 : r0 + reps]
+                grid[name] += arr.astype(grid[name].dtype, copy=False)
+            deps = grid["deps"]
+            row_index = start + np.arange(reps, dtype=np.int64) * length
+            for local, slot, name in ext_refs:
+                target = ext.get(name)
+                if target is None:
+                    deps[:, local, slot] = 0
+                    continue
+                dist = row_index + local - target
+                if dist.min() < 1 or dist.max() > self.window:
+                    raise UserError(
+                        f"loop dependency on {name!r} reaches back up to {int(dist.max())} ops, "
+                        f"beyond the trace window {self.window}"
+                    )
+                deps[:, local, slot] = dist
+            for local, slot, ref in prev_refs:
+                for r in range(r0, min(r0 + reps, ref.back)):
+                    before = r - ref.back  # a repetition of the previous loop (negative)
+                    target = first.handles.get((ref.local, before)) if first else None
+                    at = loop_start + r * length + local
+                    deps[r - r0, local, slot] = 0 if target is None else self._distance(target, at)
+            self.next_index += reps * length
+            self._append(recs)
+            yield from self.ready()
+        result = RepeatResult()
+        for back in range(1, tpl.max_back + 1):
+            for local in range(length):
+                if back <= count:
+                    result.handles[(local, -back)] = loop_start + (count - back) * length + local
+                elif first is not None and (local, count - back) in first.handles:
+                    result.handles[(local, -back)] = first.handles[(local, count - back)]
+        return result

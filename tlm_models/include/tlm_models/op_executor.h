@@ -1,0 +1,43 @@
+// The contract between the trace replayer and the engines (DMA channels, PE array, Exp unit).
+//
+// The replayer schedules operations in nondecreasing start time and calls execute() once per
+// operation. Engines model their own occupancy and issue their memory traffic as loosely-timed
+// TLM-2.0 b_transport calls whose delay annotation is (start - sc_time_stamp()) plus the
+// engine's own offsets; shared targets (HBM channels, SRAM ports, the interconnect) keep
+// "busy until" state, so requests arriving in time order see the contention of earlier ones.
+#ifndef TLM_MODELS_OP_EXECUTOR_H
+#define TLM_MODELS_OP_EXECUTOR_H
+
+#include <stdexcept>
+#include <string>
+
+#include <systemc>
+
+#include "tlm_models/trace_op.h"
+
+namespace tlm_models {
+
+struct OpTiming {
+  sc_core::sc_time engine_free;  // when this engine can start its next operation
+  sc_core::sc_time done;         // when the operation's results are available to others
+  sc_core::sc_time bandwidth_wait;  // part of [start, done] spent queued behind other traffic
+};
+
+// Thrown by execute() when the operation cannot be carried out (a TLM error response, an
+// operation the engine does not support); the replayer stops and names the record.
+class OpError : public std::runtime_error {
+ public:
+  explicit OpError(const std::string& what) : std::runtime_error(what) {}
+};
+
+class OpExecutor {
+ public:
+  virtual ~OpExecutor() = default;
+  // `op` carries absolute bus addresses (the replayer has added the memory bases);
+  // `start` >= sc_time_stamp().
+  virtual OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) = 0;
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_OP_EXECUTOR_H

@@ -1,0 +1,71 @@
+// Base-protocol helpers shared by the memory targets: the streaming-width rule and byte-enable
+// aware copies between a payload's data array and a memory's storage.
+#ifndef TLM_MODELS_PAYLOAD_ACCESS_H
+#define TLM_MODELS_PAYLOAD_ACCESS_H
+
+#include <cstdint>
+#include <cstring>
+
+#include <tlm>
+
+namespace tlm_models {
+
+// Byte-enable mask of a payload (null when every byte is enabled).
+struct ByteEnables {
+  const unsigned char* mask = nullptr;
+  unsigned length = 0;
+
+  static ByteEnables of(const tlm::tlm_generic_payload& t) {
+    return ByteEnables{t.get_byte_enable_ptr(), t.get_byte_enable_length()};
+  }
+  bool all() const { return mask == nullptr; }
+  // Whether byte `i` of the payload's data array takes part (the mask repeats if shorter).
+  bool enabled(std::uint64_t i) const { return mask[i % length] == TLM_BYTE_ENABLED; }
+};
+
+// Our targets do not implement streaming (a FIFO-like address); the base protocol demands an
+// explicit burst error for it rather than silently treating it as an incrementing burst.
+inline bool reject_streaming(tlm::tlm_generic_payload& t) {
+  if (t.get_streaming_width() < t.get_data_length()) {
+    t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+    return true;
+  }
+  return false;
+}
+
+// Copies `len` bytes between memory and the payload data array, where `data` points at payload
+// byte `offset` (paged storage copies in pieces). Disabled bytes are left untouched on both
+// sides.
+inline void copy_bytes(bool write, std::uint8_t* mem, unsigned char* data, std::uint64_t len,
+                       std::uint64_t offset, const ByteEnables& be) {
+  if (be.all()) {
+    if (write)
+      std::memcpy(mem, data, len);
+    else
+      std::memcpy(data, mem, len);
+    return;
+  }
+  for (std::uint64_t i = 0; i < len; ++i) {
+    if (!be.enabled(offset + i)) continue;
+    if (write)
+      mem[i] = data[i];
+    else
+      data[i] = mem[i];
+  }
+}
+
+// A read of memory that holds nothing (no storage, or a page never written): enabled bytes
+// read as zero. `data` points at payload byte `offset`.
+inline void zero_bytes(unsigned char* data, std::uint64_t len, std::uint64_t offset,
+                       const ByteEnables& be) {
+  if (be.all()) {
+    std::memset(data, 0, len);
+    return;
+  }
+  for (std::uint64_t i = 0; i < len; ++i)
+    if (be.enabled(offset + i)) data[i] = 0;
+}
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_PAYLOAD_ACCESS_H

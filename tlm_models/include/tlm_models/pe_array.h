@@ -1,0 +1,191 @@
+// PE (MAC) array: rows x cols multiply-accumulate units at one clock, executing the trace's
+// matmul and vector records. Timing formulas are in docs/models/pe_array.md.
+#ifndef TLM_MODELS_PE_ARRAY_H
+#define TLM_MODELS_PE_ARRAY_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "tlm_models/busy_time.h"
+#include "tlm_models/op_executor.h"
+#include "tlm_models/operand_port.h"
+#include "tlm_models/stats.h"
+#include "tlm_models/time_ticks.h"
+#include "tlm_models/trace_op.h"
+
+namespace tlm_models {
+
+class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvider {
+ public:
+  struct Params {
+    unsigned rows = 64;
+    unsigned cols = 32;
+    double clock = 1e9;  // Hz
+    std::string mapping = "output_stationary";  // or "broadcast"
+    unsigned pipeline_latency = 2;  // cycles
+    std::uint64_t elem_bytes = 2;   // bytes
+    bool sram_traffic = true;
+
+    std::string check() const {
+      if (rows == 0 || cols == 0) return "rows and cols must be at least 1";
+      if (!(clock > 0)) return "clock must be positive";
+      if (mapping != "output_stationary" && mapping != "broadcast")
+        return "mapping must be output_stationary or broadcast, not '" + mapping + "'";
+      if (elem_bytes == 0) return "elem_bytes must be at least 1";
+      return "";
+    }
+  };
+
+  static constexpr unsigned kVectorOps = 9;  // VectorOp::copy .. VectorOp::rowsum
+
+  tlm_utils::simple_initiator_socket<PeArray> sram_port;
+
+  PeArray(sc_core::sc_module_name name, const Params& p)
+      : sc_core::sc_module(name),
+        sram_port("sram_port"),
+        params_(p),
+        broadcast_(p.mapping == "broadcast"),
+        period_(p.clock > 0 ? period_ticks(p.clock) : 0),
+        port_(sram_port, this->name(), p.elem_bytes, p.sram_traffic) {
+    std::string err = p.check();
+    if (!err.empty()) SC_REPORT_FATAL("tlm_models/pe_array", (std::string(this->name()) + ": " + err).c_str());
+  }
+
+  const Params& params() const { return params_; }
+
+  // Cycles of a matmul C[m x n] = A[m x k] . B[k x n] under the configured mapping.
+  std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    if (broadcast_)
+      return ceil_div(m * n, lanes()) * k + params_.pipeline_latency;
+    std::uint64_t passes = ceil_div(m, params_.rows) * ceil_div(n, params_.cols);
+    return passes * k + (params_.rows + params_.cols - 2) + params_.pipeline_latency;
+  }
+
+  // Cycles of a vector op on an m x n block; row reductions add a log2(n)-deep adder/max tree.
+  std::uint64_t vector_cycles(VectorOp op, std::uint64_t m, std::uint64_t n) const {
+    std::uint64_t cycles = ceil_div(m * n, lanes()) + params_.pipeline_latency;
+    if (op == VectorOp::rowmax || op == VectorOp::rowsum) cycles += ceil_log2(n);
+    return cycles;
+  }
+
+  OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
+    const Ticks t0 = to_ticks(start);
+    std::uint64_t cycles = 0;
+    port_.begin(t0);
+    if (op.kind == static_cast<std::uint8_t>(OpKind::matmul)) {
+      cycles = matmul_cycles(op.m, op.n, op.k);
+      const std::uint64_t mn = std::uint64_t{op.m} * op.n;
+      port_.read(op.src0, std::uint64_t{op.m} * op.k);
+      port_.read(op.src1, std::uint64_t{op.k} * op.n);
+      if (op.code & kMatmulAccumulate) port_.read(op.dst, mn);
+      port_.write(op.dst, mn);
+      macs_ += mn * op.k;
+      ++matmul_ops_;
+    } else if (op.kind == static_cast<std::uint8_t>(OpKind::vector)) {
+      const VectorOp vop = vector_op(op);
+      if (static_cast<unsigned>(vop) >= kVectorOps)
+        throw OpError(std::string(name()) + ": unsupported vector op code " +
+                      std::to_string(static_cast<unsigned>(vop)));
+      cycles = vector_cycles(vop, op.m, op.n);
+      vector_traffic(op, vop);
+      vector_elements_ += std::uint64_t{op.m} * op.n;
+      ++vector_ops_[static_cast<unsigned>(vop)];
+    } else {
+      throw OpError(std::string(name()) + ": cannot execute operation kind " +
+                    std::to_string(op.kind) + " (the PE array runs matmul and vector)");
+    }
+    const Ticks compute_end = t0 + cycles * period_;
+    const Ticks sram_end = port_.completion();
+    const Ticks done = compute_end > sram_end ? compute_end : sram_end;
+    busy_.add(t0, done);
+    cycles_ += cycles;
+    return OpTiming{from_ticks(done), from_ticks(done), from_ticks(done - compute_end)};
+  }
+
+  // MACs performed / (MACs the array could have performed in `interval`).
+  double mac_utilization(const sc_core::sc_time& interval) const {
+    double capacity = static_cast<double>(lanes()) * static_cast<double>(to_ticks(interval)) /
+                      static_cast<double>(period_);
+    return static_cast<double>(macs_) / capacity;
+  }
+
+  sc_core::sc_time busy_time() const { return from_ticks(busy_.total()); }
+  std::uint64_t macs() const { return macs_; }
+  std::uint64_t vector_elements() const { return vector_elements_; }
+  std::uint64_t matmul_ops() const { return matmul_ops_; }
+  std::uint64_t vector_ops(VectorOp op) const { return vector_ops_[static_cast<unsigned>(op)]; }
+  std::uint64_t sram_bytes_read() const { return port_.bytes_read(); }
+  std::uint64_t sram_bytes_written() const { return port_.bytes_written(); }
+
+  void collect_stats(StatsGroup& g) const override {
+    static const char* const kNames[kVectorOps] = {"copy", "add", "sub", "mul", "div",
+                                                   "max", "fma", "rowmax", "rowsum"};
+    g.add("busy_time", ticks_to_ns(busy_.total()), "ns", "union of operation intervals");
+    g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
+    g.add("matmul_ops", static_cast<double>(matmul_ops_), "ops", "matmul records executed");
+    std::uint64_t vops = 0;
+    for (auto v : vector_ops_) vops += v;
+    g.add("vector_ops", static_cast<double>(vops), "ops", "vector records executed");
+    StatsGroup& by_op = g.child("vector_ops");
+    for (unsigned i = 0; i < kVectorOps; ++i)
+      by_op.add(kNames[i], static_cast<double>(vector_ops_[i]), "ops");
+    g.add("macs", static_cast<double>(macs_), "MAC", "matmul multiply-accumulates (m*n*k)");
+    g.add("vector_elements", static_cast<double>(vector_elements_), "elements",
+          "vector element operations (m*n)");
+    g.add("sram_bytes_read", static_cast<double>(port_.bytes_read()), "B");
+    g.add("sram_bytes_written", static_cast<double>(port_.bytes_written()), "B");
+  }
+
+  void reset_stats() override {
+    busy_.reset();
+    cycles_ = macs_ = vector_elements_ = matmul_ops_ = 0;
+    vector_ops_.fill(0);
+    port_.reset_stats();
+  }
+
+ private:
+  std::uint64_t lanes() const { return std::uint64_t{params_.rows} * params_.cols; }
+
+  static std::uint64_t ceil_log2(std::uint64_t n) {
+    std::uint64_t depth = 0;
+    while ((std::uint64_t{1} << depth) < n) ++depth;
+    return depth;
+  }
+
+  void vector_traffic(const TraceOp& op, VectorOp vop) {
+    const std::uint64_t mn = std::uint64_t{op.m} * op.n;
+    port_.read(op.src0, mn);
+    const bool binary = vop != VectorOp::copy && vop != VectorOp::rowmax && vop != VectorOp::rowsum;
+    if (binary) {
+      switch (broadcast(op)) {
+        case Broadcast::full: port_.read(op.src1, mn); break;
+        case Broadcast::row: port_.read(op.src1, op.m); break;
+        case Broadcast::col: port_.read(op.src1, op.n); break;
+        case Broadcast::scalar: break;  // the operand travels in the record
+      }
+    }
+    if (vop == VectorOp::fma) port_.read(op.dst, mn);
+    const bool reduction = vop == VectorOp::rowmax || vop == VectorOp::rowsum;
+    port_.write(op.dst, reduction ? op.m : mn);
+  }
+
+  Params params_;
+  bool broadcast_;
+  Ticks period_;
+  OperandPort port_;
+  BusyTime busy_;
+  std::uint64_t cycles_ = 0;
+  std::uint64_t macs_ = 0;
+  std::uint64_t vector_elements_ = 0;
+  std::uint64_t matmul_ops_ = 0;
+  std::array<std::uint64_t, kVectorOps> vector_ops_{};
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_PE_ARRAY_H

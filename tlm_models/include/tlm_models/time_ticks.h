@@ -1,0 +1,63 @@
+// Exact time arithmetic for the timing models. Shared resources keep their "busy until" state
+// as integer ticks of the SystemC time resolution (1 ps by default), so that durations such as
+// 1 MiB / 8 GB/s = 131072 ns come out exact instead of accumulating floating-point error.
+#ifndef TLM_MODELS_TIME_TICKS_H
+#define TLM_MODELS_TIME_TICKS_H
+
+#include <cmath>
+#include <cstdint>
+
+#include <systemc>
+
+namespace tlm_models {
+
+using Ticks = std::uint64_t;
+
+inline Ticks to_ticks(const sc_core::sc_time& t) { return t.value(); }
+inline sc_core::sc_time from_ticks(Ticks v) { return sc_core::sc_time::from_value(v); }
+
+// Ticks in one second at the current time resolution (1e12 for the default 1 ps).
+inline double ticks_per_second() {
+  return std::round(1.0 / sc_core::sc_get_time_resolution().to_seconds());
+}
+
+// Rounds an exact-in-principle tick count: values within a relative 1e-9 of an integer are
+// taken as that integer (they are exact and only suffer representation error); others round
+// up, so a resource is never modelled as faster than its parameters.
+inline Ticks round_ticks(long double exact) {
+  long double nearest = std::llround(exact);
+  long double tol = 1e-9L * (exact > 1.0L ? exact : 1.0L);
+  if (std::fabs(exact - nearest) <= tol) return static_cast<Ticks>(nearest);
+  return static_cast<Ticks>(std::ceil(exact));
+}
+
+// Time to move `bytes` at `bytes_per_second`.
+inline Ticks transfer_ticks(std::uint64_t bytes, double bytes_per_second) {
+  return round_ticks(static_cast<long double>(bytes) * ticks_per_second() / bytes_per_second);
+}
+
+// One clock period; a period that is not a whole number of ticks rounds up.
+inline Ticks period_ticks(double hz) { return round_ticks(ticks_per_second() / static_cast<long double>(hz)); }
+
+// A transfer rate with the per-byte cost precomputed, for the per-request path.
+class ByteRate {
+ public:
+  ByteRate() = default;
+  explicit ByteRate(double bytes_per_second)
+      : ticks_per_byte_(static_cast<long double>(ticks_per_second()) / bytes_per_second) {}
+  Ticks ticks(std::uint64_t bytes) const {
+    return round_ticks(static_cast<long double>(bytes) * ticks_per_byte_);
+  }
+
+ private:
+  long double ticks_per_byte_ = 0;
+};
+
+inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
+
+inline double ticks_to_ns(Ticks t) { return static_cast<double>(t) * 1e9 / ticks_per_second(); }
+inline double ticks_to_seconds(Ticks t) { return static_cast<double>(t) / ticks_per_second(); }
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_TIME_TICKS_H

@@ -1,0 +1,80 @@
+// One operation of an attn-tlm trace: the 64-byte little-endian record that the binary trace
+// format stores, that Python hands over by pointer (numpy structured array, zero-copy), and
+// that engines execute. Field meaning per kind is specified in traces/README.md.
+#ifndef TLM_MODELS_TRACE_OP_H
+#define TLM_MODELS_TRACE_OP_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tlm_models {
+
+enum class OpKind : std::uint8_t {
+  load = 1,    // off-chip -> SRAM through a DMA channel
+  store = 2,   // SRAM -> off-chip through a DMA channel
+  matmul = 3,  // PE array: C[m x n] (+)= A[m x k] * B[k x n]
+  vector = 4,  // PE array: element-wise / row-reduction op on an m x n block
+  exp = 5,     // Exp unit: dst = exp(src0) on an m x n block
+};
+
+// matmul flags (TraceOp::code)
+constexpr std::uint8_t kMatmulTransB = 0x1;      // B is stored n x k (row-major), i.e. B^T
+constexpr std::uint8_t kMatmulAccumulate = 0x2;  // C += A * B instead of C = A * B
+
+// vector op codes: low 4 bits of TraceOp::code
+enum class VectorOp : std::uint8_t {
+  copy = 0,    // dst = src0
+  add = 1,     // dst = src0 + s1
+  sub = 2,     // dst = src0 - s1
+  mul = 3,     // dst = src0 * s1
+  div = 4,     // dst = src0 / s1
+  max = 5,     // dst = max(src0, s1)
+  fma = 6,     // dst = src0 * s1 + dst
+  rowmax = 7,  // dst[i] = max_j src0[i, j]   (dst is m x 1)
+  rowsum = 8,  // dst[i] = sum_j src0[i, j]   (dst is m x 1)
+};
+// how the second operand s1 is formed: bits 4-5 of TraceOp::code
+enum class Broadcast : std::uint8_t {
+  full = 0,    // s1 = src1[i, j], an m x n block
+  row = 1,     // s1 = src1[i], one value per row (m x 1)
+  col = 2,     // s1 = src1[j], one value per column (1 x n)
+  scalar = 3,  // s1 = the float32 whose bits are stored in TraceOp::k
+};
+constexpr std::uint8_t kVectorOpMask = 0x0f;
+constexpr unsigned kBroadcastShift = 4;
+
+constexpr unsigned kMaxDeps = 4;
+constexpr std::uint8_t kNoTensor = 0xff;
+
+#pragma pack(push, 1)
+struct TraceOp {
+  std::uint8_t kind;     // OpKind
+  std::uint8_t engine;   // index into the trace header's engine table
+  std::uint8_t tensor;   // load/store: index into the tensor table (kNoTensor = none)
+  std::uint8_t code;     // matmul flags / vector op + broadcast
+  std::uint32_t deps[kMaxDeps];  // back-distances to earlier ops (1 = previous op); 0 = unused
+  std::uint32_t m;       // rows (load/store: rows of the 2-D transfer)
+  std::uint32_t n;       // columns (load/store: bytes per row)
+  std::uint32_t k;       // matmul inner dimension; vector scalar operand bits
+  std::uint64_t src0;    // load: off-chip address; store: SRAM address; compute: operand A
+  std::uint64_t src1;    // compute: operand B (matmul) or second operand (vector)
+  std::uint64_t dst;     // load: SRAM address; store: off-chip address; compute: result
+  std::uint32_t src_stride;  // load/store: source row pitch in bytes (0 = n)
+  std::uint32_t dst_stride;  // load/store: destination row pitch in bytes (0 = n)
+};
+#pragma pack(pop)
+
+static_assert(sizeof(TraceOp) == 64, "trace records are 64 bytes");
+static_assert(offsetof(TraceOp, src0) == 32, "record layout is part of the file format");
+
+inline VectorOp vector_op(const TraceOp& op) { return static_cast<VectorOp>(op.code & kVectorOpMask); }
+inline Broadcast broadcast(const TraceOp& op) {
+  return static_cast<Broadcast>((op.code >> kBroadcastShift) & 0x3);
+}
+inline std::uint64_t transfer_bytes(const TraceOp& op) {
+  return static_cast<std::uint64_t>(op.m) * op.n;
+}
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_TRACE_OP_H

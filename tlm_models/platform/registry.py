@@ -1,0 +1,310 @@
+"""Registry of component types: what a YAML `type:` means in C++ and which parameters it takes.
+
+The builder elaborates a component by looking up its type here: the C++ class (and header) to
+construct, the `Params` fields to set (one per parameter, same name), and the sockets to bind.
+Users add their own models with :func:`register_component_type` (see docs/platforms.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+ParamKind = Literal["count", "size", "bandwidth", "frequency", "time", "choice", "bool", "address"]
+ParamValue = int | float | str | bool
+PARAM_KINDS: tuple[ParamKind, ...] = (
+    "count",
+    "size",
+    "bandwidth",
+    "frequency",
+    "time",
+    "choice",
+    "bool",
+    "address",
+)
+#: The unit each kind's value is held in (sizes bytes, time picoseconds, ...); "" = unitless.
+KIND_UNITS: dict[ParamKind, str] = {
+    "count": "",
+    "size": "B",
+    "bandwidth": "B/s",
+    "frequency": "Hz",
+    "time": "ps",
+    "choice": "",
+    "bool": "",
+    "address": "B",
+}
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One parameter: its kind, default (in the YAML spelling, e.g. '8 GB/s') and valid range."""
+
+    name: str
+    kind: ParamKind
+    default: object = None
+    description: str = ""
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    #: Smallest accepted value in the kind's unit; sizes, bandwidths and frequencies must be > 0.
+    minimum: int = 0
+
+
+@dataclass(frozen=True)
+class SocketSpec:
+    """A socket: initiator or target; `multi` sockets take several bindings (indexed `x[i]`)."""
+
+    name: str
+    role: Literal["initiator", "target"]
+    multi: bool = False
+    required: bool = True
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """How a component executes trace operations: the module itself, or channels of it."""
+
+    kind: str  # the engine kind emitters see: "dma", "pe", "exp", ...
+    channel_accessor: str | None = None  # C++ method returning OpExecutor& for a channel index
+    channel_count_param: str | None = None  # the count parameter bounding the channel index
+
+
+@dataclass(frozen=True)
+class ComponentType:
+    """A YAML component type and the C++ model that implements it."""
+
+    name: str
+    cpp_class: str  # unqualified names live in namespace tlm_models
+    header: str  # include path, e.g. "tlm_models/hbm.h", or an absolute path
+    params: tuple[ParamSpec, ...]
+    sockets: tuple[SocketSpec, ...]
+    description: str = ""
+    #: "offchip" or "onchip" for memories that the address map may point at; None otherwise.
+    memory: Literal["offchip", "onchip"] | None = None
+    size_param: str | None = None  # the parameter holding a memory's size in bytes
+    executor: ExecutorSpec | None = None
+    #: Interconnects get routes from the address map (add_route(base, size, out_index)).
+    routes: bool = False
+    include_dirs: tuple[Path, ...] = field(default_factory=tuple)
+
+    def param(self, name: str) -> ParamSpec | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def socket(self, name: str) -> SocketSpec | None:
+        return next((s for s in self.sockets if s.name == name), None)
+
+    @property
+    def qualified_class(self) -> str:
+        return self.cpp_class if "::" in self.cpp_class else f"tlm_models::{self.cpp_class}"
+
+
+_REGISTRY: dict[str, ComponentType] = {}
+
+
+def register_component_type(component_type: ComponentType, *, replace: bool = False) -> None:
+    """Makes `component_type` usable as `type:` in platform files."""
+    if component_type.name in _REGISTRY and not replace:
+        raise ValueError(f"component type '{component_type.name}' is already registered")
+    kinds = set(PARAM_KINDS)
+    for p in component_type.params:
+        if p.kind not in kinds:
+            raise ValueError(f"{component_type.name}.{p.name}: unknown parameter kind {p.kind}")
+        if p.kind == "choice" and not p.choices:
+            raise ValueError(f"{component_type.name}.{p.name}: a choice needs its choices")
+    if component_type.size_param and not component_type.param(component_type.size_param):
+        raise ValueError(f"{component_type.name}: size_param names no parameter")
+    _REGISTRY[component_type.name] = component_type
+
+
+def unregister_component_type(name: str) -> None:
+    """Removes a user type again (tests, notebooks that redefine a model)."""
+    _REGISTRY.pop(name, None)
+
+
+def component_type(name: str) -> ComponentType | None:
+    return _REGISTRY.get(name)
+
+
+def component_types() -> dict[str, ComponentType]:
+    return dict(_REGISTRY)
+
+
+def _p(
+    name: str,
+    kind: ParamKind,
+    default: object,
+    description: str,
+    *,
+    minimum: int | None = None,
+    choices: tuple[str, ...] = (),
+) -> ParamSpec:
+    if minimum is None:
+        minimum = 1 if kind in ("size", "bandwidth", "frequency") else 0
+    return ParamSpec(name, kind, default, description, choices=choices, minimum=minimum)
+
+
+def _register_builtins() -> None:
+    clock = _p("clock", "frequency", "1 GHz", "clock frequency")
+    register_component_type(
+        ComponentType(
+            name="hbm",
+            cpp_class="HbmMemory",
+            header="tlm_models/hbm.h",
+            description="off-chip DRAM/HBM: channels with a bandwidth each, optional bank timing",
+            memory="offchip",
+            size_param="size",
+            params=(
+                _p("channels", "count", 16, "independent channels", minimum=1),
+                _p("channel_bandwidth", "bandwidth", "8 GB/s", "peak bandwidth of one channel"),
+                _p("latency", "time", "100 ns", "access latency on top of the transfer time"),
+                _p("interleave", "size", "256 B", "address interleaving granule across channels"),
+                _p("size", "size", "8 GiB", "capacity"),
+                _p(
+                    "fidelity",
+                    "choice",
+                    "bandwidth",
+                    "timing model",
+                    choices=("bandwidth", "bank"),
+                ),
+                _p("banks", "count", 16, "banks per channel (bank fidelity)", minimum=1),
+                _p("row_size", "size", "1 KiB", "row buffer size (bank fidelity)"),
+                _p("t_rcd", "time", "14 ns", "activate to read/write"),
+                _p("t_rp", "time", "14 ns", "precharge"),
+                _p("t_cl", "time", "14 ns", "CAS latency"),
+                _p("burst_bytes", "size", "32 B", "bytes per burst"),
+                _p("t_refi", "time", "0 ns", "refresh interval (0 = refresh off)"),
+                _p("t_rfc", "time", "0 ns", "refresh cycle time"),
+                _p("storage", "bool", False, "keep data (needed for functional checks)"),
+            ),
+            sockets=(SocketSpec("target", "target", description="memory port"),),
+        )
+    )
+    register_component_type(
+        ComponentType(
+            name="sram",
+            cpp_class="Sram",
+            header="tlm_models/sram.h",
+            description="on-chip scratchpad: banks and ports of a fixed width per cycle",
+            memory="onchip",
+            size_param="capacity",
+            params=(
+                _p("capacity", "size", "512 KiB", "capacity"),
+                _p("banks", "count", 16, "banks", minimum=1),
+                _p("ports", "count", 2, "ports served in parallel", minimum=1),
+                _p("port_width", "size", "64 B", "bytes per cycle per port"),
+                clock,
+                _p("latency", "time", "1 ns", "access latency"),
+                _p("storage", "bool", True, "keep data (DMI, functional checks)"),
+            ),
+            sockets=(
+                SocketSpec("target", "target", multi=True, description="several initiators bind"),
+            ),
+        )
+    )
+    register_component_type(
+        ComponentType(
+            name="interconnect",
+            cpp_class="Interconnect",
+            header="tlm_models/interconnect.h",
+            description="address-decoding bus/NoC; routes come from the platform's address map",
+            routes=True,
+            params=(
+                clock,
+                _p("width", "size", "64 B", "bytes per cycle"),
+                _p("hop_latency", "time", "1 ns", "latency per traversal"),
+            ),
+            sockets=(
+                SocketSpec("in", "target", multi=True, description="initiators bind here"),
+                SocketSpec("out", "initiator", multi=True, description="bound in index order"),
+            ),
+        )
+    )
+    register_component_type(
+        ComponentType(
+            name="dma",
+            cpp_class="DmaEngine",
+            header="tlm_models/dma.h",
+            description="DMA engine: independent channels executing load/store operations",
+            executor=ExecutorSpec("dma", "channel", "channels"),
+            params=(
+                _p("channels", "count", 2, "independent channels", minimum=1),
+                _p("max_burst", "size", "256 B", "largest single transaction"),
+                _p("max_outstanding", "count", 16, "bursts in flight per channel", minimum=1),
+                _p("setup_latency", "time", "10 ns", "per-operation set-up time"),
+            ),
+            sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
+        )
+    )
+    pe_like = (
+        _p("elem_bytes", "size", "2 B", "bytes per element (FP16 = 2)"),
+        _p("sram_traffic", "bool", True, "issue operand/result traffic to the SRAM"),
+    )
+    register_component_type(
+        ComponentType(
+            name="pe_array",
+            cpp_class="PeArray",
+            header="tlm_models/pe_array.h",
+            description="MAC array executing matmul and vector operations",
+            executor=ExecutorSpec("pe"),
+            params=(
+                _p("rows", "count", 64, "MAC rows", minimum=1),
+                _p("cols", "count", 32, "MAC columns", minimum=1),
+                clock,
+                _p(
+                    "mapping",
+                    "choice",
+                    "output_stationary",
+                    "dataflow mapping onto the array",
+                    choices=("output_stationary", "broadcast"),
+                ),
+                _p("pipeline_latency", "count", 2, "pipeline depth in cycles"),
+                *pe_like,
+            ),
+            sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+        )
+    )
+    register_component_type(
+        ComponentType(
+            name="exp_unit",
+            cpp_class="ExpUnit",
+            header="tlm_models/exp_unit.h",
+            description="exponent unit: lanes computing exp() element-wise",
+            executor=ExecutorSpec("exp"),
+            params=(
+                _p("lanes", "count", 128, "exponent modules", minimum=1),
+                clock,
+                _p("pipeline_latency", "count", 4, "pipeline depth in cycles"),
+                *pe_like,
+            ),
+            sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+        )
+    )
+    register_component_type(
+        ComponentType(
+            name="traffic_generator",
+            cpp_class="TrafficGenerator",
+            header="tlm_models/traffic_generator.h",
+            description="synthetic requests for calibrating memories and interconnects",
+            params=(
+                _p("requests", "count", 1024, "requests to issue"),
+                _p("request_size", "size", "64 B", "bytes per request"),
+                _p("command", "choice", "read", "request command", choices=("read", "write")),
+                _p(
+                    "pattern",
+                    "choice",
+                    "sequential",
+                    "address pattern",
+                    choices=("sequential", "random"),
+                ),
+                _p("base", "address", 0, "first address"),
+                _p("range", "size", "1 MiB", "extent of the addresses touched"),
+                _p("max_outstanding", "count", 1, "requests in flight", minimum=1),
+                _p("seed", "count", 1, "random seed"),
+            ),
+            sockets=(SocketSpec("socket", "initiator", description="request port"),),
+        )
+    )
+
+
+_register_builtins()

@@ -1,0 +1,80 @@
+"""The 64-byte trace record as a numpy dtype, mirroring ``include/tlm_models/trace_op.h``.
+
+Python builds and reads records in bulk through this dtype; C++ reads the same memory by
+pointer, so the field order and sizes here are part of the file format.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+RECORD_DTYPE = np.dtype(
+    [
+        ("kind", "u1"),
+        ("engine", "u1"),
+        ("tensor", "u1"),
+        ("code", "u1"),
+        ("deps", "<u4", (4,)),
+        ("m", "<u4"),
+        ("n", "<u4"),
+        ("k", "<u4"),
+        ("src0", "<u8"),
+        ("src1", "<u8"),
+        ("dst", "<u8"),
+        ("src_stride", "<u4"),
+        ("dst_stride", "<u4"),
+    ]
+)
+assert RECORD_DTYPE.itemsize == 64
+
+MAX_DEPS = 4
+NO_TENSOR = 0xFF
+
+
+class OpKind(enum.IntEnum):
+    LOAD = 1
+    STORE = 2
+    MATMUL = 3
+    VECTOR = 4
+    EXP = 5
+
+
+class VectorOp(enum.IntEnum):
+    COPY = 0
+    ADD = 1
+    SUB = 2
+    MUL = 3
+    DIV = 4
+    MAX = 5
+    FMA = 6
+    ROWMAX = 7
+    ROWSUM = 8
+
+
+class Broadcast(enum.IntEnum):
+    FULL = 0
+    ROW = 1
+    COL = 2
+    SCALAR = 3
+
+
+MATMUL_TRANS_B = 0x1
+MATMUL_ACCUMULATE = 0x2
+BROADCAST_SHIFT = 4
+
+
+def vector_code(op: VectorOp, bcast: Broadcast = Broadcast.FULL) -> int:
+    """The ``code`` byte of a vector record."""
+    return int(op) | (int(bcast) << BROADCAST_SHIFT)
+
+
+def float_bits(value: float) -> int:
+    """A float32 scalar operand as the integer stored in the ``k`` field."""
+    return int(np.array(value, dtype="<f4").view("<u4"))
+
+
+def bits_float(bits: int) -> float:
+    """Inverse of :func:`float_bits`."""
+    return float(np.array(bits, dtype="<u4").view("<f4"))

@@ -1,0 +1,215 @@
+"""Quantities with units: strict parsing of `128 GB/s`, `512 KiB`, `1 GHz`, `20 ns`, and display.
+
+Parsing is exact: numbers are read as decimals, so `1.5 KiB` is 1536 bytes and `1.5 us` is
+1,500,000 ps. A bare number where a unit is required is an error, because `512` could mean
+bytes or KiB and a silent guess is the worst kind of bug in a performance model. Decimal
+prefixes (K, M, G, T = 10^3k) and binary prefixes (Ki, Mi, Gi, Ti = 2^10k) are distinct.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+__all__ = [
+    "UnitError",
+    "format_address",
+    "format_bandwidth",
+    "format_frequency",
+    "format_size",
+    "format_time",
+    "parse_address",
+    "parse_bandwidth",
+    "parse_frequency",
+    "parse_size",
+    "parse_time",
+]
+
+
+class UnitError(ValueError):
+    """A quantity that does not parse; the message says what was expected and what was found."""
+
+
+_SIZE_UNITS: dict[str, int] = {
+    "B": 1,
+    "KB": 10**3,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "KiB": 2**10,
+    "MiB": 2**20,
+    "GiB": 2**30,
+    "TiB": 2**40,
+}
+_BANDWIDTH_UNITS: dict[str, int] = {f"{unit}/s": factor for unit, factor in _SIZE_UNITS.items()}
+_FREQUENCY_UNITS: dict[str, int] = {"Hz": 1, "kHz": 10**3, "MHz": 10**6, "GHz": 10**9}
+_TIME_UNITS_PS: dict[str, int] = {
+    "ps": 1,
+    "ns": 10**3,
+    "us": 10**6,
+    "µs": 10**6,
+    "ms": 10**9,
+    "s": 10**12,
+}
+
+_QUANTITY = re.compile(
+    r"^\s*([+-]?(?:\d[\d_]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([^\s\d.+-].*?)?\s*$"
+)
+
+
+def _split(text: object, what: str, example: str, units: dict[str, int]) -> tuple[Fraction, int]:
+    """Splits `text` into an exact number and the factor of its unit, or raises UnitError."""
+    allowed = ", ".join(units)
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise UnitError(f"expected a {what} such as '{example}', found {_describe(text)}")
+    if not isinstance(text, str):
+        raise UnitError(
+            f"expected a {what} with a unit such as '{example}', found bare number {text!r} "
+            f"(units: {allowed})"
+        )
+    match = _QUANTITY.match(text)
+    if match is None or not match.group(1) or match.group(1) in "+-.":
+        raise UnitError(f"expected a {what} such as '{example}', found '{text}'")
+    number_text, unit = match.group(1), match.group(2)
+    if unit is None:
+        raise UnitError(
+            f"expected a {what} with a unit such as '{example}', found bare number '{text}' "
+            f"(units: {allowed})"
+        )
+    if unit not in units:
+        hint = _unit_hint(unit, units)
+        raise UnitError(
+            f"expected a {what} such as '{example}', found unknown unit '{unit}' in '{text}' "
+            f"(units: {allowed}){hint}"
+        )
+    try:
+        number = Fraction(Decimal(number_text.replace("_", "")))
+    except (InvalidOperation, ValueError):
+        raise UnitError(f"expected a {what} such as '{example}', found '{text}'") from None
+    return number, units[unit]
+
+
+def _unit_hint(unit: str, units: dict[str, int]) -> str:
+    """A hint for the usual slips: wrong case, bits instead of bytes."""
+    for known in units:
+        if known.lower() == unit.lower():
+            return f"; did you mean '{known}'?"
+    if unit.startswith(("Kb", "Mb", "Gb", "Tb")) or unit in {"b", "b/s", "bps"}:
+        return "; bits are not accepted: write bytes ('B')"
+    return ""
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return repr(value)
+
+
+def _whole(value: Fraction, what: str, text: object, unit_name: str) -> int:
+    if value.denominator != 1:
+        raise UnitError(f"{what} '{text}' is not a whole number of {unit_name}")
+    return int(value)
+
+
+def parse_size(text: object) -> int:
+    """Bytes from `512 KiB`, `64 B`, `1 MB`; exact, and a fraction of a byte is an error."""
+    number, factor = _split(text, "size", "512 KiB", _SIZE_UNITS)
+    return _whole(number * factor, "size", text, "bytes")
+
+
+def parse_bandwidth(text: object) -> float:
+    """Bytes per second from `128 GB/s`, `8 GiB/s`, `100 MB/s`."""
+    number, factor = _split(text, "bandwidth", "128 GB/s", _BANDWIDTH_UNITS)
+    return float(number * factor)
+
+
+def parse_frequency(text: object) -> float:
+    """Hertz from `1 GHz`, `800 MHz`."""
+    number, factor = _split(text, "frequency", "1 GHz", _FREQUENCY_UNITS)
+    return float(number * factor)
+
+
+def parse_time(text: object) -> int:
+    """Integer picoseconds (SystemC's usual resolution) from `20 ns`, `1.5 us`, `0 ns`."""
+    number, factor = _split(text, "time", "20 ns", _TIME_UNITS_PS)
+    return _whole(number * factor, "time", text, "picoseconds")
+
+
+def parse_address(value: object) -> int:
+    """An address or extent: an integer, a hex string `0x1_0000_0000`, or a size `4 GiB`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        stripped = value.strip().replace("_", "")
+        if re.fullmatch(r"0[xX][0-9a-fA-F]+", stripped):
+            return int(stripped, 16)
+        if re.fullmatch(r"\d+", stripped):
+            return int(stripped)
+        try:
+            return parse_size(value)
+        except UnitError:
+            pass
+    raise UnitError(
+        "expected an address: an integer, a hex string such as '0x1000_0000' or a size such "
+        f"as '4 GiB', found {_describe(value) if not isinstance(value, str) else repr(value)}"
+    )
+
+
+def _format(value: Fraction, units: dict[str, int], suffix: str = "", zero: str = "") -> str:
+    """The largest unit in which `value` is at least 1, with up to 4 significant digits."""
+    if value == 0 and zero:
+        return f"0 {zero}{suffix}"
+    best_unit, best_factor = min(units.items(), key=lambda item: item[1])
+    for unit, factor in units.items():
+        if factor <= abs(value) and factor > best_factor:
+            best_unit, best_factor = unit, factor
+    scaled = value / best_factor
+    text = str(scaled.numerator) if scaled.denominator == 1 else f"{float(scaled):.4g}"
+    return f"{text} {best_unit}{suffix}"
+
+
+_BINARY_SIZE = {u: f for u, f in _SIZE_UNITS.items() if u == "B" or u.endswith("iB")}
+_DECIMAL_SIZE = {u: f for u, f in _SIZE_UNITS.items() if u in {"B", "KB", "MB", "GB", "TB"}}
+
+
+def format_size(nbytes: int) -> str:
+    """`524288` -> `512 KiB`; binary prefixes when exact, else decimal when exact, else bytes."""
+    for units in (_BINARY_SIZE, _DECIMAL_SIZE):
+        text = _format(Fraction(nbytes), units)
+        if "." not in text and "e" not in text:
+            return text
+    return f"{nbytes} B"
+
+
+def format_bandwidth(bytes_per_s: float) -> str:
+    """`1.28e11` -> `128 GB/s` (decimal prefixes, as bandwidths are quoted)."""
+    return _format(Fraction(bytes_per_s), _DECIMAL_SIZE, "/s")
+
+
+def format_frequency(hz: float) -> str:
+    """`1e9` -> `1 GHz`."""
+    return _format(Fraction(hz), _FREQUENCY_UNITS)
+
+
+def format_time(ps: int) -> str:
+    """`20000` -> `20 ns`."""
+    units = {u: f for u, f in _TIME_UNITS_PS.items() if u != "µs"}
+    return _format(Fraction(ps), units, zero="ns")
+
+
+def format_address(addr: int) -> str:
+    """`0x1_0000_0000`: hex with a separator every 4 digits, as in the platform files."""
+    digits = f"{addr:x}"
+    groups = []
+    while digits:
+        groups.append(digits[-4:])
+        digits = digits[:-4]
+    return "0x" + "_".join(reversed(groups))

@@ -1,0 +1,29 @@
+"""Imported by the worker forkserver's parent: load the models and let cling compile them.
+
+Runs a tiny simulation so the JIT has generated the code paths every run uses, then installs a
+fresh simulation context so each forked worker elaborates from scratch. Any failure here is
+swallowed: workers then load on their own and report the real error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Objects of the warm-up design; kept alive because the (abandoned) context refers to them.
+_keep: list[Any] = []
+
+
+def warm_up() -> None:
+    from tlm_models import kernel
+
+    gbl = kernel.load_models()
+    from tlm_models.smoke import warm_design
+
+    _keep.append(warm_design())
+    gbl.tlm_models.fresh_simulation_context()
+
+
+try:
+    warm_up()
+except Exception:  # noqa: BLE001 - see module docstring
+    pass

@@ -1,0 +1,132 @@
+"""One simulation per process: run a function in a fresh worker and get plain data back.
+
+SystemC elaborates once per process, and a crash or fatal in a model must not take the caller
+down. Workers fork from a forkserver whose parent has already loaded SystemC and the models and
+run a tiny design once so cling has compiled the common code paths (``tlm_models.warm``);
+a further run then costs tens of milliseconds instead of seconds.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from multiprocessing.context import ForkServerContext
+from typing import Any, TypeVar
+
+from tlm_models.errors import SimulationError, UserError
+
+T = TypeVar("T")
+
+_context: ForkServerContext | None = None
+
+
+def _forkserver() -> ForkServerContext:
+    global _context
+    if _context is None:
+        ctx = multiprocessing.get_context("forkserver")
+        assert isinstance(ctx, ForkServerContext)
+        ctx.set_forkserver_preload(["tlm_models.warm"])
+        _context = ctx
+    return _context
+
+
+def _child_main(
+    conn: multiprocessing.connection.Connection,
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    try:
+        result = fn(*args, **kwargs)
+        message: tuple[Any, ...] = ("ok", result)
+    except UserError as exc:
+        message = ("user_error", str(exc), "")
+    except BaseException as exc:
+        message = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    try:
+        conn.send(message)
+    except Exception as exc:  # an unpicklable result is the caller's bug: report it
+        conn.send(("error", f"result could not be sent back: {exc}", ""))
+    conn.close()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # A cppyy process takes ~0.3 s to tear down normally; results are already sent.
+    os._exit(0)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "did not exit"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        what = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGKILL": "killed",
+                "SIGBUS": "bus error", "SIGFPE": "arithmetic error"}.get(name, "")
+        return f"{name} ({what})" if what else name
+    return f"exit code {code}"
+
+
+def run_in_worker(
+    fn: Callable[..., T],
+    *args: Any,
+    timeout: float | None = None,
+    **kwargs: Any,
+) -> T:
+    """Runs ``fn(*args, **kwargs)`` in a fresh worker process and returns its result.
+
+    ``fn`` must be a module-level function and its result picklable. A crash (signal),
+    a SystemC fatal or an exception in the worker raises ``SimulationError`` naming the cause;
+    a ``UserError`` raised by ``fn`` is raised again here as a ``UserError``.
+    """
+    ctx = _forkserver()
+    parent_conn, child_conn = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(child_conn, fn, args, kwargs), daemon=True)
+    proc.start()
+    child_conn.close()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while True:
+            if parent_conn.poll(0.05):
+                try:
+                    message = parent_conn.recv()
+                except EOFError:
+                    message = None
+                break
+            if not proc.is_alive():
+                # It may have sent just before exiting.
+                message = parent_conn.recv() if parent_conn.poll(0) else None
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                proc.kill()
+                proc.join()
+                raise SimulationError(f"{_name(fn)}: worker timed out after {timeout} s")
+    except BaseException:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        raise
+    finally:
+        parent_conn.close()
+    proc.join()
+    if message is None:
+        raise SimulationError(f"{_name(fn)}: worker crashed: {_describe_exit(proc.exitcode)}")
+    status = message[0]
+    if status == "ok":
+        result: T = message[1]
+        return result
+    if status == "user_error":
+        raise UserError(message[1])
+    detail = f"\n{message[2]}" if os.environ.get("ATTN_TLM_DEBUG") and message[2] else ""
+    raise SimulationError(f"{_name(fn)}: {message[1]}{detail}")
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", repr(fn))
