@@ -29,8 +29,10 @@ from typing import Any
 from tlm_models import INCLUDE_DIR
 from tlm_models.errors import UserError
 
-STUB_SOURCE = "extern int sc_main(int argc, char** argv);\n" \
+STUB_SOURCE = (
+    "extern int sc_main(int argc, char** argv);\n"
     "int sc_main(int argc, char** argv) { (void)argc; (void)argv; return 0; }\n"
+)
 
 # Headers loaded into every simulation process: SystemC, TLM, the sockets, then the models.
 SYSTEM_HEADERS = (
@@ -114,7 +116,9 @@ def cache_dir() -> Path:
 def _compiler() -> str:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if cc is None:
-        raise SystemCNotFound("no C compiler found (cc/gcc): install 'gcc' to build the loader stub")
+        raise SystemCNotFound(
+            "no C compiler found (cc/gcc): install 'gcc' to build the loader stub"
+        )
     return cc
 
 

@@ -92,12 +92,13 @@ def _split(text: object, what: str, example: str, units: dict[str, int]) -> tupl
 
 
 def _unit_hint(unit: str, units: dict[str, int]) -> str:
-    """A hint for the usual slips: wrong case, bits instead of bytes."""
+    """A hint for the usual slips: bits instead of bytes, wrong case."""
+    bits = {"b", "bps", "Kb", "kb", "Mb", "Gb", "Tb", "Kib", "Mib", "Gib", "Tib"}
+    if unit.removesuffix("/s") in bits:
+        return "; bits are not accepted: write bytes ('B')"
     for known in units:
         if known.lower() == unit.lower():
             return f"; did you mean '{known}'?"
-    if unit.startswith(("Kb", "Mb", "Gb", "Tb")) or unit in {"b", "b/s", "bps"}:
-        return "; bits are not accepted: write bytes ('B')"
     return ""
 
 

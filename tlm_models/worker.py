@@ -68,8 +68,13 @@ def _describe_exit(code: int | None) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        what = {"SIGSEGV": "segmentation fault", "SIGABRT": "abort", "SIGKILL": "killed",
-                "SIGBUS": "bus error", "SIGFPE": "arithmetic error"}.get(name, "")
+        what = {
+            "SIGSEGV": "segmentation fault",
+            "SIGABRT": "abort",
+            "SIGKILL": "killed",
+            "SIGBUS": "bus error",
+            "SIGFPE": "arithmetic error",
+        }.get(name, "")
         return f"{name} ({what})" if what else name
     return f"exit code {code}"
 

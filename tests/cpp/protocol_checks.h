@@ -11,6 +11,7 @@
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 
 #include "check.h"
 
@@ -113,6 +114,33 @@ class TestInitiator : public sc_core::sc_module {
 
   std::function<void(TestInitiator&)> body_;
   bool finished_ = false;
+};
+
+// A target that records every request and answers OK after a fixed 10 ns; for checking what
+// initiators and interconnects send.
+struct RecordingTarget : sc_core::sc_module {
+  tlm_utils::simple_target_socket<RecordingTarget> target;
+  std::vector<std::uint64_t> addresses;
+  std::vector<tlm::tlm_command> commands;
+  std::vector<sc_core::sc_time> arrivals;
+  std::vector<unsigned> debug_lengths;
+
+  explicit RecordingTarget(sc_core::sc_module_name n) : sc_core::sc_module(n), target("target") {
+    target.register_b_transport(this, &RecordingTarget::b_transport);
+    target.register_transport_dbg(this, &RecordingTarget::transport_dbg);
+  }
+  void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    addresses.push_back(t.get_address());
+    commands.push_back(t.get_command());
+    arrivals.push_back(sc_core::sc_time_stamp() + delay);
+    delay += sc_core::sc_time(10, sc_core::SC_NS);
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+  }
+  unsigned transport_dbg(tlm::tlm_generic_payload& t) {
+    addresses.push_back(t.get_address());
+    debug_lengths.push_back(t.get_data_length());
+    return t.get_data_length();
+  }
 };
 
 // What the checks need to know about the target under test.

@@ -285,6 +285,86 @@ TEST_CASE(activity_log_clips_to_window) {
   CHECK_EQ(log.entries()[1].end, 100u);
 }
 
+namespace {
+HbmMemory::Params bank_level(unsigned channels = 1) {
+  HbmMemory::Params p = one_channel();
+  p.channels = channels;
+  p.fidelity = "bank";
+  return p;
+}
+}  // namespace
+
+TEST_CASE(bank_level_row_hit_miss_and_conflict_latencies) {
+  // One channel: local address = address; row = addr / 16 KiB, bank = (addr / 1 KiB) % 16.
+  Bench b(bank_level(), [](check::TestInitiator& ini) {
+    // Closed bank: t_rcd + t_cl, then 64 B = 2 bursts of 4 ns.
+    CHECK_EQ(ini.read_delay(0, 64), sc_time(100 + 14 + 14 + 8, SC_NS));
+    // Open row: t_cl only.
+    CHECK_EQ(ini.read_delay(64, 64, sc_time(1, SC_US)), sc_time(1000 + 100 + 14 + 8, SC_NS));
+    // Another row of bank 0 is a conflict: t_rp + t_rcd + t_cl.
+    CHECK_EQ(ini.read_delay(16384, 64, sc_time(2, SC_US)), sc_time(2000 + 100 + 42 + 8, SC_NS));
+    // Bank 1 is still closed.
+    CHECK_EQ(ini.read_delay(1024, 64, sc_time(3, SC_US)), sc_time(3000 + 100 + 28 + 8, SC_NS));
+    // 20 B still moves a whole 32 B burst; row 1 of bank 0 is open now.
+    CHECK_EQ(ini.read_delay(16384 + 32, 20, sc_time(4, SC_US)), sc_time(4000 + 100 + 14 + 4, SC_NS));
+  });
+  b.run();
+  tlm_models::StatsGroup g("hbm");
+  b.mem.collect_stats(g);
+  CHECK_EQ(stat(g, "row_hits").value, 2.0);
+  CHECK_EQ(stat(g, "row_misses").value, 2.0);
+  CHECK_EQ(stat(g, "row_conflicts").value, 1.0);
+  CHECK_EQ(stat(g.child("channel0"), "row_hits").value, 2.0);
+  CHECK_EQ(stat(g.child("channel0"), "bytes_read").value, 64.0 * 4 + 20);
+}
+
+TEST_CASE(bank_level_streams_hits_at_channel_bandwidth) {
+  Bench b(bank_level(), [](check::TestInitiator& ini) {
+    // 4 KiB = four rows in banks 0..3: every activation hides behind the queued transfers,
+    // so only the first access's t_rcd + t_cl shows.
+    CHECK_EQ(ini.read_delay(0, 4096), sc_time(100 + 28 + 512, SC_NS));
+  });
+  b.run();
+  tlm_models::StatsGroup g("hbm");
+  b.mem.collect_stats(g);
+  CHECK_EQ(stat(g, "row_misses").value, 4.0);   // first 256 B piece in each bank
+  CHECK_EQ(stat(g, "row_hits").value, 12.0);
+}
+
+TEST_CASE(bank_level_address_mapping_removes_channel_bits) {
+  Bench b(bank_level(2), [](check::TestInitiator& ini) {
+    CHECK_EQ(ini.read_delay(0, 64), sc_time(136, SC_NS));  // ch0, local 0, bank 0: miss
+    CHECK_EQ(ini.read_delay(256, 64), sc_time(136, SC_NS));  // ch1: its own banks
+    // Address 512 is channel 0, local 256: the same row as local 0.
+    CHECK_EQ(ini.read_delay(512, 64, sc_time(1, SC_US)), sc_time(1000 + 122, SC_NS));
+    // Address 2048 is granule 8: channel 0, local 1024 = bank 1.
+    CHECK_EQ(ini.read_delay(2048, 64, sc_time(2, SC_US)), sc_time(2000 + 136, SC_NS));
+  });
+  b.run();
+  CHECK_EQ(b.mem.channel_of(2048), 0u);
+  CHECK_EQ(b.mem.channel(0).row_hits(), 1u);
+  CHECK_EQ(b.mem.channel(0).row_misses(), 2u);
+  CHECK_EQ(b.mem.channel(1).row_misses(), 1u);
+}
+
+TEST_CASE(bank_level_refresh_blocks_the_channel_and_closes_rows) {
+  HbmMemory::Params p = bank_level();
+  p.t_refi = sc_time(1, SC_US);
+  p.t_rfc = sc_time(100, SC_NS);
+  Bench b(p, [](check::TestInitiator& ini) {
+    CHECK_EQ(ini.read_delay(0, 64), sc_time(136, SC_NS));
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(500, SC_NS)), sc_time(500 + 122, SC_NS));
+    // Refresh at 1000..1100 ns: the command waits, and the row was closed.
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(1050, SC_NS)), sc_time(1100 + 136, SC_NS));
+    // Refreshes due at 2, 3, 4 and 5 us; the last still blocks until 5.1 us.
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(5, SC_US)), sc_time(5100 + 136, SC_NS));
+  });
+  b.run();
+  CHECK_EQ(b.mem.channel(0).refreshes(), 5u);
+  CHECK_EQ(b.mem.channel(0).row_hits(), 1u);
+  CHECK_EQ(b.mem.channel(0).row_misses(), 3u);
+}
+
 TEST_CASE(invalid_params_are_reported_fatally) {
   sc_report_handler::set_actions(SC_FATAL, SC_DISPLAY | SC_THROW);
   HbmMemory::Params p;

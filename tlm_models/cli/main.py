@@ -16,7 +16,12 @@ from tlm_models.errors import SimulationError, UserError
 
 # Command-group modules, imported lazily so `attn-tlm --help` stays fast.
 COMMAND_MODULES = (
+    "tlm_models.cli.config_cmd",
     "tlm_models.cli.demo_cmd",
+    "tlm_models.cli.bounds_cmd",
+    "tlm_models.cli.platform_cmd",
+    "tlm_models.cli.trace_cmd",
+    "tlm_models.cli.study_cmd",
 )
 
 

@@ -82,8 +82,6 @@ class OnChipAllocator:
         """A printable table of the buffers: address, shape, bytes."""
         lines = [f"{self.region.name} @ {self.region.base:#x}, {self.region.size} B:"]
         for b in self.buffers:
-            lines.append(
-                f"  {b.addr:#014x}  {b.name:<12} {b.rows:>7} x {b.cols:<7} {b.size:>10} B"
-            )
+            lines.append(f"  {b.addr:#014x}  {b.name:<12} {b.rows:>7} x {b.cols:<7} {b.size:>10} B")
         lines.append(f"  used {self.used} B of {self.region.size} B")
         return "\n".join(lines)

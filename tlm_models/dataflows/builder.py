@@ -8,9 +8,8 @@ recorded once as a :class:`Template` and tiled with numpy address arithmetic by
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -34,9 +33,9 @@ DEFAULT_CHUNK_OPS = 1 << 20
 
 @dataclass(frozen=True)
 class Prev:
-    """Inside a template: op ``local`` of the repetition ``back`` repetitions earlier."""
+    """Inside a template: the op playing ``role`` ``back`` repetitions earlier."""
 
-    local: int
+    role: str
     back: int = 1
 
 
@@ -47,9 +46,35 @@ class Ext:
     name: str
 
 
-DepRef = Union[int, Prev, Ext, None]
-RecordTuple = tuple[int, int, int, int, tuple[int, int, int, int], int, int, int, int, int, int,
-                    int, int]
+DepRef = int | Prev | Ext | None
+RecordTuple = tuple[
+    int, int, int, int, tuple[int, int, int, int], int, int, int, int, int, int, int, int
+]
+#: Per-repetition address arithmetic: repetition numbers -> {field: {body op: int64 offsets}}.
+OffsetFn = Callable[[np.ndarray], Mapping[str, Mapping[int, np.ndarray | int]]]
+
+
+def tile_runs(total: int, tile: int) -> list[tuple[int, int, int, bool]]:
+    """Runs (first tile, count, width, is first tile) of equally wide tiles covering ``total``."""
+    tiles = -(-total // tile)
+    last = total - (tiles - 1) * tile
+    runs = [(0, 1, min(tile, total), True)]
+    full = tiles - 1 if last == tile else tiles - 2
+    if full > 0:
+        runs.append((1, full, tile, False))
+    if tiles > 1 and last != tile:
+        runs.append((tiles - 1, 1, last, False))
+    return runs
+
+
+def role_offsets(
+    tpl: Template, spec: Mapping[tuple[str, str], np.ndarray | int]
+) -> dict[str, dict[int, np.ndarray | int]]:
+    """``repeat`` offsets from {(role, field): per-repetition values}."""
+    columns: dict[str, dict[int, np.ndarray | int]] = {}
+    for (role, name), values in spec.items():
+        columns.setdefault(name, {})[tpl.roles[role]] = values
+    return columns
 
 
 class OpSink:
@@ -67,41 +92,113 @@ class OpSink:
         raise NotImplementedError
 
     def load(
-        self, src: int, dst: int, rows: int, row_bytes: int, *, tensor: int,
-        src_stride: int = 0, dst_stride: int = 0, deps: Iterable[DepRef] = (),
+        self,
+        src: int,
+        dst: int,
+        rows: int,
+        row_bytes: int,
+        *,
+        tensor: int,
+        src_stride: int = 0,
+        dst_stride: int = 0,
+        deps: Iterable[DepRef] = (),
     ) -> int:
         """Off-chip ``src`` -> on-chip ``dst``: ``rows`` rows of ``row_bytes`` bytes."""
-        rec = (OpKind.LOAD, self.load_engine, tensor, 0, (0, 0, 0, 0), rows, row_bytes, 0,
-               src, 0, dst, src_stride, dst_stride)
+        rec = (
+            OpKind.LOAD,
+            self.load_engine,
+            tensor,
+            0,
+            (0, 0, 0, 0),
+            rows,
+            row_bytes,
+            0,
+            src,
+            0,
+            dst,
+            src_stride,
+            dst_stride,
+        )
         return self._add(rec, deps)
 
     def store(
-        self, src: int, dst: int, rows: int, row_bytes: int, *, tensor: int,
-        src_stride: int = 0, dst_stride: int = 0, deps: Iterable[DepRef] = (),
+        self,
+        src: int,
+        dst: int,
+        rows: int,
+        row_bytes: int,
+        *,
+        tensor: int,
+        src_stride: int = 0,
+        dst_stride: int = 0,
+        deps: Iterable[DepRef] = (),
     ) -> int:
         """On-chip ``src`` -> off-chip ``dst``."""
-        rec = (OpKind.STORE, self.store_engine, tensor, 0, (0, 0, 0, 0), rows, row_bytes, 0,
-               src, 0, dst, src_stride, dst_stride)
+        rec = (
+            OpKind.STORE,
+            self.store_engine,
+            tensor,
+            0,
+            (0, 0, 0, 0),
+            rows,
+            row_bytes,
+            0,
+            src,
+            0,
+            dst,
+            src_stride,
+            dst_stride,
+        )
         return self._add(rec, deps)
 
     def matmul(
-        self, a: int, b: int, c: int, m: int, n: int, k: int, *, trans_b: bool = False,
-        accumulate: bool = False, deps: Iterable[DepRef] = (),
+        self,
+        a: int,
+        b: int,
+        c: int,
+        m: int,
+        n: int,
+        k: int,
+        *,
+        trans_b: bool = False,
+        accumulate: bool = False,
+        deps: Iterable[DepRef] = (),
     ) -> int:
         """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b)."""
         code = (MATMUL_TRANS_B if trans_b else 0) | (MATMUL_ACCUMULATE if accumulate else 0)
-        rec = (OpKind.MATMUL, self.pe_engine, NO_TENSOR, code, (0, 0, 0, 0), m, n, k,
-               a, b, c, 0, 0)
+        rec = (OpKind.MATMUL, self.pe_engine, NO_TENSOR, code, (0, 0, 0, 0), m, n, k, a, b, c, 0, 0)
         return self._add(rec, deps)
 
     def vector(
-        self, op: VectorOp, dst: int, src0: int, m: int, n: int, *, src1: int = 0,
-        bcast: Broadcast = Broadcast.FULL, scalar: float = 0.0, deps: Iterable[DepRef] = (),
+        self,
+        op: VectorOp,
+        dst: int,
+        src0: int,
+        m: int,
+        n: int,
+        *,
+        src1: int = 0,
+        bcast: Broadcast = Broadcast.FULL,
+        scalar: float = 0.0,
+        deps: Iterable[DepRef] = (),
     ) -> int:
         """Element-wise or row-reduction op on an m x n block on the PE array."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
-        rec = (OpKind.VECTOR, self.pe_engine, NO_TENSOR, vector_code(op, bcast), (0, 0, 0, 0),
-               m, n, k, src0, src1, dst, 0, 0)
+        rec = (
+            OpKind.VECTOR,
+            self.pe_engine,
+            NO_TENSOR,
+            vector_code(op, bcast),
+            (0, 0, 0, 0),
+            m,
+            n,
+            k,
+            src0,
+            src1,
+            dst,
+            0,
+            0,
+        )
         return self._add(rec, deps)
 
     def exp(self, dst: int, src: int, m: int, n: int, *, deps: Iterable[DepRef] = ()) -> int:
@@ -111,25 +208,32 @@ class OpSink:
 
 
 class Template(OpSink):
-    """A loop body recorded once; handles are local indices, deps may be Prev/Ext refs."""
+    """A loop body recorded once; handles are local indices, deps may be Prev/Ext refs.
+
+    ``roles`` names the ops that later repetitions or later loops refer to (``Prev``), so
+    loop variants with different bodies can chain as long as they name the same roles.
+    """
 
     def __init__(self, header: TraceHeader):
         super().__init__(header)
         self._records: list[RecordTuple] = []
         self.deps: list[list[DepRef]] = []
+        self.roles: dict[str, int] = {}
+        self._compiled: np.ndarray | None = None
 
     def _add(self, rec: RecordTuple, deps: Iterable[DepRef]) -> int:
-        refs = [d for d in deps if d is not None]
+        refs: list[DepRef] = [d for d in deps if d is not None]
         if len(refs) > MAX_DEPS:
             raise ValueError(f"an operation names {len(refs)} dependencies; at most {MAX_DEPS}")
         local = len(self._records)
         for ref in refs:
             if isinstance(ref, int) and not 0 <= ref < local:
                 raise ValueError(f"template op {local} depends on op {ref}, not earlier")
-            if isinstance(ref, Prev) and not (0 <= ref.local < local + 0x7FFFFFFF and ref.back >= 1):
+            if isinstance(ref, Prev) and ref.back < 1:
                 raise ValueError(f"bad previous-repetition reference {ref}")
         self._records.append(rec)
         self.deps.append(refs)
+        self._compiled = None
         return local
 
     def __len__(self) -> int:
@@ -141,6 +245,8 @@ class Template(OpSink):
 
     def records(self) -> np.ndarray:
         """The body as records; deps hold the constant back-distances of local/Prev refs."""
+        if self._compiled is not None and len(self._compiled) == len(self._records):
+            return self._compiled
         recs = np.array(self._records, dtype=RECORD_DTYPE)
         length = len(self._records)
         for local, refs in enumerate(self.deps):
@@ -148,18 +254,19 @@ class Template(OpSink):
                 if isinstance(ref, int):
                     recs["deps"][local, slot] = local - ref
                 elif isinstance(ref, Prev):
-                    recs["deps"][local, slot] = local + ref.back * length - ref.local
+                    recs["deps"][local, slot] = local + ref.back * length - self.roles[ref.role]
+        self._compiled = recs
         return recs
 
 
 @dataclass
 class RepeatResult:
-    """Absolute handles of the last repetitions of a ``repeat``: ``handle(local, back)``."""
+    """Absolute handles of roles in the last repetitions of a ``repeat``."""
 
-    handles: dict[tuple[int, int], int] = field(default_factory=dict)
+    handles: dict[tuple[str, int], int] = field(default_factory=dict)
 
-    def handle(self, local: int, back: int = 1) -> int | None:
-        return self.handles.get((local, -back))
+    def handle(self, role: str, back: int = 1) -> int | None:
+        return self.handles.get((role, -back))
 
 
 class TraceBuilder(OpSink):
@@ -198,7 +305,8 @@ class TraceBuilder(OpSink):
             if not isinstance(ref, int):
                 raise TypeError(f"top-level dependencies are op handles, got {ref!r}")
             dists[slot] = self._distance(ref, at)
-        self._staged.append((*rec[:4], tuple(dists), *rec[5:]))  # type: ignore[arg-type]
+        packed = (dists[0], dists[1], dists[2], dists[3])
+        self._staged.append((*rec[:4], packed, *rec[5:]))
         self.next_index += 1
         return at
 
@@ -236,28 +344,38 @@ class TraceBuilder(OpSink):
         self,
         tpl: Template,
         count: int,
-        offsets: Mapping[str, np.ndarray] | None = None,
+        offsets: OffsetFn | None = None,
         first: RepeatResult | None = None,
         ext: Mapping[str, int | None] | None = None,
     ) -> Generator[np.ndarray, None, RepeatResult]:
         """Emit ``count`` repetitions of ``tpl``; yields complete chunks as they fill.
 
-        ``offsets[field]`` (uint64-castable, broadcastable to (count, len(tpl))) is added to
-        that field of every record: address arithmetic per repetition. ``Prev`` refs reaching
+        ``offsets(reps)`` gives, per field and body op, int64 per-repetition values added to
+        that field (modulo 2**64, so negative offsets work): address arithmetic computed one
+        batch at a time so memory stays bounded. ``Prev`` refs reaching
         before repetition 0 resolve through ``first`` (the previous loop's result) or are
         dropped; ``Ext`` refs resolve through ``ext`` (None drops them).
         """
-        offsets = offsets or {}
         ext = ext or {}
         length = len(tpl)
         body = tpl.records()
         const_max = int(body["deps"].max(initial=0))
         if const_max > self.window:
-            raise UserError(f"loop body dependency distance {const_max} exceeds window {self.window}")
-        ext_refs = [(local, slot, ref.name) for local, refs in enumerate(tpl.deps)
-                    for slot, ref in enumerate(refs) if isinstance(ref, Ext)]
-        prev_refs = [(local, slot, ref) for local, refs in enumerate(tpl.deps)
-                     for slot, ref in enumerate(refs) if isinstance(ref, Prev)]
+            raise UserError(
+                f"loop body dependency distance {const_max} exceeds window {self.window}"
+            )
+        ext_refs = [
+            (local, slot, ref.name)
+            for local, refs in enumerate(tpl.deps)
+            for slot, ref in enumerate(refs)
+            if isinstance(ref, Ext)
+        ]
+        prev_refs = [
+            (local, slot, ref)
+            for local, refs in enumerate(tpl.deps)
+            for slot, ref in enumerate(refs)
+            if isinstance(ref, Prev)
+        ]
         self._flush_staged()
         loop_start = self.next_index
         per_batch = max(1, self.chunk_ops // length)
@@ -266,11 +384,11 @@ class TraceBuilder(OpSink):
             start = self.next_index
             recs = np.tile(body, reps)
             grid = recs.reshape(reps, length)
-            for name, off in offsets.items():
-                arr = np.asarray(off)
-                if arr.ndim == 2 and arr.shape[0] == count and count > 1:
-                    arr = arr[r0 : r0 + reps]
-                grid[name] += arr.astype(grid[name].dtype, copy=False)
+            if offsets is not None:
+                for name, cols in offsets(np.arange(r0, r0 + reps, dtype=np.int64)).items():
+                    fld = grid[name]
+                    for col, values in cols.items():
+                        fld[:, col] += np.asarray(values, dtype=np.int64).astype(fld.dtype)
             deps = grid["deps"]
             row_index = start + np.arange(reps, dtype=np.int64) * length
             for local, slot, name in ext_refs:
@@ -288,7 +406,7 @@ class TraceBuilder(OpSink):
             for local, slot, ref in prev_refs:
                 for r in range(r0, min(r0 + reps, ref.back)):
                     before = r - ref.back  # a repetition of the previous loop (negative)
-                    target = first.handles.get((ref.local, before)) if first else None
+                    target = first.handles.get((ref.role, before)) if first else None
                     at = loop_start + r * length + local
                     deps[r - r0, local, slot] = 0 if target is None else self._distance(target, at)
             self.next_index += reps * length
@@ -296,9 +414,9 @@ class TraceBuilder(OpSink):
             yield from self.ready()
         result = RepeatResult()
         for back in range(1, tpl.max_back + 1):
-            for local in range(length):
+            for role, local in tpl.roles.items():
                 if back <= count:
-                    result.handles[(local, -back)] = loop_start + (count - back) * length + local
-                elif first is not None and (local, count - back) in first.handles:
-                    result.handles[(local, -back)] = first.handles[(local, count - back)]
+                    result.handles[(role, -back)] = loop_start + (count - back) * length + local
+                elif first is not None and (role, count - back) in first.handles:
+                    result.handles[(role, -back)] = first.handles[(role, count - back)]
         return result

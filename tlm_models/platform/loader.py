@@ -161,8 +161,13 @@ def _expand_include(
     stack: tuple[Path, ...],
     diagnostics: list[Diagnostic],
 ) -> Node:
-    """Merges `include: file.yaml` into a component: included entries first, local ones win."""
+    """Merges `include: file.yaml` into a component: included entries first, local ones win.
+
+    On failure the component keeps its `include` key, which tells the validator that the
+    problem is already reported (so it does not add "missing type" and the like).
+    """
     assert isinstance(component.value, dict)
+    failed = component
     entries = dict(component.value)
     include = entries.pop("include")
     if not isinstance(include.value, str) or not include.value.strip():
@@ -173,14 +178,14 @@ def _expand_include(
                 f"expected a file name such as 'hbm-spec.yaml', found {include.value!r}",
             )
         )
-        return Node(entries, component.loc, component.key_loc)
+        return failed
     including_path, including_display = including
     target = (including_path.parent / include.value).resolve()
     display = os.path.normpath(os.path.join(os.path.dirname(including_display), include.value))
     if target in stack:
         chain = " -> ".join(p.name for p in (*stack, target))
         diagnostics.append(Diagnostic(include.loc, f"{key}.include", f"include cycle: {chain}"))
-        return Node(entries, component.loc, component.key_loc)
+        return failed
     if not target.is_file():
         diagnostics.append(
             Diagnostic(
@@ -190,15 +195,15 @@ def _expand_include(
                 f"{including_display})",
             )
         )
-        return Node(entries, component.loc, component.key_loc)
+        return failed
     included = _compose(target, display, diagnostics)
     if included is None:
-        return Node(entries, component.loc, component.key_loc)
+        return failed
     if not isinstance(included.value, dict):
         diagnostics.append(
             Diagnostic(included.loc, key, "an included file must be a mapping of one component")
         )
-        return Node(entries, component.loc, component.key_loc)
+        return failed
     if "include" in included.value:
         included = _expand_include(included, key, (target, display), (*stack, target), diagnostics)
     assert isinstance(included.value, dict)

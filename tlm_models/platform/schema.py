@@ -249,8 +249,6 @@ class PlatformConfig:
                 }
                 for r in self.routes
             ],
-            "engines": {
-                e.name: {"path": e.path, "kind": e.kind} for e in self.engines.values()
-            },
+            "engines": {e.name: {"path": e.path, "kind": e.kind} for e in self.engines.values()},
             "derived": self.derived().to_dict(),
         }

@@ -9,6 +9,7 @@ all that is wrong with a file.
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import Callable, Iterable
 
@@ -73,6 +74,10 @@ class _Checker:
     def __init__(self, source: str) -> None:
         self.source = source
         self.problems: list[Diagnostic] = []
+        # Components already reported as broken, and components named by a rejected binding:
+        # later checks stay quiet about them instead of repeating one mistake as many.
+        self.broken: set[str] = set()
+        self.in_rejected_binding: set[str] = set()
 
     def error(self, loc: Location, key: str, message: str) -> None:
         self.problems.append(Diagnostic(loc, key, message))
@@ -159,6 +164,7 @@ class _Checker:
         for name, comp in entries.items():
             key = f"components.{name}"
             if not _NAME.match(name):
+                self.broken.add(name)
                 self.error(
                     comp.where,
                     key,
@@ -168,12 +174,16 @@ class _Checker:
             config = self.component(name, comp, key)
             if config is not None:
                 result[name] = config
+            else:
+                self.broken.add(name)
         return result
 
     def component(self, name: str, node: Node, key: str) -> ComponentConfig | None:
         entries = self.mapping(node, key, "a component with 'type' and parameters")
         if entries is None:
             return None
+        if "include" in entries:
+            return None  # the include failed and is reported already
         if "type" not in entries:
             self.error(node.where, key, "missing 'type' (or 'include' of a component file)")
             return None
@@ -209,6 +219,9 @@ class _Checker:
                 )
                 continue
             value = self.param_value(pspec, pnode.value, pnode.loc, f"{key}.{pname}")
+            if value is None and pspec.default is not None:
+                # Reported; the default stands in so later checks still see this component.
+                value = convert_param(pspec, pspec.default)
             if value is not None:
                 params[pname] = value
         for pspec in spec.params:
@@ -263,19 +276,22 @@ class _Checker:
         match = _SOCKET_REF.match(text)
         if match is None:
             self.error(
-                loc, key, f"expected a socket path like 'noc.in[0]' or 'dma.mem_port', found "
-                f"'{text.strip()}'"
+                loc,
+                key,
+                f"expected a socket path like 'noc.in[0]' or 'dma.mem_port', found "
+                f"'{text.strip()}'",
             )
             return None
         comp_name, socket_name, index = match.group(1), match.group(2), match.group(3)
         ref = SocketRef(comp_name, socket_name, int(index) if index is not None else None)
         comp = components.get(comp_name)
         if comp is None:
-            self.error(
-                loc,
-                key,
-                f"'{ref}' names no component '{comp_name}'" + suggest(comp_name, components),
-            )
+            if comp_name not in self.broken:
+                self.error(
+                    loc,
+                    key,
+                    f"'{ref}' names no component '{comp_name}'" + suggest(comp_name, components),
+                )
             return None
         spec = comp.spec
         socket = spec.socket(socket_name)
@@ -289,6 +305,7 @@ class _Checker:
             )
             return None
         if socket.role != role:
+            article = "an" if socket.role == "initiator" else "a"
             hint = (
                 "; a binding reads 'initiator.socket -> target.socket'"
                 if role == "target"
@@ -297,7 +314,8 @@ class _Checker:
             self.error(
                 loc,
                 key,
-                f"'{ref}' is a {socket.role} socket where a {role} socket is expected{hint}",
+                f"'{ref}' is {article} {socket.role} socket where a {role} socket is "
+                f"expected{hint}",
             )
             return None
         if ref.index is not None and not socket.multi:
@@ -313,9 +331,7 @@ class _Checker:
             return None
         return ref
 
-    def bindings(
-        self, node: Node | None, components: dict[str, ComponentConfig]
-    ) -> list[Binding]:
+    def bindings(self, node: Node | None, components: dict[str, ComponentConfig]) -> list[Binding]:
         if node is None:
             return []
         items = self.sequence(node, "bindings", "bindings 'initiator.socket -> target.socket'")
@@ -334,11 +350,13 @@ class _Checker:
                     key,
                     f"expected 'initiator.socket -> target.socket', found '{text}'",
                 )
+                self.rejected(text)
                 continue
             left, right = text.split("->")
             ini = self.socket_ref(left, item.loc, key, components, "initiator")
             tgt = self.socket_ref(right, item.loc, key, components, "target")
             if ini is None or tgt is None:
+                self.rejected(text)
                 continue
             ok = True
             for ref in (ini, tgt):
@@ -359,8 +377,13 @@ class _Checker:
                     seen[slot] = item.loc
             if ok:
                 result.append(Binding(ini, tgt, item.loc))
+            else:
+                self.rejected(text)
         self.contiguous_indices(result, components)
         return result
+
+    def rejected(self, text: str) -> None:
+        self.in_rejected_binding.update(re.findall(r"([A-Za-z_]\w*)\s*\.", text))
 
     def contiguous_indices(
         self, bindings: list[Binding], components: dict[str, ComponentConfig]
@@ -373,6 +396,8 @@ class _Checker:
                     (b.initiator.index, b.loc)
                 )
         for (comp, socket), indices in used.items():
+            if comp in self.in_rejected_binding:
+                continue
             expected = set(range(len(indices)))
             missing = sorted(expected - {i for i, _ in indices})
             if missing:
@@ -389,6 +414,8 @@ class _Checker:
     ) -> None:
         bound = {(r.component, r.socket) for b in bindings for r in (b.initiator, b.target)}
         for comp in components.values():
+            if comp.name in self.in_rejected_binding:
+                continue
             for socket in comp.spec.sockets:
                 if socket.required and (comp.name, socket.name) not in bound:
                     self.error(
@@ -405,7 +432,7 @@ class _Checker:
     ) -> list[AddressRange]:
         if node is None:
             return []
-        items = self.sequence(node, "address_map", "address windows {base, size, target}")
+        items = self.sequence(node, "address_map", "address windows {base, size?, target}")
         if items is None:
             return []
         result: list[AddressRange] = []
@@ -414,7 +441,7 @@ class _Checker:
             if entry is not None:
                 result.append(entry)
         ordered = sorted(result, key=lambda a: a.base)
-        for prev, cur in zip(ordered, ordered[1:], strict=False):
+        for prev, cur in itertools.pairwise(ordered):
             if cur.base < prev.end:
                 self.error(
                     cur.loc or Location(self.source),
@@ -432,13 +459,15 @@ class _Checker:
         if entries is None:
             return None
         self.unknown_keys(entries, ADDRESS_KEYS, key, "address-map key")
-        missing = [k for k in ("base", "size", "target") if k not in entries]
+        missing = [k for k in ("base", "target") if k not in entries]
         for k in missing:
             self.error(item.loc, f"{key}.{k}", f"missing '{k}'")
         if missing:
             return None
         values: dict[str, int] = {}
         for k in ("base", "size"):
+            if k not in entries:
+                continue  # the size defaults to the target's (checked below)
             try:
                 values[k] = parse_address(entries[k].value)
             except UnitError as exc:
@@ -462,9 +491,11 @@ class _Checker:
                 )
         target = self.text(entries["target"], f"{key}.target", "a memory component name")
         via = self.via(entries.get("via"), f"{key}.via", components)
-        if target is None or via is None or len(values) != 2:
+        if target is None or via is None or len(values) != len({"base", "size"} & set(entries)):
             return None
         comp = components.get(target)
+        if comp is None and target in self.broken:
+            return None
         if comp is None:
             self.error(
                 entries["target"].loc,
@@ -482,9 +513,18 @@ class _Checker:
             return None
         capacity = comp.params[spec.size_param]
         assert isinstance(capacity, int)
+        values.setdefault("size", capacity)
+        if values["size"] % ADDRESS_ALIGNMENT:
+            self.error(
+                item.loc,
+                f"{key}.size",
+                f"'{target}' has {spec.size_param} {format_size(capacity)}, not a multiple of "
+                f"{ADDRESS_ALIGNMENT} B: give the window's size explicitly",
+            )
+            return None
         if values["size"] > capacity:
             self.error(
-                entries["size"].loc,
+                entries["size"].loc if "size" in entries else item.loc,
                 f"{key}.size",
                 f"window of {format_size(values['size'])} is larger than '{target}' "
                 f"({spec.size_param} = {format_size(capacity)})",
@@ -507,7 +547,7 @@ class _Checker:
             value = n.value if isinstance(n, Node) else n
             loc = n.loc if isinstance(n, Node) else node.loc
             comp = components.get(value) if isinstance(value, str) else None
-            if comp is None:
+            if comp is None or not isinstance(value, str):
                 self.error(
                     loc,
                     key,
@@ -574,7 +614,9 @@ class _Checker:
         return routes
 
     def routing_cycle(
-        self, outs: dict[str, list[tuple[int, str, Binding]]], components: dict[str, ComponentConfig]
+        self,
+        outs: dict[str, list[tuple[int, str, Binding]]],
+        components: dict[str, ComponentConfig],
     ) -> bool:
         """Interconnects whose out ports lead back to themselves would route forever."""
         state: dict[str, int] = {}  # 1 = on the current path, 2 = done
@@ -630,7 +672,9 @@ class _Checker:
             if engine is None:
                 continue
             if engine.path in used:
-                self.error(item.loc, key, f"'{engine.path}' is already engine '{used[engine.path]}'")
+                self.error(
+                    item.loc, key, f"'{engine.path}' is already engine '{used[engine.path]}'"
+                )
                 continue
             used[engine.path] = name
             result[name] = engine
@@ -650,9 +694,13 @@ class _Checker:
             return None
         comp_name, accessor, index = match.groups()
         comp = components.get(comp_name)
+        if comp is None and comp_name in self.broken:
+            return None
         if comp is None:
             self.error(
-                loc, key, f"'{path}' names no component '{comp_name}'" + suggest(comp_name, components)
+                loc,
+                key,
+                f"'{path}' names no component '{comp_name}'" + suggest(comp_name, components),
             )
             return None
         executor = comp.spec.executor

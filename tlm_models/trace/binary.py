@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import IO
@@ -109,7 +109,7 @@ class BinaryTraceWriter:
 def write_binary(
     path: str | os.PathLike[str],
     header: TraceHeader,
-    chunks: Iterator[np.ndarray] | list[np.ndarray],
+    chunks: Iterable[np.ndarray],
 ) -> int:
     """Write a whole trace from an iterable of chunks; returns the record count."""
     with BinaryTraceWriter(path, header) as writer:

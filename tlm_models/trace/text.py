@@ -422,9 +422,9 @@ def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
         fields = [f"op={VECTOR_OP_NAMES[code & 0x0F]}"]
         if bcast != Broadcast.FULL:
             fields.append(f"bcast={BROADCAST_NAMES[bcast]}")
-        scalar = bits_float(values["k"])
-        if bcast == Broadcast.SCALAR and float_bits(scalar) == values["k"]:
-            fields.append(f"scalar={scalar!r}")
+        scalar = repr(bits_float(values["k"]))
+        if bcast == Broadcast.SCALAR and float_bits(float(scalar)) == values["k"]:
+            fields.append(f"scalar={scalar}")
             values["k"] = 0
         return fields
     return [f"code={code:#x}"] if code else []

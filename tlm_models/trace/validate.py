@@ -26,6 +26,10 @@ from tlm_models.trace.record import (
     VectorOp,
 )
 
+_BLOCK_RECORDS = 1 << 14
+# Plain ints: numpy compares them faster than IntEnum members.
+_LOAD, _STORE, _MATMUL, _VECTOR, _EXP = (int(k) for k in OpKind)
+_ROWMAX, _ROWSUM = int(VectorOp.ROWMAX), int(VectorOp.ROWSUM)
 # One operation moving or touching more than this is a bug, not a workload.
 MAX_OP_BYTES = 1 << 31
 ENGINE_KIND_OPS = {
@@ -84,6 +88,11 @@ class TraceChecker:
     def check(self, chunk: np.ndarray) -> None:
         if chunk.dtype != RECORD_DTYPE:
             raise TypeError(f"trace chunks must be RECORD_DTYPE arrays, got {chunk.dtype}")
+        # Blocks that fit in cache: every rule is a pass over the same strided records.
+        for first in range(0, len(chunk), _BLOCK_RECORDS):
+            self._check_block(chunk[first : first + _BLOCK_RECORDS])
+
+    def _check_block(self, chunk: np.ndarray) -> None:
         start = self.report.records
         for rule, mask, describe in self._rules(chunk, start):
             bad = np.flatnonzero(mask)
@@ -100,9 +109,9 @@ class TraceChecker:
         h = self.header
         kind, code = c["kind"], c["code"]
         m, n, k = c["m"].astype(np.uint64), c["n"].astype(np.uint64), c["k"].astype(np.uint64)
-        is_dma = (kind == OpKind.LOAD) | (kind == OpKind.STORE)
-        is_matmul, is_vector = kind == OpKind.MATMUL, kind == OpKind.VECTOR
-        valid_kind = (kind >= OpKind.LOAD) & (kind <= OpKind.EXP)
+        is_dma = (kind == _LOAD) | (kind == _STORE)
+        is_matmul, is_vector = kind == _MATMUL, kind == _VECTOR
+        valid_kind = (kind >= _LOAD) & (kind <= _EXP)
 
         yield (
             "kind",
@@ -132,7 +141,7 @@ class TraceChecker:
             zero,
             lambda r, i: (
                 f"zero-sized {_kind(r)}: m={r['m']} n={r['n']}"
-                + (f" k={r['k']}" if r["kind"] == OpKind.MATMUL else "")
+                + (f" k={r['k']}" if r["kind"] == _MATMUL else "")
             ),
         )
         # Compare element counts, not bytes, so the product cannot overflow 64 bits.
@@ -152,9 +161,7 @@ class TraceChecker:
             np.where(
                 is_matmul,
                 (code & ~np.uint8(MATMUL_TRANS_B | MATMUL_ACCUMULATE)) != 0,
-                np.where(
-                    is_vector, ((code & 0x0F) > VectorOp.ROWSUM) | ((code & 0xC0) != 0), code != 0
-                ),
+                np.where(is_vector, ((code & 0x0F) > _ROWSUM) | ((code & 0xC0) != 0), code != 0),
             )
             & valid_kind
         )
@@ -244,10 +251,10 @@ def _address_rules(
     p: PlatformInfo,
 ) -> Iterable[tuple[str, np.ndarray, Describe]]:
     kind, code = c["kind"], c["code"]
-    is_load, is_store = kind == OpKind.LOAD, kind == OpKind.STORE
+    is_load, is_store = kind == _LOAD, kind == _STORE
     is_dma = is_load | is_store
-    is_compute = (kind >= OpKind.MATMUL) & (kind <= OpKind.EXP)
-    is_matmul, is_vector = kind == OpKind.MATMUL, kind == OpKind.VECTOR
+    is_compute = (kind >= _MATMUL) & (kind <= _EXP)
+    is_matmul, is_vector = kind == _MATMUL, kind == _VECTOR
     eb = np.uint64(elem_bytes)
     rows_before_last = np.maximum(m, np.uint64(1)) - np.uint64(1)
 
@@ -267,7 +274,7 @@ def _address_rules(
     mn = m * n * eb
     vop = code & 0x0F
     bcast = code >> BROADCAST_SHIFT
-    reduces = is_vector & ((vop == VectorOp.ROWMAX) | (vop == VectorOp.ROWSUM))
+    reduces = is_vector & ((vop == _ROWMAX) | (vop == _ROWSUM))
     src0_extent = np.where(is_dma, pitched("src_stride"), np.where(is_matmul, m * k * eb, mn))
     src1_extent = np.where(
         is_matmul,
@@ -287,8 +294,8 @@ def _address_rules(
 
     def describe(operand: str, extent: np.ndarray) -> Describe:
         def message(r: np.void, i: int) -> str:
-            off = (operand == "src0" and r["kind"] == OpKind.LOAD) or (
-                operand == "dst" and r["kind"] == OpKind.STORE
+            off = (operand == "src0" and r["kind"] == _LOAD) or (
+                operand == "dst" and r["kind"] == _STORE
             )
             target = _span(offchip) if off else where_onchip
             return (

@@ -16,6 +16,7 @@
 
 #include "tlm_models/op_executor.h"
 #include "tlm_models/time_ticks.h"
+#include "tlm_models/timing_only.h"
 
 namespace tlm_models {
 
@@ -23,8 +24,12 @@ class BlockAccess {
  public:
   using Socket = tlm::tlm_initiator_socket<>;
 
-  // `owner` names the issuer in error messages (e.g. "top.dma.channel0").
-  BlockAccess(Socket& socket, std::string owner) : socket_(socket), owner_(std::move(owner)) {}
+  // `owner` names the issuer in error messages (e.g. "top.dma.channel0"). With `timing_only`
+  // every transaction carries the TimingOnly marker (timing_only.h).
+  BlockAccess(Socket& socket, std::string owner, bool timing_only = false)
+      : socket_(socket), owner_(std::move(owner)) {
+    if (timing_only) payload_.set_extension(new TimingOnly);  // the payload owns and frees it
+  }
 
   BlockAccess(const BlockAccess&) = delete;
   BlockAccess& operator=(const BlockAccess&) = delete;

@@ -1,8 +1,8 @@
 // The SRAM traffic of a compute engine (PE array, Exp unit): one read transaction per operand
 // block and one write for the result, all requested when the operation starts, because the
 // engines stream operands in and results out while they compute. The engines model timing
-// only; results are not computed, so the write carries zeros (a platform's numeric checks can
-// then never mistake modelled data for computed data).
+// only: every transaction carries the TimingOnly marker, so memories that understand it move
+// no bytes; for one that does not, reads land in a scratch buffer and writes carry zeros.
 #ifndef TLM_MODELS_OPERAND_PORT_H
 #define TLM_MODELS_OPERAND_PORT_H
 
@@ -21,7 +21,7 @@ class OperandPort {
  public:
   OperandPort(BlockAccess::Socket& socket, const std::string& owner, std::uint64_t elem_bytes,
               bool enabled)
-      : access_(socket, owner), owner_(owner), elem_bytes_(elem_bytes), enabled_(enabled) {}
+      : access_(socket, owner, /*timing_only=*/true), owner_(owner), elem_bytes_(elem_bytes), enabled_(enabled) {}
 
   bool enabled() const { return enabled_; }
 

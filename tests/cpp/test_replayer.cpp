@@ -1,0 +1,566 @@
+// Replayer: scheduling, feeding, metrics, stall attribution, errors and the timeline, checked
+// with closed-form mock engines (mock_engines.h) so every expected time is exact.
+#include <algorithm>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "mock_engines.h"
+#include "tlm_models/replayer.h"
+
+using sc_core::SC_NS;
+using sc_core::SC_US;
+using sc_core::sc_time;
+using tlm_models::EngineKind;
+using tlm_models::OpKind;
+using tlm_models::Replayer;
+using tlm_models::StallCause;
+using tlm_models::TraceOp;
+
+namespace {
+
+constexpr std::uint8_t kDma0 = 0, kDma1 = 1, kPe = 2, kExp = 3;
+
+sc_time ns(double v) { return sc_time(v, SC_NS); }
+sc_time t(tlm_models::Ticks v) { return tlm_models::from_ticks(v); }
+sc_time stall(const Replayer& r, unsigned engine, StallCause c) {
+  return t(r.metrics().engine(engine).stall[static_cast<unsigned>(c)]);
+}
+
+// Builds a trace with dependencies given as absolute record indices.
+struct TraceBuilder {
+  std::vector<TraceOp> ops;
+
+  std::size_t add(OpKind kind, std::uint8_t engine, std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                  std::initializer_list<std::size_t> deps, std::uint8_t tensor = tlm_models::kNoTensor) {
+    TraceOp op{};
+    op.kind = static_cast<std::uint8_t>(kind);
+    op.engine = engine;
+    op.tensor = tensor;
+    op.m = m;
+    op.n = n;
+    op.k = k;
+    unsigned i = 0;
+    for (std::size_t d : deps) op.deps[i++] = static_cast<std::uint32_t>(ops.size() - d);
+    ops.push_back(op);
+    return ops.size() - 1;
+  }
+  std::size_t load(std::uint8_t engine, std::uint32_t bytes, std::initializer_list<std::size_t> deps = {},
+                   std::uint8_t tensor = tlm_models::kNoTensor) {
+    return add(OpKind::load, engine, 1, bytes, 0, deps, tensor);
+  }
+  std::size_t store(std::uint8_t engine, std::uint32_t bytes, std::initializer_list<std::size_t> deps = {},
+                    std::uint8_t tensor = tlm_models::kNoTensor) {
+    return add(OpKind::store, engine, 1, bytes, 0, deps, tensor);
+  }
+};
+
+// dma0/dma1: 1 ns per byte + 10 ns latency; pe: 1 ns per MAC or element; exp: 2 ns per element.
+struct Platform {
+  mock::DmaChannel dma0{ns(1), ns(10)};
+  mock::DmaChannel dma1{ns(1), ns(10)};
+  mock::ComputeEngine pe{ns(1), ns(1)};
+  mock::ComputeEngine exp{ns(2), ns(2)};
+
+  void bind(Replayer& r) {
+    r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+    r.bind_engine(kDma1, &dma1, "dma1", EngineKind::dma);
+    r.bind_engine(kPe, &pe, "pe", EngineKind::pe);
+    r.bind_engine(kExp, &exp, "exp", EngineKind::exp);
+  }
+};
+
+void feed_all(Replayer& r, const std::vector<TraceOp>& ops) {
+  r.feed(ops.data(), ops.size());
+  r.end_of_input();
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// T tiles, two buffers: load tile i+2 may start only when the matmul on tile i has read its
+// buffer. Loads take 40 ns (40 B, no latency), matmuls 60 ns (3 x 4 x 5 MACs).
+std::vector<TraceOp> double_buffered(unsigned tiles) {
+  TraceBuilder b;
+  std::vector<std::size_t> load(tiles);
+  load[0] = b.load(kDma0, 40);
+  load[1] = b.load(kDma0, 40);
+  for (unsigned i = 0; i < tiles; ++i) {
+    const std::size_t c = b.add(OpKind::matmul, kPe, 3, 4, 5, {load[i]});
+    if (i + 2 < tiles) load[i + 2] = b.load(kDma0, 40, {c});
+  }
+  return b.ops;
+}
+
+struct DoubleBufferPlatform {
+  mock::DmaChannel dma0{ns(1), sc_core::SC_ZERO_TIME};
+  mock::ComputeEngine pe{ns(1), ns(1)};
+  void bind(Replayer& r) {
+    r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+    r.bind_engine(kPe, &pe, "pe", EngineKind::pe);
+  }
+};
+
+}  // namespace
+
+TEST_CASE(load_then_dependent_matmul) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_tensor(0, "K");
+  TraceBuilder b;
+  const std::size_t ld = b.add(OpKind::load, kDma0, 4, 16, 0, {}, 0);  // 64 B: free 64, done 74
+  b.add(OpKind::matmul, kPe, 2, 2, 4, {ld});                          // 16 MACs: 74 .. 90
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+
+  CHECK(r.finished());
+  CHECK(!r.failed());
+  const auto& m = r.metrics();
+  CHECK_EQ(m.ops(), 2u);
+  CHECK_EQ(t(m.sim_time()), ns(90));
+  CHECK_EQ(sc_core::sc_time_stamp(), ns(90));
+  CHECK_EQ(stall(r, kPe, StallCause::load_data), ns(74));
+  CHECK_EQ(t(m.engine(kPe).idle_waiting()), ns(74));
+  CHECK_EQ(t(m.engine(kDma0).busy.total()), ns(74));
+  CHECK_EQ(t(m.engine(kPe).busy.total()), ns(16));
+  CHECK_EQ(m.engine(kPe).macs, 16u);
+  CHECK_EQ(m.engine(kDma0).bytes, 64u);
+  CHECK_EQ(m.tensor(0).read, 64u);
+  CHECK_EQ(t(m.io_active()), ns(74));
+  CHECK_EQ(t(m.compute_active()), ns(16));
+  CHECK_EQ(t(m.io_compute_overlap()), sc_core::SC_ZERO_TIME);
+  CHECK_EQ(t(m.exposed_io_time()), ns(74));
+  CHECK_EQ(m.overlap_efficiency(), 0.0);
+  CHECK_EQ(m.memory_stall_fraction(), 1.0 - 16.0 / 90.0);
+
+  const std::string json = r.result_json();
+  CHECK(contains(json, "\"sim_time\":{\"value\":90,\"unit\":\"ns\""));
+  CHECK(contains(json, "\"load_data\":{\"value\":74,\"unit\":\"ns\""));
+  CHECK(contains(json, "{\"name\":\"K\",\"stats\":{\"read\":{\"value\":64,\"unit\":\"B\""));
+  CHECK(contains(json, "\"failed\":{\"value\":0,\"unit\":\"1\",\"desc\":\"\"}"));
+}
+
+TEST_CASE(two_channels_share_bandwidth) {
+  mock::SharedLink link;
+  mock::DmaChannel dma0{ns(1), ns(10), &link};
+  mock::DmaChannel dma1{ns(1), ns(10), &link};
+  Replayer r("replayer");
+  r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+  r.bind_engine(kDma1, &dma1, "dma1", EngineKind::dma);
+  TraceBuilder b;
+  b.load(kDma0, 100);  // link 0 .. 100, done 110
+  b.load(kDma1, 100);  // starts at 0 too (lower trace index went first), link 100 .. 200, done 210
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+
+  const auto& m = r.metrics();
+  CHECK_EQ(dma1.log.last_start, sc_core::SC_ZERO_TIME);
+  CHECK_EQ(t(m.sim_time()), ns(210));
+  CHECK_EQ(t(m.io_active()), ns(210));
+  CHECK_EQ(t(m.engine(kDma0).busy.total()), ns(110));
+  CHECK_EQ(t(m.engine(kDma1).busy.total()), ns(210));
+  CHECK_EQ(t(m.engine(kDma0).bandwidth_wait), sc_core::SC_ZERO_TIME);
+  CHECK_EQ(t(m.engine(kDma1).bandwidth_wait), ns(100));
+  CHECK_EQ(t(m.engine(kDma1).idle_waiting()), sc_core::SC_ZERO_TIME);
+  CHECK_EQ(m.memory_stall_fraction(), 1.0);
+  CHECK(contains(r.result_json(), "\"bandwidth\":{\"value\":100,\"unit\":\"ns\""));
+}
+
+// Closed form for T tiles (L = load, C = matmul): L0 = [0, 40], L1 = [40, 80],
+// C_i = [40 + 60 i, 100 + 60 i], L_j = [100 + 60 (j - 2), 140 + 60 (j - 2)] for j >= 2.
+//   sim_time = 40 + 60 T;  compute = [40, 40 + 60 T] = 60 T;  io = 40 T
+//   io ∩ compute = L1 and every L_j (j >= 2) = 40 (T - 1)  ->  overlap efficiency (T - 1) / T
+//   exposed io = L0 = 40;  memory stall fraction = 1 - 60 T / (40 + 60 T)
+//   dma0 idles 20 ns before each L_j, j >= 2, waiting for C_{j-2} to free the buffer: 20 (T - 2)
+//   dma0 credits: L1 is ready from L0's start (0) but the channel is busy until 40: 40
+//   pe idles 40 ns before C0, waiting for L0's data.
+// With T = 8: 520, 480, 320, 280 -> 0.875, 40, 1 - 480/520, 120, 40, 40.
+TEST_CASE(double_buffered_loop_overlap) {
+  DoubleBufferPlatform p;
+  Replayer r("replayer");
+  p.bind(r);
+  feed_all(r, double_buffered(8));
+  sc_core::sc_start();
+
+  const auto& m = r.metrics();
+  CHECK_EQ(m.ops(), 16u);
+  CHECK_EQ(t(m.sim_time()), ns(520));
+  CHECK_EQ(t(m.compute_active()), ns(480));
+  CHECK_EQ(t(m.io_active()), ns(320));
+  CHECK_EQ(t(m.io_compute_overlap()), ns(280));
+  CHECK_EQ(m.overlap_efficiency(), 0.875);
+  CHECK_EQ(t(m.exposed_io_time()), ns(40));
+  CHECK_EQ(m.memory_stall_fraction(), 1.0 - 480.0 / 520.0);
+  CHECK_EQ(stall(r, kDma0, StallCause::buffer_free), ns(120));
+  CHECK_EQ(t(m.engine(kDma0).idle_waiting()), ns(120));
+  CHECK_EQ(t(m.engine(kDma0).dma_credits), ns(40));
+  CHECK_EQ(stall(r, kPe, StallCause::load_data), ns(40));
+  CHECK_EQ(t(m.engine(kPe).idle_waiting()), ns(40));
+  CHECK_EQ(r.lookahead_limited(), 0u);
+}
+
+// Each stall cause, by hand (dma 1 ns/B + 10 ns latency, pe 1 ns per MAC/element, exp 2 ns):
+//   0 load  dma0 10 B            [0, 10] done 20
+//   1 matmul pe 1x1x5  <- 0      [20, 25]   pe idles 0..20: load_data 20
+//   2 exp    exp 1x3   <- 1      [25, 31]   exp idles 0..25: pe_result 25
+//   3 vector pe 1x4    <- 2      [31, 35]   pe idles 25..31: exp_result 6
+//   4 store  dma1 8 B  <- 3      [35, 43] done 53   dma1 idles 0..35 for the data: pe_result 35
+//   5 load   dma0 10 B <- 1      [25, 35] done 45   buffer read by 1 (write-after-read):
+//                                                   dma0 idles 10..25: buffer_free 15
+//   6 load   dma0 5 B  <- 4      [53, 58] done 68   dma0 idles 35..53: store_done 18
+TEST_CASE(stall_attribution_by_cause) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  TraceBuilder b;
+  const auto l0 = b.load(kDma0, 10);
+  const auto mm = b.add(OpKind::matmul, kPe, 1, 1, 5, {l0});
+  const auto ex = b.add(OpKind::exp, kExp, 1, 3, 0, {mm});
+  const auto vec = b.add(OpKind::vector, kPe, 1, 4, 0, {ex});
+  const auto st = b.store(kDma1, 8, {vec});
+  b.load(kDma0, 10, {mm});
+  b.load(kDma0, 5, {st});
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+
+  const auto& m = r.metrics();
+  CHECK_EQ(t(m.sim_time()), ns(68));
+  CHECK_EQ(stall(r, kPe, StallCause::load_data), ns(20));
+  CHECK_EQ(stall(r, kExp, StallCause::pe_result), ns(25));
+  CHECK_EQ(stall(r, kPe, StallCause::exp_result), ns(6));
+  CHECK_EQ(stall(r, kDma1, StallCause::pe_result), ns(35));
+  CHECK_EQ(stall(r, kDma0, StallCause::buffer_free), ns(15));
+  CHECK_EQ(stall(r, kDma0, StallCause::store_done), ns(18));
+  CHECK_EQ(t(m.engine(kPe).idle_waiting()), ns(26));
+  CHECK_EQ(t(m.engine(kDma0).idle_waiting()), ns(33));
+  CHECK_EQ(m.engine(kPe).element_ops, 4u);
+  CHECK_EQ(m.engine(kExp).exps, 3u);
+  CHECK_EQ(t(m.engine(kDma0).dma_credits), sc_core::SC_ZERO_TIME);
+}
+
+TEST_CASE(dependency_before_trace_start_is_an_error) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  TraceBuilder b;
+  b.load(kDma0, 8);
+  b.ops[0].deps[1] = 1;
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK(r.finished());
+  CHECK(r.failed());
+  CHECK_EQ(r.error(), std::string("record 0: dependency 1 reaches before the start of the trace"));
+  CHECK_EQ(sc_core::sc_get_status(), sc_core::SC_STOPPED);
+  CHECK(contains(r.result_json(),
+                 "\"failed\":{\"value\":1,\"unit\":\"1\",\"desc\":\"record 0: dependency 1 reaches"));
+}
+
+TEST_CASE(dependency_beyond_window_is_an_error) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_window(2);
+  TraceBuilder b;
+  const auto first = b.load(kDma0, 8);
+  b.load(kDma0, 8);
+  b.load(kDma0, 8, {first});  // distance 2: fine
+  b.load(kDma0, 8, {first});  // distance 3
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK(r.failed());
+  CHECK_EQ(r.error(), std::string("record 3: dependency 3 reaches beyond the window 2"));
+}
+
+TEST_CASE(unbound_engine_is_an_error) {
+  mock::DmaChannel dma0{ns(1), ns(10)};
+  mock::ComputeEngine pe{ns(1), ns(1)};
+  Replayer r("replayer");
+  r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+  r.bind_engine(kPe, &pe, "pe", EngineKind::pe);
+  TraceBuilder b;
+  b.load(kDma1, 8);
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK(r.failed());
+  CHECK_EQ(r.error(), std::string("record 0: engine 1 is not bound (platform has: dma0 = 0, pe = 2)"));
+}
+
+TEST_CASE(operation_on_the_wrong_engine_class_is_an_error) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  TraceBuilder b;
+  b.load(kDma0, 8);
+  b.add(OpKind::matmul, kDma1, 1, 1, 1, {});
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK_EQ(r.error(), std::string("record 1: a matmul cannot run on dma1 (a dma engine)"));
+}
+
+TEST_CASE(unknown_operation_kind_is_an_error) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  TraceBuilder b;
+  b.load(kDma0, 8);
+  b.ops[0].kind = 9;
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK_EQ(r.error(), std::string("record 0: unknown operation kind 9"));
+}
+
+TEST_CASE(executor_error_stops_the_run_naming_the_record) {
+  mock::DmaChannel dma0{ns(1), ns(10)};
+  mock::FailingEngine pe{1, "SRAM port returned TLM_ADDRESS_ERROR_RESPONSE"};
+  Replayer r("replayer");
+  r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+  r.bind_engine(kPe, &pe, "pe", EngineKind::pe);
+  TraceBuilder b;
+  const auto ld = b.load(kDma0, 8);
+  b.add(OpKind::matmul, kPe, 1, 1, 1, {ld});
+  b.add(OpKind::vector, kPe, 1, 1, 0, {});
+  b.load(kDma0, 8);
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK(r.failed());
+  CHECK_EQ(r.error(),
+           std::string("record 2 (vector on pe): SRAM port returned TLM_ADDRESS_ERROR_RESPONSE"));
+  CHECK_EQ(sc_core::sc_get_status(), sc_core::SC_STOPPED);
+}
+
+TEST_CASE(executor_reporting_done_before_start_is_an_error) {
+  mock::DmaChannel dma0{ns(1), ns(10)};
+  mock::TimeTravellingEngine exp;
+  Replayer r("replayer");
+  r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+  r.bind_engine(kExp, &exp, "exp", EngineKind::exp);
+  TraceBuilder b;
+  const auto ld = b.load(kDma0, 8);  // done 18
+  b.add(OpKind::exp, kExp, 1, 1, 0, {ld});
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK_EQ(r.error(), std::string("record 1 (exp on exp): executor returned done 0 s / engine_free "
+                                  "18 ns before the start 18 ns"));
+}
+
+// Replayer `whole` gets the trace in one chunk before the simulation; `chunked` through the
+// driver loop in chunks of 7 records, pausing the kernel for each. Both run in one simulation
+// with their own engines; results must be identical.
+TEST_CASE(small_chunks_give_the_same_result_as_one_chunk) {
+  std::vector<TraceOp> ops;
+  mock::SyntheticTrace().next(ops, 5000);
+  Platform pw, pc;
+  Replayer whole("whole"), chunked("chunked");
+  pw.bind(whole);
+  pc.bind(chunked);
+  for (Replayer* r : {&whole, &chunked}) {
+    r->set_window(64);
+    r->set_lookahead(100);
+    r->record_timeline(ns(1000), ns(3000), 1u << 20);
+  }
+  feed_all(whole, ops);
+
+  std::size_t offset = 0;
+  unsigned pauses = 0;
+  while (!chunked.finished()) {
+    if (chunked.wants_input()) {
+      ++pauses;
+      if (offset < ops.size()) {
+        const std::size_t n = std::min<std::size_t>(7, ops.size() - offset);
+        chunked.feed(ops.data() + offset, n);
+        offset += n;
+      } else {
+        chunked.end_of_input();
+      }
+    }
+    sc_core::sc_start(sc_time(1, SC_US));
+  }
+  sc_core::sc_start();
+
+  CHECK(whole.finished());
+  CHECK(!chunked.failed());
+  CHECK(pauses >= 5000 / 7);
+  CHECK_EQ(chunked.metrics().ops(), 5000u);
+  CHECK_EQ(whole.result_json(), chunked.result_json());
+  CHECK(whole.timeline_size() > 0);
+  CHECK_EQ(whole.timeline_size(), chunked.timeline_size());
+  CHECK(std::memcmp(whole.timeline().data(), chunked.timeline().data(),
+                    whole.timeline_size() * sizeof(tlm_models::TimelineRecord)) == 0);
+  for (const mock::DmaChannel* d : {&pc.dma0, &pc.dma1}) {
+    CHECK_EQ(d->log.out_of_order, 0u);
+    CHECK_EQ(d->log.before_kernel_time, 0u);
+  }
+}
+
+// Ten 10 ns loads on dma0, then an exp with no dependencies. Seen in time it would start at 0;
+// with a read-ahead of 4 records the replayer reaches it only after issuing loads 0..6 (each of
+// those decisions is counted), and issues it at load 6's start, 60 ns, charged as lookahead stall.
+TEST_CASE(lookahead_cap_is_counted) {
+  mock::DmaChannel dma0{ns(1), sc_core::SC_ZERO_TIME};
+  mock::ComputeEngine exp{ns(2), ns(2)};
+  mock::DmaChannel free_dma0{ns(1), sc_core::SC_ZERO_TIME};
+  mock::ComputeEngine free_exp{ns(2), ns(2)};
+  Replayer capped("capped"), unlimited("unlimited");
+  capped.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+  capped.bind_engine(kExp, &exp, "exp", EngineKind::exp);
+  capped.set_lookahead(4);
+  unlimited.bind_engine(kDma0, &free_dma0, "dma0", EngineKind::dma);
+  unlimited.bind_engine(kExp, &free_exp, "exp", EngineKind::exp);
+  TraceBuilder b;
+  for (int i = 0; i < 10; ++i) b.load(kDma0, 10);
+  b.add(OpKind::exp, kExp, 1, 1, 0, {});
+  feed_all(capped, b.ops);
+  feed_all(unlimited, b.ops);
+  sc_core::sc_start();
+
+  CHECK_EQ(capped.lookahead_limited(), 7u);
+  CHECK_EQ(exp.log.last_start, ns(60));
+  CHECK_EQ(stall(capped, kExp, StallCause::lookahead), ns(60));
+  CHECK_EQ(t(capped.metrics().sim_time()), ns(100));
+  CHECK(contains(capped.result_json(), "\"lookahead_limited\":{\"value\":7,\"unit\":\"events\""));
+
+  CHECK_EQ(unlimited.lookahead_limited(), 0u);
+  CHECK_EQ(free_exp.log.last_start, sc_core::SC_ZERO_TIME);
+  CHECK_EQ(stall(unlimited, kExp, StallCause::lookahead), sc_core::SC_ZERO_TIME);
+}
+
+// The double-buffered loop (T = 8) issues, in order: L0 [0,40] L1 [40,80] C0 [40,100]
+// L2 [100,140] C1 [100,160] L3 [160,200] C2 [160,220] L4 [220,260] ...
+// In flight during [100, 200): C0 (done at 100), L2, C1, L3, C2; a cap of 3 keeps C0, L2, C1.
+TEST_CASE(timeline_keeps_window_up_to_the_cap) {
+  DoubleBufferPlatform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.record_timeline(ns(100), ns(200), 3);
+  feed_all(r, double_buffered(8));
+  sc_core::sc_start();
+
+  CHECK_EQ(r.timeline_size(), 3u);
+  std::vector<tlm_models::TimelineRecord> out(3);
+  r.timeline_copy(out.data());
+  const std::uint64_t index[] = {2, 3, 4};
+  const std::uint8_t engine[] = {kPe, kDma0, kPe};
+  const OpKind kind[] = {OpKind::matmul, OpKind::load, OpKind::matmul};
+  const double start[] = {40, 100, 100}, end[] = {100, 140, 160};
+  for (unsigned i = 0; i < 3; ++i) {
+    CHECK_EQ(out[i].index, index[i]);
+    CHECK_EQ(out[i].engine, engine[i]);
+    CHECK_EQ(out[i].kind, static_cast<std::uint8_t>(kind[i]));
+    CHECK_EQ(out[i].start_ns, start[i]);
+    CHECK_EQ(out[i].end_ns, end[i]);
+  }
+  CHECK(contains(r.result_json(), "\"timeline_dropped\":{\"value\":2,"));
+}
+
+TEST_CASE(offchip_bytes_per_tensor_and_direction) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_tensor(0, "Q");
+  r.set_tensor(1, "O");
+  r.set_tensor(2, "V");
+  TraceBuilder b;
+  b.add(OpKind::load, kDma0, 4, 32, 0, {}, 0);  // 128 B of Q
+  b.load(kDma0, 50);                            // untagged
+  b.store(kDma1, 64, {}, 1);
+  b.store(kDma1, 16, {}, 1);
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+
+  const auto& m = r.metrics();
+  CHECK_EQ(m.tensor(0).read, 128u);
+  CHECK_EQ(m.tensor(1).write, 80u);
+  CHECK_EQ(m.tensor(tlm_models::ReplayMetrics::kUntagged).read, 50u);
+  CHECK_EQ(m.offchip_read(), 178u);
+  CHECK_EQ(m.offchip_write(), 80u);
+  const std::string json = r.result_json();
+  CHECK(contains(json, "{\"name\":\"O\",\"stats\":{\"read\":{\"value\":0,\"unit\":\"B\",\"desc\":"
+                       "\"bytes loaded from off-chip\"},\"write\":{\"value\":80,"));
+  CHECK(contains(json, "{\"name\":\"(untagged)\",\"stats\":{\"read\":{\"value\":50,"));
+  CHECK(contains(json, "{\"name\":\"V\",\"stats\":{\"read\":{\"value\":0,"));
+}
+
+TEST_CASE(empty_trace_reports_undefined_ratios_as_null) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.end_of_input();
+  sc_core::sc_start();
+  CHECK(r.finished());
+  CHECK(!r.failed());
+  CHECK_EQ(r.metrics().ops(), 0u);
+  const std::string json = r.result_json();
+  CHECK(contains(json, "\"sim_time\":{\"value\":0,"));
+  CHECK(contains(json, "\"overlap_efficiency\":{\"value\":null,"));
+  CHECK(contains(json, "\"memory_stall_fraction\":{\"value\":null,"));
+}
+
+// The kernel's time follows the schedule: issued operations never start before it nor more than
+// a quantum after it, and the run ends at the last completion.
+TEST_CASE(kernel_time_tracks_the_schedule_within_a_quantum) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_quantum(ns(100));
+  std::vector<TraceOp> ops;
+  mock::SyntheticTrace().next(ops, 3000);
+  feed_all(r, ops);
+  sc_core::sc_start();
+
+  CHECK(!r.failed());
+  CHECK_EQ(sc_core::sc_time_stamp(), t(r.metrics().last_done()));
+  for (const mock::ContractLog* log : {&p.dma0.log, &p.dma1.log, &p.pe.log, &p.exp.log}) {
+    CHECK(log->calls > 0);
+    CHECK_EQ(log->out_of_order, 0u);
+    CHECK_EQ(log->before_kernel_time, 0u);
+    CHECK(log->max_lead <= ns(100));
+  }
+}
+
+// 300 000 records with a window of 64 and a read-ahead of 256 never need more than 1024 slots
+// (the initial capacity): memory does not grow with the trace.
+TEST_CASE(buffer_stays_bounded_by_window_and_lookahead) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_window(64);
+  r.set_lookahead(256);
+  mock::SyntheticTrace gen;
+  std::vector<TraceOp> chunk;
+  std::uint64_t fed = 0;
+  while (!r.finished()) {
+    if (r.wants_input()) {
+      if (fed < 300000) {
+        chunk.clear();
+        gen.next(chunk, 10000);
+        r.feed(chunk.data(), chunk.size());
+        fed += chunk.size();
+      } else {
+        r.end_of_input();
+      }
+    }
+    sc_core::sc_start(sc_time(100, SC_US));
+  }
+  CHECK(!r.failed());
+  CHECK_EQ(r.metrics().ops(), 300000u);
+  CHECK_EQ(r.buffer_capacity(), 1024u);
+}
+
+TEST_CASE(setup_after_start_is_rejected) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.end_of_input();
+  sc_core::sc_start();
+  bool threw = false;
+  try {
+    r.set_window(8);
+  } catch (const std::logic_error& e) {
+    threw = std::string(e.what()) == "set_window after the simulation started";
+  }
+  CHECK(threw);
+}
+
+CHECK_MAIN

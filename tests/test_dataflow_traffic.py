@@ -1,0 +1,91 @@
+"""Emitted off-chip traffic equals each dataflow's closed form exactly, per tensor."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.dataflow_helpers import emit_all, offchip_elements
+from tests.dataflow_platforms import KIB, attenio_machine
+from tlm_models.dataflows import EMITTERS, Workload, emit
+from tlm_models.dataflows.io_formulas import (
+    TRAFFIC,
+    attention_order_bound,
+    mmm_lower_bound,
+)
+from tlm_models.errors import UserError
+
+CASES = [
+    (256, 16, 4 * KIB, 1),
+    (200, 32, 8 * KIB, 2),
+    (512, 64, 32 * KIB, 1),
+    (1000, 64, 64 * KIB, 1),
+]
+
+
+@pytest.mark.parametrize("name", sorted(EMITTERS))
+@pytest.mark.parametrize(("n", "d", "sram", "heads"), CASES)
+def test_emitted_traffic_matches_closed_form(
+    name: str, n: int, d: int, sram: int, heads: int
+) -> None:
+    w, p = Workload(n, d, heads=heads), attenio_machine(sram)
+    header, recs = emit_all(name, w, p)
+    expected = TRAFFIC[name](w, p)
+    assert offchip_elements(header, recs) == expected.elements
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "sram"), [(256, 16, 4 * KIB), (2048, 64, 512 * KIB), (300, 128, 64 * KIB)]
+)
+def test_attenio_and_flash2_follow_the_paper(n: int, d: int, sram: int) -> None:
+    w, p = Workload(n, d), attenio_machine(sram)
+    m = sram // 2
+    a = (m - d) // (2 * d + 4)
+    br = min(math.ceil(m / (4 * d)), d)
+    for name, rows in (("attenio", a), ("flash2", br)):
+        header, recs = emit_all(name, w, p, chunk_ops=1 << 16)
+        total = sum(offchip_elements(header, recs).values())
+        assert total == n * d + 2 * n * d * math.ceil(n / rows) + n * d
+
+
+def test_attenio_without_kv_buffer_reserves_both_slots() -> None:
+    w = Workload(256, 16)
+    p = attenio_machine(4 * KIB, kv_bytes=None, two_dmas=False)
+    header, recs = emit_all("attenio", w, p)
+    assert header.params["a"] == (2048 - 32) // 36
+    assert header.engines == ["dma0", "pe", "exp"]
+    assert offchip_elements(header, recs) == TRAFFIC["attenio"](w, p).elements
+
+
+def test_flat_spills_partial_rows_when_a_row_does_not_fit() -> None:
+    w, p = Workload(512, 16), attenio_machine(1 * KIB)
+    header, recs = emit_all("flat", w, p)
+    assert header.params["spill"] is True
+    traffic = offchip_elements(header, recs)
+    assert traffic["S"] == 2 * 512 * 512
+    assert traffic == TRAFFIC["flat"](w, p).elements
+
+
+def test_chunks_are_bounded_and_complete() -> None:
+    w, p = Workload(512, 64), attenio_machine(32 * KIB)
+    sizes = [len(c) for c in emit("attenio", w, p, chunk_ops=1000).chunks]
+    assert all(s == 1000 for s in sizes[:-1]) and 0 < sizes[-1] <= 1000
+
+
+def test_plans_that_do_not_fit_are_user_errors() -> None:
+    tiny = attenio_machine(256)
+    for name in EMITTERS:
+        with pytest.raises(UserError, match="M"):
+            emit(name, Workload(4096, 128), tiny)
+    with pytest.raises(UserError, match="unknown dataflow"):
+        emit("nope", Workload(64, 16), tiny)
+
+
+def test_lower_bounds() -> None:
+    assert mmm_lower_bound(8192, 64, 262144) == pytest.approx(
+        8192 * 64 + 8192**2 * 64 * 65 / (262144 - 64) + 8192**2
+    )
+    assert attention_order_bound(8192, 64, 262144) == 8192**2 * 64**2 / 262144
+    with pytest.raises(UserError):
+        mmm_lower_bound(10, 64, 64)

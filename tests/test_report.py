@@ -1,0 +1,135 @@
+"""report.md and plots from a synthetic sweep directory."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from tests.study_jobs import fake_result
+from tlm_models.study.config import RunConfig
+from tlm_models.study.grid import GridSpec, expand_grid
+from tlm_models.study.report import render_report, write_report
+from tlm_models.study.store import ResultStore, error_record, result_record
+
+
+def _write_results(directory: Path) -> list[RunConfig]:
+    configs = expand_grid(
+        GridSpec(
+            dataflows=("standard", "flat", "flash2", "attenio"),
+            seq_lens=(8192, 16384, 32768),
+            head_dims=(64, 128),
+        )
+    )
+    store = ResultStore(directory)
+    for config in configs:
+        if config.dataflow == "flat" and config.seq_len == 32768 and config.head_dim == 128:
+            store.append(error_record(config, "SimulationError: worker crashed: SIGABRT (abort)"))
+        else:
+            store.append(result_record(config, fake_result(config)))
+    return configs
+
+
+def _write_timelines(directory: Path) -> None:
+    (directory / "timelines").mkdir()
+    for name, step in (("standard", 0.4), ("attenio", 0.25)):
+        events: list[dict[str, object]] = [
+            {"name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": {"name": engine}}
+            for tid, engine in enumerate(("dma0", "pe", "exp"))
+        ]
+        for i in range(40):
+            events.append(
+                {
+                    "name": f"load K[{i}]",
+                    "ph": "X",
+                    "ts": 100 + i * step,
+                    "dur": step * 0.9,
+                    "pid": 1,
+                    "tid": 0,
+                }
+            )
+            events.append(
+                {
+                    "name": "matmul S",
+                    "ph": "X",
+                    "ts": 100.2 + i * step,
+                    "dur": step * 0.6,
+                    "pid": 1,
+                    "tid": 1,
+                }
+            )
+            events.append(
+                {
+                    "name": "exp P",
+                    "ph": "X",
+                    "ts": 100.3 + i * step,
+                    "dur": step * 0.3,
+                    "pid": 1,
+                    "tid": 2,
+                }
+            )
+        (directory / "timelines" / f"{name}.json").write_text(json.dumps({"traceEvents": events}))
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_report_tables_have_units_speedups_and_failures(tmp_path: Path) -> None:
+    _write_results(tmp_path)
+    text = render_report(list(ResultStore(tmp_path).latest().values()))
+    assert "### N = 8K tokens, d = 64" in text
+    header = next(line for line in text.splitlines() if line.startswith("| Dataflow"))
+    for unit in (
+        "Time (ms)",
+        "(×)",
+        "Off-chip (MiB)",
+        "PE MAC util. (%)",
+        "Exp lane util. (%)",
+        "Memory stall (%)",
+        "Overlap efficiency (%)",
+    ):
+        assert unit in header
+    # fake attenio is 3x faster than standard: the speedup column shows it.
+    attenio = next(line for line in text.splitlines() if line.startswith("| attenio"))
+    assert attenio.split("|")[3].strip() == "3.00"
+    assert "Closed-form off-chip bounds:" in text and "mmm_lower 2.00 MiB" in text
+    assert "## Failed configurations" in text and "SIGABRT" in text
+    assert "23 finished, 1 failed" in text
+
+
+def test_report_uses_gib_for_large_traffic(tmp_path: Path) -> None:
+    config = RunConfig("standard", 131072, 128)
+    record = result_record(config, fake_result(config))
+    assert "Off-chip (GiB)" in render_report([record])
+
+
+def test_write_report_produces_markdown_and_real_images(tmp_path: Path) -> None:
+    _write_results(tmp_path)
+    _write_timelines(tmp_path)
+    path = write_report(tmp_path)
+    text = path.read_text()
+    for stem in ("speedup", "offchip", "utilization", "stall_overlap", "timeline"):
+        assert f"({stem}.png)" in text
+        assert (tmp_path / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
+        width, height = _png_size(tmp_path / f"{stem}.png")
+        assert 400 <= width <= 3000 and 200 <= height <= 3000
+    image = pytest.importorskip("matplotlib.image").imread(tmp_path / "speedup.png")
+    assert image.std() > 0.05  # drawn content, not a blank canvas
+
+
+def test_variants_get_their_own_sections_and_plots(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    for capacity in ("256KiB", "512KiB"):
+        for dataflow in ("standard", "attenio"):
+            config = RunConfig(dataflow, 8192, 64, overrides=(f"sram.capacity={capacity}",))
+            store.append(result_record(config, fake_result(config)))
+    text = write_report(tmp_path).read_text()
+    assert "## platforms/attenio.yaml, sram.capacity=256KiB" in text
+    assert (tmp_path / "speedup-1.png").exists() and (tmp_path / "speedup-2.png").exists()

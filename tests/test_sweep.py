@@ -1,0 +1,306 @@
+"""Sweeps: results on disk as they finish, resume, failures recorded, CSV, CLI, interrupt."""
+
+from __future__ import annotations
+
+import _thread
+import argparse
+import csv
+import io
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import study_jobs
+from tlm_models.cli import study_cmd
+from tlm_models.errors import UserError
+from tlm_models.study.config import RunConfig
+from tlm_models.study.executor_local import LocalExecutor
+from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
+from tlm_models.study.progress import Progress, format_duration
+from tlm_models.study.store import ResultStore
+from tlm_models.study.sweep import run_sweep
+from tlm_models.study.table import flatten
+
+CONTRACT_KEYS = {
+    "schema",
+    "dataflow",
+    "platform",
+    "seq_len",
+    "head_dim",
+    "heads",
+    "sim_time_ns",
+    "offchip_bytes",
+    "pe",
+    "exp",
+    "memory_stall_fraction",
+    "overlap_efficiency",
+    "exposed_io_ns",
+    "stalls",
+    "ops",
+    "wall_s",
+    "ops_per_s",
+    "overrides",
+}
+
+
+def _grid(
+    *params: str, dataflows: tuple[str, ...] = ("standard", "flat", "attenio")
+) -> list[RunConfig]:
+    return expand_grid(
+        GridSpec(
+            dataflows=dataflows,
+            seq_lens=(8192, 16384),
+            head_dims=(64,),
+            platforms=("p.yaml",),
+            params=tuple(parse_swept_setting(p, "--param") for p in params),
+        )
+    )
+
+
+def _sweep(configs: list[RunConfig], out: Path, **kwargs: Any) -> Any:
+    stream = io.StringIO()
+    summary = run_sweep(
+        configs, out, job=study_jobs.fake_run, executor=LocalExecutor(2), stream=stream, **kwargs
+    )
+    return summary, stream.getvalue()
+
+
+def _invocations(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_results_carry_the_contract_keys_and_the_csv_is_flat(tmp_path: Path) -> None:
+    configs = _grid()
+    summary, log = _sweep(configs, tmp_path)
+    assert (summary.total, summary.ran, summary.failed, summary.exit_code) == (6, 6, 0, 0)
+    records = ResultStore(tmp_path).records()
+    assert len(records) == 6
+    for record in records:
+        assert record.keys() >= CONTRACT_KEYS
+        assert record["key"] == RunConfig.from_dict(record["config"]).key()
+        assert record["offchip_bytes"]["total"] > 0
+    with (tmp_path / "results.csv").open() as stream:
+        rows = list(csv.DictReader(stream))
+    assert len(rows) == 6
+    header = list(rows[0])
+    assert header[:5] == ["key", "dataflow", "platform", "seq_len", "head_dim"]
+    assert {
+        "offchip_bytes.total",
+        "pe.mac_utilization",
+        "stalls.pe.load",
+        "bounds.mmm_lower",
+    } <= set(header)
+    assert [row["dataflow"] for row in rows] == ["standard"] * 2 + ["flat"] * 2 + ["attenio"] * 2
+    assert "6/6 done, 0 failed" in log
+
+
+def test_rerun_skips_finished_configurations(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.txt"
+    first = _grid(f"log={calls}", dataflows=("standard",))
+    _sweep(first, tmp_path / "out")
+    assert len(_invocations(calls)) == 2
+    summary, _ = _sweep(first, tmp_path / "out")
+    assert (summary.skipped, summary.ran, summary.exit_code) == (2, 0, 0)
+    assert len(_invocations(calls)) == 2
+    wider = _grid(f"log={calls}", dataflows=("standard", "flash2"))
+    summary, _ = _sweep(wider, tmp_path / "out")
+    assert (summary.skipped, summary.ran) == (2, 2)
+    assert sorted(_invocations(calls)[2:]) == sorted(c.key() for c in wider[2:])
+    assert len(ResultStore(tmp_path / "out").records()) == 4
+
+
+def test_a_crashing_configuration_is_recorded_and_the_others_finish(tmp_path: Path) -> None:
+    configs = _grid("flat.crash=abort")
+    summary, log = _sweep(configs, tmp_path)
+    assert (summary.ran, summary.failed, summary.exit_code) == (6, 2, 1)
+    latest = ResultStore(tmp_path).latest()
+    failed = {k: r for k, r in latest.items() if "error" in r}
+    assert {r["dataflow"] for r in failed.values()} == {"flat"}
+    assert all("SIGABRT" in r["error"] for r in failed.values())
+    assert all("sim_time_ns" in r for k, r in latest.items() if k not in failed)
+    assert "FAILED" in log
+    # Recorded failures stay failed (and the exit code says so) until asked to retry.
+    summary, _ = _sweep(configs, tmp_path)
+    assert (summary.ran, summary.failed, summary.exit_code) == (0, 2, 1)
+    summary, _ = _sweep(configs, tmp_path, retry_failed=True)
+    assert (summary.ran, summary.failed) == (2, 2)
+
+
+def test_a_raising_job_and_a_non_dict_result_are_errors(tmp_path: Path) -> None:
+    configs = _grid("attenio.crash=raise")
+    summary, _ = _sweep(configs, tmp_path / "a")
+    errors = [r["error"] for r in ResultStore(tmp_path / "a").records() if "error" in r]
+    assert len(errors) == 2 and all("deliberate failure" in e for e in errors)
+    summary = run_sweep(
+        configs[:1],
+        tmp_path / "b",
+        job=study_jobs.not_a_dict,
+        executor=LocalExecutor(1),
+        stream=io.StringIO(),
+    )
+    assert summary.failed == 1
+    assert "not a result dict" in ResultStore(tmp_path / "b").records()[0]["error"]
+
+
+def test_identical_inputs_give_identical_outputs(tmp_path: Path) -> None:
+    from tlm_models.study.report import write_report
+
+    configs = _grid("flat.crash=raise")
+    outputs = []
+    for name in ("one", "two"):
+        _sweep(configs, tmp_path / name)
+        write_report(tmp_path / name, plots=False)
+        outputs.append(
+            (
+                (tmp_path / name / "results.csv").read_bytes(),
+                (tmp_path / name / "report.md").read_bytes(),
+                sorted((tmp_path / name / "results.jsonl").read_text().splitlines()),
+            )
+        )
+    assert outputs[0] == outputs[1]
+
+
+def test_interrupt_keeps_finished_results_and_kills_running_ones(tmp_path: Path) -> None:
+    configs = expand_grid(
+        GridSpec(
+            dataflows=("standard", "flat"),
+            seq_lens=(8192,),
+            head_dims=(64,),
+            params=(parse_swept_setting("flat.sleep=60", "--param"),),
+        )
+    )
+    results = tmp_path / "results.jsonl"
+
+    def interrupt_after_first_result() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (results.exists() and results.read_text()):
+            time.sleep(0.05)
+        time.sleep(0.3)
+        _thread.interrupt_main()
+
+    watcher = threading.Thread(target=interrupt_after_first_result, daemon=True)
+    start = time.monotonic()
+    watcher.start()
+    summary, log = _sweep(configs, tmp_path)
+    assert time.monotonic() - start < 20  # the 60 s configuration was killed, not waited for
+    assert summary.interrupted and summary.exit_code == 130
+    records = ResultStore(tmp_path).records()
+    assert [r["dataflow"] for r in records] == ["standard"]
+    assert "interrupted" in log
+
+
+def test_flatten_dots_nested_keys_and_serialises_lists() -> None:
+    flat = flatten({"a": 1, "b": {"c": 2, "d": {"e": "x"}}, "f": ["1", 2], "g": None})
+    assert flat == {"a": 1, "b.c": 2, "b.d.e": "x", "f": '["1", 2]', "g": None}
+
+
+def test_a_torn_last_line_is_ignored(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    store.append({"key": "k1", "x": 1})
+    with store.path.open("a") as stream:
+        stream.write('{"key": "k2", "x"')
+    assert [r["key"] for r in store.records()] == ["k1"]
+
+
+def test_progress_prints_plain_lines_with_eta_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    progress = Progress(total=4, skipped=1, stream=stream, clock=time.monotonic() - 10)
+    progress.start()
+    progress.finished("cfg-a", ok=True, wall_s=1.25)
+    progress.finished("cfg-b", ok=False, wall_s=0.5, error="boom")
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "sweep: 4 configurations (1 already done)"
+    assert lines[1].startswith("sweep: 2/4 done, 0 failed, elapsed 10 s, ETA 20 s")
+    assert "done in 1.2 s: cfg-a" in lines[1]
+    assert "2/4 done, 1 failed" in lines[2] and "FAILED (boom)" in lines[2]
+    assert format_duration(185) == "3 min 05 s"
+    assert format_duration(7620) == "2 h 07 min"
+
+
+def _cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    study_cmd.register(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+def test_cli_sweep_writes_results_and_report_and_exits_1_on_failure(tmp_path: Path) -> None:
+    platform = tmp_path / "plat.yaml"
+    platform.write_text("name: test\n")
+    out = tmp_path / "out"
+    argv = [
+        "sweep",
+        "--platform",
+        str(platform),
+        "--dataflows",
+        "standard,flat",
+        "--seq-lens",
+        "8K",
+        "--head-dims",
+        "64,128",
+        "--param",
+        "flat.crash=raise",
+        "--jobs",
+        "2",
+        "--out",
+        str(out),
+        "--job",
+        "tests.study_jobs:fake_run",
+        "--no-report",
+    ]
+    assert _cli(argv) == 1
+    assert len(ResultStore(out).records()) == 4
+    assert _cli(["report", str(out), "--no-plots"]) == 0
+    report = (out / "report.md").read_text()
+    assert "## Failed configurations" in report and "deliberate failure" in report
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--dataflows", "flashy"], "unknown dataflow"),
+        (["--seq-lens", "8X"], "sequence length"),
+        (["--set", "sram.capacity"], "key.path=value"),
+        (["--executor", "dask"], "needs --scheduler"),
+        (["--scheduler", "tcp://x:1"], "only used with --executor dask"),
+        (["--jobs", "0"], "--jobs"),
+        (["--platform", "no/such.yaml"], "not found"),
+        (["--job", "tests.study_jobs:nothing"], "no function 'nothing'"),
+    ],
+)
+def test_cli_rejects_bad_input_with_a_user_error(
+    tmp_path: Path, extra: list[str], message: str
+) -> None:
+    platform = tmp_path / "plat.yaml"
+    platform.write_text("name: test\n")
+    base = {
+        "--platform": str(platform),
+        "--dataflows": "standard",
+        "--seq-lens": "8K",
+        "--head-dims": "64",
+        "--out": str(tmp_path / "out"),
+        "--job": "tests.study_jobs:fake_run",
+    }
+    argv = ["sweep"]
+    for option, value in base.items():
+        if option not in extra:
+            argv += [option, value]
+    with pytest.raises(UserError, match=message):
+        _cli(argv + extra)
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def test_report_of_an_empty_directory_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"no results\.jsonl"):
+        _cli(["report", str(tmp_path)])
+
+
+def test_result_records_are_json_lines(tmp_path: Path) -> None:
+    _sweep(_grid(dataflows=("standard",)), tmp_path)
+    for line in (tmp_path / "results.jsonl").read_text().splitlines():
+        assert json.loads(line)["schema"] == "attn-tlm.result/1"

@@ -1,0 +1,102 @@
+"""``attn-tlm bounds``: closed-form off-chip traffic of every dataflow beside the lower bounds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tlm_models.dataflows.io_formulas import TRAFFIC, attention_order_bound, mmm_lower_bound
+from tlm_models.dataflows.reference_machine import attenio_machine
+from tlm_models.dataflows.workload import Workload, parse_count
+from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "bounds", help="closed-form off-chip traffic per dataflow and the I/O lower bounds"
+    )
+    p.add_argument("--seq-len", required=True, help="sequence length N (8192 or 8K)")
+    p.add_argument("--head-dim", required=True, type=int, help="head dimension d")
+    p.add_argument("--heads", type=int, default=1, help="attention heads (default 1)")
+    p.add_argument("--platform", help="platform YAML (default: the AttenIO paper's machine)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def _platform(path: str | None) -> PlatformInfo:
+    if path is None:
+        return attenio_machine()
+    from tlm_models.platform import load_platform
+
+    return load_platform(path).info()
+
+
+def bounds_report(workload: Workload, platform: PlatformInfo) -> dict[str, Any]:
+    """Every dataflow's traffic (elements and bytes) and both bounds, as plain data."""
+    n, d, eb = workload.seq_len, workload.head_dim, workload.elem_bytes
+    m = platform.capacity_elements(eb)
+    heads = workload.head_count
+    dataflows: dict[str, Any] = {}
+    for name, formula in TRAFFIC.items():
+        try:
+            t = formula(workload, platform)
+        except UserError as exc:
+            dataflows[name] = {"error": str(exc)}
+            continue
+        dataflows[name] = {
+            "elements": t.total_elements,
+            "bytes": t.total_bytes,
+            "per_tensor_elements": t.elements,
+            "tile": t.tile,
+        }
+    mmm = mmm_lower_bound(n, d, m) * heads
+    order = attention_order_bound(n, d, m) * heads
+    return {
+        "seq_len": n,
+        "head_dim": d,
+        "heads": heads,
+        "elem_bytes": eb,
+        "platform": platform.name,
+        "capacity_elements": m,
+        "dataflows": dataflows,
+        "bounds": {
+            "mmm_tall_skinny": {
+                "elements": mmm,
+                "bytes": mmm * eb,
+                "expression": "Nd + N^2 d(d+1)/(M-d) + N^2",
+            },
+            "exact_attention_order": {
+                "elements": order,
+                "bytes": order * eb,
+                "expression": "Theta(N^2 d^2 / M), constant 1",
+            },
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    workload = Workload(parse_count(args.seq_len), args.head_dim, heads=args.heads)
+    report = bounds_report(workload, _platform(args.platform))
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(
+        f"N = {report['seq_len']}, d = {report['head_dim']}, heads = {report['heads']}, "
+        f"M = {report['capacity_elements']} elements ({report['platform']})"
+    )
+    print(f"{'dataflow':<12} {'elements':>16} {'MiB':>12}  tile")
+    for name, row in report["dataflows"].items():
+        if "error" in row:
+            print(f"{name:<12} {'does not fit':>16}  {row['error']}")
+            continue
+        tile = ", ".join(f"{k}={v}" for k, v in row["tile"].items())
+        print(f"{name:<12} {row['elements']:>16,} {row['bytes'] / 2**20:>12.1f}  {tile}")
+    for key, label in (
+        ("mmm_tall_skinny", "MMM lower bound"),
+        ("exact_attention_order", "order of growth"),
+    ):
+        b = report["bounds"][key]
+        print(f"{label:<16} {b['elements']:>12,.0f} {b['bytes'] / 2**20:>12.1f}  {b['expression']}")
+    return 0

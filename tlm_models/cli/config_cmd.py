@@ -1,0 +1,72 @@
+"""``attn-tlm config``: where the C++ models are, for builds outside this package.
+
+Like ``pybind11 --includes``: ``--includes`` prints compiler flags, ``--cmakedir`` the directory
+of the CMake package (``find_package(attn_tlm)``), ``--pkgconfig`` the directory of
+``attn-tlm.pc``. Several options print one line each, in the order given on the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from pathlib import Path
+
+from tlm_models import INCLUDE_DIR
+from tlm_models.errors import UserError
+
+SHARE_DIR = Path(__file__).resolve().parent.parent / "share"
+CMAKE_DIR = SHARE_DIR / "cmake" / "attn_tlm"
+PKGCONFIG_DIR = SHARE_DIR / "pkgconfig"
+
+
+def include_flags() -> list[str]:
+    """``-I`` for the models plus whatever SystemC's headers need (nothing for /usr/include)."""
+    from tlm_models.kernel import systemc_paths
+
+    return [f"-I{INCLUDE_DIR}", *systemc_paths().cflags()]
+
+
+def link_flags() -> list[str]:
+    from tlm_models.kernel import systemc_paths
+
+    return systemc_paths().ldflags()
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "config",
+        help="compiler flags and package directories for C++ builds that use the models",
+        description="Print what a C++ build needs to use the header-only models "
+        "(see docs/integration.md).",
+    )
+    options = (
+        ("--includes", "includes", "compiler flags: -I for the models and SystemC's headers"),
+        ("--libs", "libs", "linker flags for SystemC"),
+        ("--cmakedir", "cmakedir", "directory of attn_tlmConfig.cmake (set attn_tlm_DIR to it)"),
+        ("--pkgconfig", "pkgconfig", "directory of attn-tlm.pc (add it to PKG_CONFIG_PATH)"),
+    )
+    for flag, what, text in options:
+        parser.add_argument(flag, dest="queries", action="append_const", const=what, help=text)
+    parser.set_defaults(func=_config, queries=None)
+
+
+def answer(query: str) -> str:
+    """One line of output for one option."""
+    if query == "includes":
+        return shlex.join(include_flags())
+    if query == "libs":
+        return shlex.join(link_flags())
+    if query == "cmakedir":
+        return str(CMAKE_DIR)
+    if query == "pkgconfig":
+        return str(PKGCONFIG_DIR)
+    raise ValueError(f"unknown config query {query!r}")
+
+
+def _config(args: argparse.Namespace) -> int:
+    queries: list[str] | None = args.queries
+    if not queries:
+        raise UserError("config: give at least one of --includes, --libs, --cmakedir, --pkgconfig")
+    for query in queries:
+        print(answer(query))
+    return 0

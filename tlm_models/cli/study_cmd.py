@@ -1,0 +1,163 @@
+"""``attn-tlm sweep`` and ``attn-tlm report``: run a grid of attention studies and report it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tlm_models.errors import UserError
+from tlm_models.study.config import (
+    DATAFLOWS,
+    DEFAULT_PLATFORM,
+    parse_dataflows,
+    parse_int_list,
+    resolve_platform,
+)
+from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
+from tlm_models.study.job import DEFAULT_JOB, load_job
+from tlm_models.study.report import write_report
+from tlm_models.study.sweep import SweepExecutor, run_sweep
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sweep = subparsers.add_parser(
+        "sweep",
+        help="run a grid of attention studies into a directory (resumable)",
+        description="Runs every combination of platforms, --set values, dataflows, sequence "
+        "lengths and head dims, one simulation per process. Results are appended to "
+        "DIR/results.jsonl as they finish; running the same command again resumes.",
+    )
+    sweep.add_argument(
+        "--platform",
+        action="append",
+        metavar="FILE",
+        help=f"platform YAML; repeat to sweep platforms (default {DEFAULT_PLATFORM})",
+    )
+    sweep.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=V[,V...]",
+        dest="settings",
+        help="platform parameter override; a list of values sweeps it "
+        "(e.g. sram.capacity=256KiB,512KiB); several --set form a cartesian product",
+    )
+    sweep.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="[DATAFLOW.]NAME=V[,V...]",
+        dest="params",
+        help="dataflow parameter, swept like --set; prefix a dataflow to limit it to that "
+        "dataflow (e.g. approx.degree=1,2)",
+    )
+    sweep.add_argument(
+        "--dataflows",
+        required=True,
+        metavar="LIST",
+        help=f"comma-separated: {', '.join(DATAFLOWS)}, or all",
+    )
+    sweep.add_argument(
+        "--seq-lens", required=True, metavar="LIST", help="sequence lengths, e.g. 8K,16K (K = 1024)"
+    )
+    sweep.add_argument("--head-dims", required=True, metavar="LIST", help="head dims, e.g. 64,128")
+    sweep.add_argument("--heads", type=int, default=1, metavar="H", help="attention heads (1)")
+    sweep.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        metavar="J",
+        help="simulations at a time on this machine (default: one per CPU core)",
+    )
+    sweep.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where simulations run: this machine, or a Dask cluster (needs --scheduler)",
+    )
+    sweep.add_argument(
+        "--scheduler", metavar="ADDR", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786"
+    )
+    sweep.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="run recorded failures again (finished results are always kept)",
+    )
+    sweep.add_argument("--no-report", action="store_true", help="skip report.md and plots")
+    sweep.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
+    # The simulation function, replaceable for testing the sweep machinery on its own.
+    sweep.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
+    sweep.set_defaults(func=_sweep)
+
+    report = subparsers.add_parser(
+        "report", help="write DIR/report.md and plots from a sweep's results"
+    )
+    report.add_argument("dir", metavar="DIR", help="sweep directory (holds results.jsonl)")
+    report.add_argument("--no-plots", action="store_true", help="write report.md only")
+    report.set_defaults(func=_report)
+
+
+def grid_of(args: argparse.Namespace) -> GridSpec:
+    """The sweep grid named by the command-line arguments."""
+    if args.heads < 1:
+        raise UserError(f"--heads must be a positive integer, found {args.heads}")
+    return GridSpec(
+        dataflows=parse_dataflows(args.dataflows),
+        seq_lens=parse_int_list(args.seq_lens, "sequence length"),
+        head_dims=parse_int_list(args.head_dims, "head dim"),
+        heads=args.heads,
+        platforms=tuple(args.platform or (DEFAULT_PLATFORM,)),
+        settings=tuple(parse_swept_setting(text, "--set") for text in args.settings),
+        params=tuple(parse_swept_setting(text, "--param") for text in args.params),
+    )
+
+
+def _executor(args: argparse.Namespace) -> SweepExecutor:
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs must be at least 1, found {args.jobs}")
+    if args.executor == "dask":
+        if not args.scheduler:
+            raise UserError("--executor dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
+        if args.jobs is not None:
+            raise UserError(
+                "--jobs applies to --executor local; on Dask, each worker's --nthreads sets "
+                "how many simulations it runs at a time"
+            )
+        from tlm_models.study.executor_dask import DaskExecutor
+
+        return DaskExecutor(args.scheduler)
+    if args.scheduler:
+        raise UserError("--scheduler is only used with --executor dask")
+    from tlm_models.study.executor_local import LocalExecutor
+
+    return LocalExecutor(args.jobs)
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    configs = expand_grid(grid_of(args))
+    for platform in dict.fromkeys(config.platform for config in configs):
+        resolve_platform(platform)  # a missing file is the user's to fix before anything runs
+    executor = _executor(args)
+    job = load_job(args.job)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} exists and is not a directory")
+    summary = run_sweep(configs, out, job=job, executor=executor, retry_failed=args.retry_failed)
+    if not args.no_report and not summary.interrupted:
+        print(f"report: {write_report(out)}", file=sys.stderr)
+    if summary.failed:
+        print(
+            f"attn-tlm: {summary.failed} of {summary.total} configurations failed "
+            f"(errors in {out / 'results.jsonl'}; rerun with --retry-failed to try again)",
+            file=sys.stderr,
+        )
+    return summary.exit_code
+
+
+def _report(args: argparse.Namespace) -> int:
+    directory = Path(args.dir)
+    if not directory.is_dir():
+        raise UserError(f"{directory} is not a directory")
+    print(write_report(directory, plots=not args.no_plots))
+    return 0

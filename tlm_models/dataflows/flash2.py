@@ -1,0 +1,105 @@
+"""FlashAttention-2: Q-outer, K/V-inner tiles with online softmax (row max / row sum per tile).
+
+Tiling is the rule the AttenIO paper used for its FA2 baseline: Br = min(ceil(M/4d), d),
+Bc = ceil(M/4d). Double-buffered K/V tiles of that Bc do not fit beside Q, O and S, so Bc is
+reduced to the largest width that fits; off-chip traffic depends on Br only and stays
+T = Nd + 2Nd*ceil(N/Br) + Nd.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.online_softmax import (
+    OnlineSoftmaxLoop,
+    SoftmaxBuffers,
+    TileShape,
+)
+from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+from tlm_models.trace.record import Broadcast, VectorOp
+
+
+@dataclass(frozen=True)
+class FlashTiling:
+    br: int  # Q rows per block (the paper's rule, used for traffic)
+    bc_rule: int  # the paper's K/V tile width
+    bc: int  # K/V tile width actually used (fits with double buffering)
+
+
+def flash2_tiling(workload: Workload, capacity: int) -> FlashTiling:
+    """Br, Bc for capacity M elements; UserError when not even a 1-wide tile fits."""
+    d, n = workload.head_dim, workload.seq_len
+    quarter = -(-capacity // (4 * d))
+    br = min(quarter, d)
+    rows = min(br, n)
+    # Q, O (rows x d), S (rows x bc), m0, m1, t, l (rows), K and V double-buffered (bc x d).
+    fit = (capacity - 2 * rows * d - 4 * rows) // (4 * d + rows)
+    bc = min(quarter, n, fit)
+    if bc < 1:
+        raise UserError(
+            f"FlashAttention-2 needs {2 * rows * d + 4 * rows + 4 * d + rows} elements on chip "
+            f"for Br = {rows}, d = {d} and a 1-row K/V tile, but M = {capacity} elements"
+        )
+    return FlashTiling(br=br, bc_rule=quarter, bc=bc)
+
+
+def _tile_body(tpl: Template, bufs: SoftmaxBuffers, shape: TileShape, ldk: int, ldv: int) -> None:
+    """One K/V tile: S = Q K^T, row max, P = exp(S - m), row sum, rescale O, O += P V."""
+    r, c = shape.rows, shape.cols
+    d = bufs.q.cols
+    mcur, mnext, s, t = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.t
+    assert t is not None
+    smm = tpl.matmul(bufs.q.addr, bufs.k[0].addr, s, r, c, d, trans_b=True, deps=[ldk])
+    tpl.roles["smm"] = smm
+    if shape.first:
+        tpl.vector(VectorOp.ROWMAX, mnext, s, r, c)
+        sub = tpl.vector(VectorOp.SUB, s, s, r, c, src1=mnext, bcast=Broadcast.ROW)
+        p = tpl.exp(s, s, r, c, deps=[sub])
+        tpl.vector(VectorOp.ROWSUM, bufs.l.addr, s, r, c, deps=[p])
+        tpl.roles["omm"] = tpl.matmul(
+            s, bufs.v[0].addr, bufs.o.addr, r, d, c, deps=[ldv, p, Ext("o_free")]
+        )
+        return
+    tpl.vector(VectorOp.ROWMAX, t.addr, s, r, c)
+    tpl.vector(VectorOp.MAX, mnext, mcur, r, 1, src1=t.addr)
+    sub = tpl.vector(VectorOp.SUB, s, s, r, c, src1=mnext, bcast=Broadcast.ROW)
+    dm = tpl.vector(VectorOp.SUB, mcur, mcur, r, 1, src1=mnext)
+    p = tpl.exp(s, s, r, c, deps=[sub])
+    alpha = tpl.exp(mcur, mcur, r, 1, deps=[dm])
+    tpl.vector(VectorOp.ROWSUM, t.addr, s, r, c, deps=[p])
+    tpl.vector(VectorOp.MUL, bufs.l.addr, bufs.l.addr, r, 1, src1=mcur, deps=[alpha])
+    tpl.vector(VectorOp.ADD, bufs.l.addr, bufs.l.addr, r, 1, src1=t.addr)
+    tpl.vector(VectorOp.MUL, bufs.o.addr, bufs.o.addr, r, d, src1=mcur, bcast=Broadcast.ROW)
+    tpl.roles["omm"] = tpl.matmul(
+        s, bufs.v[0].addr, bufs.o.addr, r, d, c, accumulate=True, deps=[ldv, p]
+    )
+
+
+def emit_flash2(
+    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+) -> EmittedTrace:
+    """FlashAttention-2 trace on ``platform``; records stream in chunks of ``chunk_ops``."""
+    eb, d = workload.elem_bytes, workload.head_dim
+    capacity = platform.capacity_elements(eb)
+    tiling = flash2_tiling(workload, capacity)
+    rows = min(tiling.br, workload.seq_len)
+    setup = make_setup(
+        "flash2", workload, platform, {"br": tiling.br, "bc": tiling.bc, "bc_rule": tiling.bc_rule}
+    )
+    a = setup.scratch
+    bufs = SoftmaxBuffers(
+        q=a.alloc("Q_i", rows, d),
+        o=a.alloc("O_i", rows, d),
+        s=a.alloc("S_ij", rows, tiling.bc),
+        m=(a.alloc("m_a", rows), a.alloc("m_b", rows)),
+        l=a.alloc("l_i", rows),
+        t=a.alloc("rowstat", rows),
+        k=(a.alloc("K_j.0", tiling.bc, d), a.alloc("K_j.1", tiling.bc, d)),
+        v=(a.alloc("V_j.0", tiling.bc, d), a.alloc("V_j.1", tiling.bc, d)),
+    )
+    loop = OnlineSoftmaxLoop(setup, bufs, rows, tiling.bc, _tile_body)
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())

@@ -1,0 +1,262 @@
+"""FLAT: row-granularity fusion — R complete score rows on chip, full K and V streamed per block.
+
+Per block of R query rows: load Q (scaled by 1/sqrt(d)); stream K in tiles of Tk rows
+(Tk = min(N, PE rows), double-buffered staging) computing S tiles and the running row max;
+then stream V in tiles: P_c = exp(S_c - m), l += rowsum(P_c), O += P_c V_c; finally O /= l and
+store O. Tk = min(N, PE rows, floor(M/8d)) keeps staging within a quarter of the SRAM;
+R = floor((M - 2*Tk*d) / (2d + N + 2)) (Q, O, a full score row, row max and sum per
+row, beside the staging). When R < 1 a score row does not fit: rows go one at a time and every
+S tile spills off-chip after its row max is taken (double-buffered 1 x Tk tile buffers),
+then is read back for the exponent — 2N extra elements per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from tlm_models.dataflows.builder import (
+    DEFAULT_CHUNK_OPS,
+    Ext,
+    Prev,
+    RepeatResult,
+    Template,
+    TraceBuilder,
+    role_offsets,
+    tile_runs,
+)
+from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+from tlm_models.trace.record import Broadcast, VectorOp
+
+
+@dataclass(frozen=True)
+class FlatTiling:
+    rows: int  # R: query rows per block (1 when spilling)
+    stage: int  # Tk: K/V staging tile rows
+    spill: bool  # score rows do not fit: S tiles go off-chip
+
+
+def flat_tiling(workload: Workload, capacity: int, pe_rows: int) -> FlatTiling:
+    d, n = workload.head_dim, workload.seq_len
+    tk = max(1, min(n, pe_rows, capacity // (8 * d)))
+    r = (capacity - 2 * tk * d) // (2 * d + n + 2)
+    if r >= 1:
+        return FlatTiling(rows=min(r, n), stage=tk, spill=False)
+    need = 2 * tk * d + 2 * d + 3 + 2 * tk
+    if need > capacity:
+        raise UserError(
+            f"FLAT needs M >= {need} elements even when spilling score rows "
+            f"(d = {d}, staging {tk} rows), M = {capacity}"
+        )
+    return FlatTiling(rows=1, stage=tk, spill=True)
+
+
+class _FlatEmitter:
+    def __init__(self, setup: DataflowSetup, tiling: FlatTiling):
+        self.s = setup
+        self.tl = tiling
+        w = setup.workload
+        r, tk, d, n = tiling.rows, tiling.stage, w.head_dim, w.seq_len
+        a = setup.scratch
+        self.q = a.alloc("Q_rows", r, d)
+        self.o = a.alloc("O_rows", r, d)
+        # Row-resident S is stored tile after tile (each R x Tk tile contiguous).
+        s_cols = 2 * tk if tiling.spill else n
+        self.srow = a.alloc("S_rows", r, s_cols)
+        self.m = a.alloc("rowmax", r)
+        self.l = a.alloc("rowsum", r)
+        self.t = a.alloc("tilestat", r)
+        self.stage = (a.alloc("KV_stage.0", tk, d), a.alloc("KV_stage.1", tk, d))
+
+    def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
+        s, w = self.s, self.s.workload
+        eb, d, n, r = s.elem_bytes, w.head_dim, w.seq_len, self.tl.rows
+        b = TraceBuilder(s.header, chunk_ops)
+        blocks = [(h, i, min(r, n - i)) for h in range(w.head_count) for i in range(0, n, r)]
+        ring: RepeatResult | None = None  # staging buffers rotate across K and V phases
+        staged = 0
+        last_smm: int | None = None
+        last_store: int | None = None
+        for head, row0, rows in blocks:
+            q = b.load(
+                s.base("Q", head) + row0 * d * eb,
+                self.q.addr,
+                rows,
+                d * eb,
+                tensor=s.tensor["Q"],
+                deps=[last_smm],
+            )
+            b.vector(
+                VectorOp.MUL,
+                self.q.addr,
+                self.q.addr,
+                rows,
+                d,
+                bcast=Broadcast.SCALAR,
+                scalar=w.scale,
+                deps=[q],
+            )
+            ring, staged = yield from self._phase(b, "K", head, rows, ring, staged, None)
+            last_smm = ring.handle("smm") if ring else None
+            spilled = ring.handle("sts") if ring else None
+            ring, staged = yield from self._phase(
+                b, "V", head, rows, ring, staged, {"o_free": last_store, "spilled": spilled}
+            )
+            norm = b.vector(
+                VectorOp.DIV,
+                self.o.addr,
+                self.o.addr,
+                rows,
+                d,
+                src1=self.l.addr,
+                bcast=Broadcast.ROW,
+            )
+            last_store = b.store(
+                self.o.addr,
+                s.base("O", head) + row0 * d * eb,
+                rows,
+                d * eb,
+                tensor=s.tensor["O"],
+                deps=[norm],
+            )
+            yield from b.ready()
+        yield from b.finish()
+
+    def _phase(
+        self,
+        b: TraceBuilder,
+        which: str,
+        head: int,
+        rows: int,
+        ring: RepeatResult | None,
+        staged: int,
+        ext: dict[str, int | None] | None,
+    ) -> Generator[np.ndarray, None, tuple[RepeatResult | None, int]]:
+        s, w, spill = self.s, self.s.workload, self.tl.spill
+        eb, d, n, tk = s.elem_bytes, w.head_dim, w.seq_len, self.tl.stage
+        st = self.stage[0].addr
+        sstep = self.stage[1].addr - st
+        tile_bytes = rows * tk * eb
+        for c0, count, cols, first in tile_runs(n, tk):
+            tpl = b.template()
+            ro = tpl.roles
+            stile = self.srow.addr
+            ro["ld"] = tpl.load(
+                s.base(which, head),
+                st,
+                cols,
+                d * eb,
+                tensor=s.tensor[which],
+                deps=[Prev("reader", 2)],
+            )
+            on_tile: list[tuple[str, str]] = []
+            if which == "K":
+                ro["smm"] = ro["reader"] = tpl.matmul(
+                    self.q.addr, st, stile, rows, cols, d, trans_b=True, deps=[ro["ld"]]
+                )
+                stat = self.m.addr if first else self.t.addr
+                ro["max"] = tpl.vector(VectorOp.ROWMAX, stat, stile, rows, cols)
+                on_tile = [("smm", "dst"), ("max", "src0")]
+                if not first:
+                    tpl.vector(VectorOp.MAX, self.m.addr, self.m.addr, rows, 1, src1=self.t.addr)
+                if spill:
+                    ro["sts"] = tpl.store(
+                        stile, s.base("S"), 1, cols * eb, tensor=s.tensor["S"], deps=[ro["max"]]
+                    )
+                    on_tile.append(("sts", "src0"))
+            else:
+                deps_sub = [ro["ld"]]
+                if spill:
+                    ro["lds"] = tpl.load(
+                        s.base("S"),
+                        stile,
+                        1,
+                        cols * eb,
+                        tensor=s.tensor["S"],
+                        deps=[Ext("spilled")],
+                    )
+                    deps_sub = [ro["lds"]]
+                    on_tile.append(("lds", "dst"))
+                ro["sub"] = tpl.vector(
+                    VectorOp.SUB,
+                    stile,
+                    stile,
+                    rows,
+                    cols,
+                    src1=self.m.addr,
+                    bcast=Broadcast.ROW,
+                    deps=deps_sub,
+                )
+                ro["exp"] = tpl.exp(stile, stile, rows, cols, deps=[ro["sub"]])
+                stat = self.l.addr if first else self.t.addr
+                ro["sum"] = tpl.vector(VectorOp.ROWSUM, stat, stile, rows, cols, deps=[ro["exp"]])
+                if not first:
+                    tpl.vector(VectorOp.ADD, self.l.addr, self.l.addr, rows, 1, src1=self.t.addr)
+                ro["omm"] = ro["reader"] = tpl.matmul(
+                    stile,
+                    st,
+                    self.o.addr,
+                    rows,
+                    d,
+                    cols,
+                    accumulate=not first,
+                    deps=[ro["ld"], ro["exp"], Ext("o_free") if first else None],
+                )
+                on_tile += [
+                    ("sub", "src0"),
+                    ("sub", "dst"),
+                    ("exp", "src0"),
+                    ("exp", "dst"),
+                    ("sum", "src0"),
+                    ("omm", "src0"),
+                ]
+            mm = "smm" if which == "K" else "omm"
+
+            def offsets(
+                r: np.ndarray,
+                tpl: Template = tpl,
+                c0: int = c0,
+                cols: int = cols,
+                on_tile: list[tuple[str, str]] = on_tile,
+                mm: str = mm,
+                staged: int = staged,
+            ) -> dict[str, dict[int, np.ndarray | int]]:
+                c = c0 + r
+                par = ((staged + r) % 2) * sstep
+                tile = (c % 2) * cols * eb if spill else c * tile_bytes
+                spec: dict[tuple[str, str], np.ndarray | int] = {key: tile for key in on_tile}
+                spec |= {("ld", "src0"): c * tk * d * eb, ("ld", "dst"): par, (mm, "src1"): par}
+                if spill:
+                    key = ("sts", "dst") if mm == "smm" else ("lds", "src0")
+                    spec[key] = c * tk * eb
+                return role_offsets(tpl, spec)
+
+            ring = yield from b.repeat(tpl, count, offsets, first=ring, ext=ext)
+            staged += count
+        return ring, staged
+
+
+def emit_flat(
+    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+) -> EmittedTrace:
+    """FLAT trace on ``platform``, streamed in chunks."""
+    tiling = flat_tiling(
+        workload, platform.capacity_elements(workload.elem_bytes), platform.pe_rows
+    )
+    spill: list[tuple[str, tuple[int, ...]]] | None = (
+        [("S", (1, workload.seq_len))] if tiling.spill else None
+    )
+    setup = make_setup(
+        "flat",
+        workload,
+        platform,
+        {"rows": tiling.rows, "stage": tiling.stage, "spill": tiling.spill},
+        spill=spill,
+    )
+    em = _FlatEmitter(setup, tiling)
+    return EmittedTrace(setup.header, em.chunks(chunk_ops), setup.layout())

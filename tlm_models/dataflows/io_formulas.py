@@ -1,0 +1,109 @@
+"""Closed-form off-chip traffic of each dataflow's tiling, and the I/O lower bounds.
+
+Counts are elements moved between off-chip memory and the chip (loads + stores), per tensor,
+for all heads; the emitted traces move exactly these (tests check it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tlm_models.dataflows.attenio import attenio_tiling
+from tlm_models.dataflows.flash2 import flash2_tiling
+from tlm_models.dataflows.flat import flat_tiling
+from tlm_models.dataflows.standard import standard_tiling
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Off-chip elements per tensor (all heads) and the tile parameter that set them."""
+
+    dataflow: str
+    elements: dict[str, int]
+    elem_bytes: int
+    tile: dict[str, int]
+
+    @property
+    def total_elements(self) -> int:
+        return sum(self.elements.values())
+
+    @property
+    def total_bytes(self) -> int:
+        return self.total_elements * self.elem_bytes
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _streamed(w: Workload, q_rows: int, extra: dict[str, int]) -> dict[str, int]:
+    """Q and O once, K and V once per block of ``q_rows`` queries: Nd + 2Nd*ceil(N/x) + Nd."""
+    nd = w.seq_len * w.head_dim
+    per_head = {
+        "Q": nd,
+        "K": nd * _ceil(w.seq_len, q_rows),
+        "V": nd * _ceil(w.seq_len, q_rows),
+        "O": nd,
+        **extra,
+    }
+    return {k: v * w.head_count for k, v in per_head.items()}
+
+
+def attenio_traffic(w: Workload, p: PlatformInfo) -> Traffic:
+    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - d)/(2d + 4))."""
+    a = attenio_tiling(w, p)
+    return Traffic("attenio", _streamed(w, a, {}), w.elem_bytes, {"a": a})
+
+
+def flash2_traffic(w: Workload, p: PlatformInfo) -> Traffic:
+    """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d)."""
+    t = flash2_tiling(w, p.capacity_elements(w.elem_bytes))
+    return Traffic("flash2", _streamed(w, t.br, {}), w.elem_bytes, {"br": t.br, "bc": t.bc})
+
+
+def standard_traffic(w: Workload, p: PlatformInfo) -> Traffic:
+    """T = 2Nd + 2Nd*ceil(N/T) + 4N^2: S written and read, P written and read once each."""
+    t = standard_tiling(w, p.capacity_elements(w.elem_bytes))
+    nn = w.seq_len * w.seq_len
+    return Traffic(
+        "standard",
+        _streamed(w, t.tile, {"S": 2 * nn, "P": 2 * nn}),
+        w.elem_bytes,
+        {"tile": t.tile, "softmax_rows": t.softmax_rows},
+    )
+
+
+def flat_traffic(w: Workload, p: PlatformInfo) -> Traffic:
+    """T = 2Nd + 2Nd*ceil(N/R) (+ 2N^2 when score rows spill, R = 1)."""
+    t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
+    extra = {"S": 2 * w.seq_len * w.seq_len} if t.spill else {}
+    return Traffic(
+        "flat",
+        _streamed(w, t.rows, extra),
+        w.elem_bytes,
+        {"rows": t.rows, "stage": t.stage, "spill": int(t.spill)},
+    )
+
+
+TRAFFIC: dict[str, Callable[[Workload, PlatformInfo], Traffic]] = {
+    "standard": standard_traffic,
+    "flat": flat_traffic,
+    "flash2": flash2_traffic,
+    "attenio": attenio_traffic,
+}
+
+
+def mmm_lower_bound(n: int, d: int, m: int) -> float:
+    """Tall-and-skinny MMM bound (elements): Nd + N^2 d(d+1)/(M - d) + N^2."""
+    if m <= d:
+        raise UserError(f"the MMM lower bound needs M > d (M = {m}, d = {d})")
+    return n * d + n * n * d * (d + 1) / (m - d) + n * n
+
+
+def attention_order_bound(n: int, d: int, m: int) -> float:
+    """Order of growth of exact attention I/O, Theta(N^2 d^2 / M), evaluated with constant 1."""
+    return n * n * d * d / m

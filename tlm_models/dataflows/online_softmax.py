@@ -1,0 +1,203 @@
+"""The Q-outer, K/V-inner online-softmax loop shared by FlashAttention-2 and AttenIO.
+
+Per Q block: load Q (overlapping the previous block's normalisation), scale it by 1/sqrt(d),
+then for each K/V tile: load K_j and V_j into rotating buffers (each load waits for the last
+reader of its buffer: write-after-read), run the dataflow's tile body, and finally O /= l and
+store O. Only the tile body differs between the dataflows; it is recorded once per tile shape
+as a template and tiled by address relocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from tlm_models.dataflows.allocator import Buffer
+from tlm_models.dataflows.builder import (
+    OffsetFn,
+    Prev,
+    RepeatResult,
+    Template,
+    TraceBuilder,
+    tile_runs,
+)
+from tlm_models.dataflows.setup import DataflowSetup
+from tlm_models.trace.record import Broadcast, VectorOp
+
+
+@dataclass(frozen=True)
+class SoftmaxBuffers:
+    """On-chip buffers of the loop; ``m`` alternates between current and new row max."""
+
+    q: Buffer
+    o: Buffer
+    s: Buffer
+    m: tuple[Buffer, Buffer]
+    l: Buffer  # noqa: E741 - the paper's name for the row sum
+    k: tuple[Buffer, ...]  # K tile buffers, rotated per tile
+    v: tuple[Buffer, ...]
+    t: Buffer | None = None  # scratch row vector (row max / row sum of a tile)
+
+
+@dataclass(frozen=True)
+class TileShape:
+    rows: int  # Q rows in the block
+    cols: int  # K/V rows in the tile
+    first: bool  # first tile of the block: initialises m, l and O
+
+
+#: Records the compute of one tile into a template whose K/V loads have roles ldk/ldv; must
+#: give roles "smm" (last reader of the K buffer) and "omm" (last reader of the V buffer).
+TileBody = Callable[[Template, SoftmaxBuffers, TileShape, int, int], None]
+
+_FIELDS = ("src0", "src1", "dst")
+
+
+class OnlineSoftmaxLoop:
+    """Emits the whole trace of a Q-outer/K-V-inner online-softmax dataflow."""
+
+    def __init__(
+        self, setup: DataflowSetup, bufs: SoftmaxBuffers, br: int, bc: int, body: TileBody
+    ):
+        self.setup = setup
+        self.bufs = bufs
+        self.br = br
+        self.bc = bc
+        self.body = body
+        self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
+
+    def _template(
+        self, b: TraceBuilder, shape: TileShape
+    ) -> tuple[Template, dict[str, list[tuple[int, str]]]]:
+        if shape in self._templates:
+            return self._templates[shape]
+        s, bufs = self.setup, self.bufs
+        eb, d = s.elem_bytes, s.workload.head_dim
+        nbuf = len(bufs.k)
+        tpl = b.template()
+        tpl.roles["ldk"] = tpl.load(
+            s.base("K"),
+            bufs.k[0].addr,
+            shape.cols,
+            d * eb,
+            tensor=s.tensor["K"],
+            deps=[Prev("smm", nbuf)],
+        )
+        tpl.roles["ldv"] = tpl.load(
+            s.base("V"),
+            bufs.v[0].addr,
+            shape.cols,
+            d * eb,
+            tensor=s.tensor["V"],
+            deps=[Prev("omm", nbuf)],
+        )
+        self.body(tpl, bufs, shape, tpl.roles["ldk"], tpl.roles["ldv"])
+        # Relocation: which fields name a rotating buffer, resolved per repetition.
+        named = {bufs.m[0].addr: "mcur", bufs.m[1].addr: "mnext"}
+        if nbuf > 1:
+            named |= {bufs.k[0].addr: "k", bufs.v[0].addr: "v"}
+        recs = tpl.records()
+        reloc: dict[str, list[tuple[int, str]]] = {f: [] for f in _FIELDS}
+        for col in range(len(tpl)):
+            for f in _FIELDS:
+                kind = named.get(int(recs[f][col]))
+                if kind is not None:
+                    reloc[f].append((col, kind))
+        reloc["src0"] += [(tpl.roles["ldk"], "tile"), (tpl.roles["ldv"], "tile")]
+        self._templates[shape] = (tpl, reloc)
+        return tpl, reloc
+
+    def _offsets(
+        self,
+        reloc: Mapping[str, list[tuple[int, str]]],
+        length: int,
+        j0: int,
+        t0: int,
+        head_off: int,
+    ) -> OffsetFn:
+        bufs = self.bufs
+        nbuf = len(bufs.k)
+        tile_bytes = self.bc * self.setup.workload.head_dim * self.setup.elem_bytes
+        kstep = bufs.k[1].addr - bufs.k[0].addr if nbuf > 1 else 0
+        vstep = bufs.v[1].addr - bufs.v[0].addr if nbuf > 1 else 0
+        mstep = bufs.m[1].addr - bufs.m[0].addr
+
+        def offsets(reps: np.ndarray) -> dict[str, dict[int, np.ndarray | int]]:
+            j = j0 + reps
+            kv_par = (t0 + reps) % nbuf
+            m_par = j % 2
+            values = {
+                "tile": head_off + j * tile_bytes,
+                "k": kv_par * kstep,
+                "v": kv_par * vstep,
+                "mcur": m_par * mstep,
+                "mnext": -m_par * mstep,
+            }
+            return {f: {col: values[kind] for col, kind in reloc[f]} for f in _FIELDS}
+
+        return offsets
+
+    def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
+        s, bufs = self.setup, self.bufs
+        w = s.workload
+        eb, d, n = s.elem_bytes, w.head_dim, w.seq_len
+        b = TraceBuilder(s.header, chunk_ops)
+        blocks = [
+            (h, i * self.br, min(self.br, n - i * self.br))
+            for h in range(w.head_count)
+            for i in range(-(-n // self.br))
+        ]
+        segments = tile_runs(n, self.bc)
+        kv_prev: RepeatResult | None = None
+        tiles_done = 0
+        last_store: int | None = None
+        qload = b.load(s.base("Q"), bufs.q.addr, blocks[0][2], d * eb, tensor=s.tensor["Q"])
+        for index, (head, row0, rows) in enumerate(blocks):
+            b.vector(
+                VectorOp.MUL,
+                bufs.q.addr,
+                bufs.q.addr,
+                rows,
+                d,
+                bcast=Broadcast.SCALAR,
+                scalar=w.scale,
+                deps=[qload],
+            )
+            head_off = head * w.tensor_elements * eb
+            for j0, count, cols, first in segments:
+                tpl, reloc = self._template(b, TileShape(rows, cols, first))
+                offsets = self._offsets(reloc, len(tpl), j0, tiles_done, head_off)
+                kv_prev = yield from b.repeat(
+                    tpl, count, offsets, first=kv_prev, ext={"o_free": last_store}
+                )
+                tiles_done += count
+            last_smm = kv_prev.handle("smm") if kv_prev else None
+            if index + 1 < len(blocks):
+                nhead, nrow0, nrows = blocks[index + 1]
+                src = s.base("Q", nhead) + nrow0 * d * eb
+                # Q_{i+1} streams in while O_i is normalised: it only waits for the last
+                # reader of the Q buffer.
+                qload = b.load(
+                    src, bufs.q.addr, nrows, d * eb, tensor=s.tensor["Q"], deps=[last_smm]
+                )
+            norm = b.vector(
+                VectorOp.DIV,
+                bufs.o.addr,
+                bufs.o.addr,
+                rows,
+                d,
+                src1=bufs.l.addr,
+                bcast=Broadcast.ROW,
+            )
+            last_store = b.store(
+                bufs.o.addr,
+                s.base("O", head) + row0 * d * eb,
+                rows,
+                d * eb,
+                tensor=s.tensor["O"],
+                deps=[norm],
+            )
+            yield from b.ready()
+        yield from b.finish()

@@ -1,0 +1,107 @@
+"""What every emitter sets up first: engines, off-chip tensors, the header, on-chip regions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tlm_models.dataflows.allocator import OnChipAllocator
+from tlm_models.dataflows.offchip import layout_tensors
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+from tlm_models.trace.header import TensorInfo, TraceHeader
+
+
+@dataclass
+class EmittedTrace:
+    """A header plus a one-shot iterator over record chunks (numpy ``RECORD_DTYPE`` arrays)."""
+
+    header: TraceHeader
+    chunks: Iterator[np.ndarray]
+    layout: str = ""
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return self.chunks
+
+
+def trace_engines(platform: PlatformInfo) -> list[str]:
+    """Engine table of a trace: dma0 (loads), dma1 (stores) when present, pe, exp."""
+    missing = [e for e in ("dma0", "pe", "exp") if e not in platform.engines]
+    if missing:
+        raise UserError(
+            f"platform {platform.name!r} lacks engine(s) {', '.join(missing)}; dataflows need "
+            f"dma0, pe and exp (it has {', '.join(sorted(platform.engines)) or 'none'})"
+        )
+    dmas = ["dma0", "dma1"] if "dma1" in platform.engines else ["dma0"]
+    return [*dmas, "pe", "exp"]
+
+
+@dataclass
+class DataflowSetup:
+    """Header and allocators of one emitted trace; per-head tensor addresses."""
+
+    workload: Workload
+    platform: PlatformInfo
+    header: TraceHeader
+    scratch: OnChipAllocator
+    kvbuf: OnChipAllocator | None
+    tensor: dict[str, int] = field(default_factory=dict)  # name -> header index
+
+    @property
+    def elem_bytes(self) -> int:
+        return self.workload.elem_bytes
+
+    def base(self, name: str, head: int = 0) -> int:
+        """Absolute address of tensor ``name``'s element [head, 0, 0]."""
+        info = self.header.tensors[self.tensor[name]]
+        per_head = int(np.prod(info.shape[1:])) * info.elem_bytes
+        return info.base + head * per_head
+
+    def layout(self) -> str:
+        parts = [self.scratch.layout()]
+        if self.kvbuf is not None and self.kvbuf.buffers:
+            parts.append(self.kvbuf.layout())
+        return "\n".join(parts)
+
+
+def make_setup(
+    dataflow: str,
+    workload: Workload,
+    platform: PlatformInfo,
+    params: dict[str, Any],
+    spill: list[tuple[str, tuple[int, ...]]] | None = None,
+) -> DataflowSetup:
+    """Lay out Q, K, V, O (plus ``spill`` tensors, shared by all heads) and build the header."""
+    eb = workload.elem_bytes
+    qkvo = (workload.head_count, workload.seq_len, workload.head_dim)
+    shapes: list[tuple[str, tuple[int, ...]]] = [(name, qkvo) for name in ("Q", "K", "V", "O")]
+    shapes += [(name, (1, *shape)) for name, shape in (spill or [])]
+    tensors: list[TensorInfo] = layout_tensors(platform.offchip, eb, shapes)
+    header = TraceHeader(
+        dataflow=dataflow,
+        engines=trace_engines(platform),
+        tensors=tensors,
+        params={
+            "seq_len": workload.seq_len,
+            "head_dim": workload.head_dim,
+            "heads": workload.heads,
+            "batch": workload.batch,
+            "scale": workload.scale,
+            "capacity_elements": platform.capacity_elements(eb),
+            **params,
+        },
+        elem_bytes=eb,
+    )
+    kvbuf = None if platform.kv_buffer is None else OnChipAllocator(platform.kv_buffer, eb)
+    return DataflowSetup(
+        workload=workload,
+        platform=platform,
+        header=header,
+        scratch=OnChipAllocator(platform.scratchpad, eb),
+        kvbuf=kvbuf,
+        tensor={t.name: i for i, t in enumerate(tensors)},
+    )

@@ -1,0 +1,315 @@
+"""Standard attention: S = QK^T written off-chip, softmax as a separate pass, O = PV reading P.
+
+Work goes panel by panel of T query rows (so S and P need only a T x N off-chip panel, reused):
+1. S_panel = Q_panel K^T with T x T output tiles: Q panel resident, K tiles and S tiles
+   double-buffered, each S tile stored as soon as it is computed;
+2. softmax: rows of S read back Rs at a time (double-buffered), P rows written;
+3. O_panel = P_panel V with P and V tiles double-buffered, O panel resident, then stored.
+GEMM tile rule: T = floor((-3d + sqrt(9d^2 + 8M)) / 4), the largest T with
+T*d + 2*T*d + 2*T*T <= M (resident panel + two input tiles + two output tiles); the PV GEMM
+needs the same space. Softmax rows: Rs = floor(M / (2N + 2)) (two row buffers + max, sum), or one
+single-buffered row when two rows do not fit (M < 2N + 2).
+Phases are joined by one dependency on the previous phase's last store (DMA engines are
+in-order), which also frees the reused on-chip space.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from tlm_models.dataflows.allocator import OnChipAllocator
+from tlm_models.dataflows.builder import (
+    DEFAULT_CHUNK_OPS,
+    Ext,
+    Prev,
+    RepeatResult,
+    Template,
+    TraceBuilder,
+    role_offsets,
+    tile_runs,
+)
+from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+from tlm_models.trace.record import Broadcast, VectorOp
+
+
+@dataclass(frozen=True)
+class StandardTiling:
+    tile: int  # T: GEMM tile edge and panel height
+    softmax_rows: int  # Rs: score rows per softmax step
+    softmax_buffers: int  # 2 (double-buffered) or 1 when two score rows do not fit
+
+
+def standard_tiling(workload: Workload, capacity: int) -> StandardTiling:
+    d, n = workload.head_dim, workload.seq_len
+    t = min(n, int((-3 * d + math.isqrt(9 * d * d + 8 * capacity)) // 4))
+    while t > 0 and 3 * t * d + 2 * t * t > capacity:
+        t -= 1
+    nbuf = 2 if capacity >= 2 * n + 2 else 1
+    rs = min(t, capacity // (nbuf * n + 2))
+    if t < 1 or rs < 1:
+        raise UserError(
+            f"standard attention needs M >= {max(3 * d + 2, n + 2)} elements "
+            f"(a 1 x 1 GEMM tile with d = {d} and one score row of N = {n}), M = {capacity}"
+        )
+    return StandardTiling(tile=t, softmax_rows=rs, softmax_buffers=nbuf)
+
+
+class _StandardEmitter:
+    def __init__(self, setup: DataflowSetup, tiling: StandardTiling):
+        self.s = setup
+        self.t = tiling
+        w = setup.workload
+        t, d, n = tiling.tile, w.head_dim, w.seq_len
+        a = setup.scratch  # GEMM phases (QK^T and PV share the space)
+        self.panel = a.alloc("QO_panel", t, d)
+        self.tin = (a.alloc("KV_tile.0", t, d), a.alloc("KV_tile.1", t, d))
+        self.tsp = (a.alloc("SP_tile.0", t, t), a.alloc("SP_tile.1", t, t))
+        sm = OnChipAllocator(setup.platform.scratchpad, w.elem_bytes)  # softmax phase
+        rs = tiling.softmax_rows
+        self.rows = tuple(sm.alloc(f"S_rows.{i}", rs, n) for i in range(tiling.softmax_buffers))
+        self.mx = sm.alloc("rowmax", rs)
+        self.sm_ = sm.alloc("rowsum", rs)
+        self.softmax_layout = sm.layout()
+
+    def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
+        s, w = self.s, self.s.workload
+        n, t = w.seq_len, self.t.tile
+        b = TraceBuilder(s.header, chunk_ops)
+        join: int | None = None
+        for head in range(w.head_count):
+            for row0 in range(0, n, t):
+                rows = min(t, n - row0)
+                join = yield from self._scores(b, head, row0, rows, join)
+                join = yield from self._softmax(b, rows, join)
+                join = yield from self._pv(b, head, row0, rows, join)
+        yield from b.finish()
+
+    def _scores(
+        self, b: TraceBuilder, head: int, row0: int, rows: int, join: int | None
+    ) -> Generator[np.ndarray, None, int | None]:
+        s, w = self.s, self.s.workload
+        eb, d, n, t = s.elem_bytes, w.head_dim, w.seq_len, self.t.tile
+        q = b.load(
+            s.base("Q", head) + row0 * d * eb,
+            self.panel.addr,
+            rows,
+            d * eb,
+            tensor=s.tensor["Q"],
+            deps=[join],
+        )
+        b.vector(
+            VectorOp.MUL,
+            self.panel.addr,
+            self.panel.addr,
+            rows,
+            d,
+            bcast=Broadcast.SCALAR,
+            scalar=w.scale,
+            deps=[q],
+        )
+        prev: RepeatResult | None = None
+        kstep, sstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
+        for c0, count, cols, _ in tile_runs(n, t):
+            tpl = b.template()
+            tpl.roles["ldk"] = tpl.load(
+                s.base("K", head),
+                self.tin[0].addr,
+                cols,
+                d * eb,
+                tensor=s.tensor["K"],
+                deps=[Prev("smm", 2)],
+            )
+            tpl.roles["smm"] = tpl.matmul(
+                self.panel.addr,
+                self.tin[0].addr,
+                self.tsp[0].addr,
+                rows,
+                cols,
+                d,
+                trans_b=True,
+                deps=[tpl.roles["ldk"], Prev("sts", 2)],
+            )
+            tpl.roles["sts"] = tpl.store(
+                self.tsp[0].addr,
+                s.base("S"),
+                rows,
+                cols * eb,
+                tensor=s.tensor["S"],
+                dst_stride=n * eb,
+                deps=[tpl.roles["smm"]],
+            )
+
+            def offsets(
+                r: np.ndarray, tpl: Template = tpl, c0: int = c0
+            ) -> dict[str, dict[int, np.ndarray | int]]:
+                c = c0 + r
+                par = c % 2
+                return role_offsets(
+                    tpl,
+                    {
+                        ("ldk", "src0"): c * t * d * eb,
+                        ("ldk", "dst"): par * kstep,
+                        ("smm", "src1"): par * kstep,
+                        ("smm", "dst"): par * sstep,
+                        ("sts", "src0"): par * sstep,
+                        ("sts", "dst"): c * t * eb,
+                    },
+                )
+
+            prev = yield from b.repeat(tpl, count, offsets, first=prev)
+        return prev.handle("sts") if prev else join
+
+    def _softmax(
+        self, b: TraceBuilder, rows: int, join: int | None
+    ) -> Generator[np.ndarray, None, int | None]:
+        s = self.s
+        eb, n, rs = s.elem_bytes, s.workload.seq_len, self.t.softmax_rows
+        nbuf = len(self.rows)
+        step = self.rows[-1].addr - self.rows[0].addr
+        prev: RepeatResult | None = None
+        for r0, count, nrows, _ in tile_runs(rows, rs):
+            tpl = b.template()
+            buf, mx, sm = self.rows[0].addr, self.mx.addr, self.sm_.addr
+            tpl.roles["lds"] = tpl.load(
+                s.base("S"),
+                buf,
+                nrows,
+                n * eb,
+                tensor=s.tensor["S"],
+                deps=[Ext("join"), Prev("stp", nbuf)],
+            )
+            roles = tpl.roles
+            roles["max"] = tpl.vector(VectorOp.ROWMAX, mx, buf, nrows, n, deps=[roles["lds"]])
+            roles["sub"] = tpl.vector(
+                VectorOp.SUB, buf, buf, nrows, n, src1=mx, bcast=Broadcast.ROW
+            )
+            roles["exp"] = tpl.exp(buf, buf, nrows, n, deps=[roles["sub"]])
+            roles["sum"] = tpl.vector(VectorOp.ROWSUM, sm, buf, nrows, n, deps=[roles["exp"]])
+            roles["div"] = tpl.vector(
+                VectorOp.DIV, buf, buf, nrows, n, src1=sm, bcast=Broadcast.ROW
+            )
+            roles["stp"] = tpl.store(
+                buf, s.base("P"), nrows, n * eb, tensor=s.tensor["P"], deps=[roles["div"]]
+            )
+            # Which fields of which ops name the (rotating) row buffer.
+            on_buf = [
+                ("lds", "dst"),
+                ("max", "src0"),
+                ("sub", "src0"),
+                ("sub", "dst"),
+                ("exp", "src0"),
+                ("exp", "dst"),
+                ("sum", "src0"),
+                ("div", "src0"),
+                ("div", "dst"),
+                ("stp", "src0"),
+            ]
+
+            def offsets(
+                r: np.ndarray,
+                tpl: Template = tpl,
+                r0: int = r0,
+                on_buf: list[tuple[str, str]] = on_buf,
+            ) -> dict[str, dict[int, np.ndarray | int]]:
+                i = r0 + r
+                row = i * rs * n * eb
+                spec: dict[tuple[str, str], np.ndarray | int] = {
+                    key: (i % nbuf) * step for key in on_buf
+                }
+                spec |= {("lds", "src0"): row, ("stp", "dst"): row}
+                return role_offsets(tpl, spec)
+
+            prev = yield from b.repeat(tpl, count, offsets, first=prev, ext={"join": join})
+        return prev.handle("stp") if prev else join
+
+    def _pv(
+        self, b: TraceBuilder, head: int, row0: int, rows: int, join: int | None
+    ) -> Generator[np.ndarray, None, int | None]:
+        s, w = self.s, self.s.workload
+        eb, d, n, t = s.elem_bytes, w.head_dim, w.seq_len, self.t.tile
+        prev: RepeatResult | None = None
+        vstep, pstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
+        for c0, count, cols, first in tile_runs(n, t):
+            tpl = b.template()
+            tpl.roles["ldp"] = tpl.load(
+                s.base("P"),
+                self.tsp[0].addr,
+                rows,
+                cols * eb,
+                tensor=s.tensor["P"],
+                src_stride=n * eb,
+                deps=[Ext("join"), Prev("omm", 2)],
+            )
+            tpl.roles["ldv"] = tpl.load(
+                s.base("V", head),
+                self.tin[0].addr,
+                cols,
+                d * eb,
+                tensor=s.tensor["V"],
+                deps=[Prev("omm", 2)],
+            )
+            tpl.roles["omm"] = tpl.matmul(
+                self.tsp[0].addr,
+                self.tin[0].addr,
+                self.panel.addr,
+                rows,
+                d,
+                cols,
+                accumulate=not first,
+                deps=[tpl.roles["ldp"], tpl.roles["ldv"]],
+            )
+
+            def offsets(
+                r: np.ndarray, tpl: Template = tpl, c0: int = c0
+            ) -> dict[str, dict[int, np.ndarray | int]]:
+                c = c0 + r
+                par = c % 2
+                return role_offsets(
+                    tpl,
+                    {
+                        ("ldp", "src0"): c * t * eb,
+                        ("ldp", "dst"): par * pstep,
+                        ("ldv", "src0"): c * t * d * eb,
+                        ("ldv", "dst"): par * vstep,
+                        ("omm", "src0"): par * pstep,
+                        ("omm", "src1"): par * vstep,
+                    },
+                )
+
+            prev = yield from b.repeat(tpl, count, offsets, first=prev, ext={"join": join})
+        last = prev.handle("omm") if prev else join
+        store = b.store(
+            self.panel.addr,
+            s.base("O", head) + row0 * d * eb,
+            rows,
+            d * eb,
+            tensor=s.tensor["O"],
+            deps=[last],
+        )
+        yield from b.ready()
+        return store
+
+
+def emit_standard(
+    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+) -> EmittedTrace:
+    """Standard (unfused) attention trace on ``platform``, streamed in chunks."""
+    tiling = standard_tiling(workload, platform.capacity_elements(workload.elem_bytes))
+    t, n = tiling.tile, workload.seq_len
+    setup = make_setup(
+        "standard",
+        workload,
+        platform,
+        {"tile": t, "softmax_rows": tiling.softmax_rows, "softmax_buffers": tiling.softmax_buffers},
+        spill=[("S", (t, n)), ("P", (t, n))],
+    )
+    em = _StandardEmitter(setup, tiling)
+    layout = f"{setup.layout()}\nsoftmax phase (same space):\n{em.softmax_layout}"
+    return EmittedTrace(setup.header, em.chunks(chunk_ops), layout)

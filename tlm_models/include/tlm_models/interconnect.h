@@ -1,0 +1,251 @@
+// Address-routed interconnect: a crossbar whose output links each carry `width` bytes per cycle,
+// with a hop latency each way. Targets see addresses relative to their route's base; DMI ranges
+// and invalidations are translated back into the initiators' view. Formulas:
+// docs/models/interconnect.md.
+#ifndef TLM_MODELS_INTERCONNECT_H
+#define TLM_MODELS_INTERCONNECT_H
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "tlm_models/bandwidth_server.h"
+#include "tlm_models/stats.h"
+#include "tlm_models/time_ticks.h"
+
+namespace tlm_models {
+
+class Interconnect : public sc_core::sc_module, public StatsProvider {
+ public:
+  struct Params {
+    double clock = 1e9;
+    std::uint64_t width = 64;
+    sc_core::sc_time hop_latency = sc_core::sc_time(1, sc_core::SC_NS);
+
+    std::string check() const {
+      if (!(clock > 0)) return "clock must be positive";
+      if (width == 0) return "width must be at least 1 B per cycle";
+      return "";
+    }
+  };
+
+  struct Route {
+    std::uint64_t base;
+    std::uint64_t size;
+    unsigned out;
+    std::uint64_t last() const { return base + size - 1; }
+  };
+
+  tlm_utils::multi_passthrough_target_socket<Interconnect> in;
+  tlm_utils::multi_passthrough_initiator_socket<Interconnect> out;
+
+  Interconnect(sc_core::sc_module_name name, const Params& p)
+      : sc_core::sc_module(name), in("in"), out("out"), p_(p) {
+    std::string err = p.check();
+    if (!err.empty())
+      SC_REPORT_FATAL("tlm_models/interconnect", (std::string(this->name()) + ": " + err).c_str());
+    period_ = period_ticks(p.clock);
+    hop_ = to_ticks(p.hop_latency);
+    in.register_b_transport(this, &Interconnect::b_transport);
+    in.register_transport_dbg(this, &Interconnect::transport_dbg);
+    in.register_get_direct_mem_ptr(this, &Interconnect::get_direct_mem_ptr);
+    out.register_invalidate_direct_mem_ptr(this, &Interconnect::invalidate_direct_mem_ptr);
+  }
+
+  const Params& params() const { return p_; }
+  const std::vector<Route>& routes() const { return routes_; }
+
+  // Maps [base, base + size) to output `out_index`; the target there sees address - base.
+  // Overlapping routes are a platform error.
+  void add_route(std::uint64_t base, std::uint64_t size, unsigned out_index) {
+    if (size == 0 || base + (size - 1) < base) {
+      report_route_error("route " + describe(Route{base, size, out_index}) + " is empty or wraps");
+      return;
+    }
+    Route r{base, size, out_index};
+    for (const Route& o : routes_) {
+      if (r.base <= o.last() && o.base <= r.last()) {
+        report_route_error("route " + describe(r) + " overlaps route " + describe(o));
+        return;
+      }
+    }
+    routes_.insert(std::upper_bound(routes_.begin(), routes_.end(), r,
+                                    [](const Route& a, const Route& b) { return a.base < b.base; }),
+                   r);
+    if (out_index >= links_.size()) {
+      links_.resize(out_index + 1);
+      out_bytes_.resize(out_index + 1, 0);
+    }
+  }
+
+  const BandwidthServer& link(unsigned out_index) const { return links_[out_index]; }
+
+  void collect_stats(StatsGroup& g) const override {
+    for (unsigned i = 0; i < in_requests_.size(); ++i) {
+      StatsGroup& ig = g.child("in" + std::to_string(i));
+      ig.add("requests", static_cast<double>(in_requests_[i]), "requests", "transactions received");
+      ig.add("bytes", static_cast<double>(in_bytes_[i]), "B", "bytes of the transactions received");
+    }
+    for (unsigned o = 0; o < links_.size(); ++o) {
+      StatsGroup& og = g.child("out" + std::to_string(o));
+      og.add("requests", static_cast<double>(links_[o].requests()), "requests", "transactions forwarded");
+      og.add("bytes", static_cast<double>(out_bytes_[o]), "B", "bytes forwarded");
+      og.add("busy_time", ticks_to_ns(links_[o].busy_ticks()), "ns", "time the output link was transferring");
+      og.add("wait_time", ticks_to_ns(links_[o].wait_ticks()), "ns", "summed queueing for this link");
+    }
+    g.add("unmapped", static_cast<double>(unmapped_), "requests", "transactions to no route (address error)");
+  }
+
+  void reset_stats() override {
+    for (auto& l : links_) l.reset_stats();
+    std::fill(out_bytes_.begin(), out_bytes_.end(), 0);
+    std::fill(in_requests_.begin(), in_requests_.end(), 0);
+    std::fill(in_bytes_.begin(), in_bytes_.end(), 0);
+    unmapped_ = 0;
+  }
+
+ protected:
+  void end_of_elaboration() override {
+    in_requests_.resize(static_cast<std::size_t>(in.size()), 0);
+    in_bytes_.resize(static_cast<std::size_t>(in.size()), 0);
+    for (const Route& r : routes_)
+      if (r.out >= static_cast<unsigned>(out.size()))
+        report_route_error("route " + describe(r) + " names output " + std::to_string(r.out) +
+                           " but only " + std::to_string(out.size()) + " are bound");
+  }
+
+ private:
+  static std::string describe(const Route& r) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "[0x%llx, 0x%llx) -> out[%u]",
+                  static_cast<unsigned long long>(r.base),
+                  static_cast<unsigned long long>(r.base + r.size), r.out);
+    return buf;
+  }
+  void report_route_error(const std::string& msg) const {
+    SC_REPORT_ERROR("tlm_models/interconnect", (std::string(name()) + ": " + msg).c_str());
+  }
+
+  // The route holding addr, or null.
+  const Route* find(std::uint64_t addr) const {
+    auto it = std::upper_bound(routes_.begin(), routes_.end(), addr,
+                               [](std::uint64_t a, const Route& r) { return a < r.base; });
+    if (it == routes_.begin()) return nullptr;
+    --it;
+    return addr <= it->last() ? &*it : nullptr;
+  }
+
+  // Link grant g = max(arrival, link busy_until); the link is then busy for ceil(len / width)
+  // cycles. The target sees the request at g + hop; the response reaches the initiator at
+  // max(target response, g + hop + transfer) + hop.
+  void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    std::uint64_t addr = t.get_address();
+    std::uint64_t len = t.get_data_length();
+    count_in(id, len);
+    const Route* r = find(addr);
+    if (!r || len > r->last() - addr + 1) {
+      ++unmapped_;
+      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return;
+    }
+    Ticks now = to_ticks(sc_core::sc_time_stamp());
+    Ticks xfer = ceil_div(len, p_.width) * period_;
+    Ticks grant = links_[r->out].serve(now + to_ticks(delay), xfer);
+    out_bytes_[r->out] += len;
+    sc_core::sc_time fwd = from_ticks(grant + hop_ - now);
+    t.set_address(addr - r->base);
+    out[static_cast<int>(r->out)]->b_transport(t, fwd);
+    t.set_address(addr);
+    Ticks after = to_ticks(sc_core::sc_time_stamp());  // the target may have waited
+    Ticks done = std::max(after + to_ticks(fwd), grant + hop_ + xfer) + hop_;
+    delay = from_ticks(done - after);
+  }
+
+  unsigned transport_dbg(int id, tlm::tlm_generic_payload& t) {
+    (void)id;
+    std::uint64_t addr = t.get_address();
+    const Route* r = find(addr);
+    if (!r) return 0;
+    unsigned len = t.get_data_length();
+    std::uint64_t room = r->last() - addr + 1;
+    if (len > room) t.set_data_length(static_cast<unsigned>(room));
+    t.set_address(addr - r->base);
+    unsigned n = out[static_cast<int>(r->out)]->transport_dbg(t);
+    t.set_address(addr);
+    t.set_data_length(len);
+    return n;
+  }
+
+  bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
+    (void)id;
+    std::uint64_t addr = t.get_address();
+    const Route* r = find(addr);
+    if (!r) {
+      deny_gap(addr, dmi);
+      return false;
+    }
+    t.set_address(addr - r->base);
+    bool granted = out[static_cast<int>(r->out)]->get_direct_mem_ptr(t, dmi);
+    t.set_address(addr);
+    // The target's range, clipped to what this route exposes, in the initiator's addresses.
+    std::uint64_t end = std::min<std::uint64_t>(dmi.get_end_address(), r->size - 1);
+    std::uint64_t start = std::min<std::uint64_t>(dmi.get_start_address(), end);
+    dmi.set_start_address(start + r->base);
+    dmi.set_end_address(end + r->base);
+    sc_core::sc_time round_trip = from_ticks(2 * hop_);
+    dmi.set_read_latency(dmi.get_read_latency() + round_trip);
+    dmi.set_write_latency(dmi.get_write_latency() + round_trip);
+    return granted;
+  }
+
+  // Denies DMI over the whole unmapped gap around addr, so the initiator need not ask again there.
+  void deny_gap(std::uint64_t addr, tlm::tlm_dmi& dmi) const {
+    std::uint64_t lo = 0, hi = ~std::uint64_t{0};
+    for (const Route& r : routes_) {
+      if (r.last() < addr) lo = std::max(lo, r.last() + 1);
+      if (r.base > addr) hi = std::min(hi, r.base - 1);
+    }
+    dmi.allow_none();
+    dmi.set_start_address(lo);
+    dmi.set_end_address(hi);
+  }
+
+  void invalidate_direct_mem_ptr(int out_id, sc_dt::uint64 start, sc_dt::uint64 end) {
+    for (const Route& r : routes_) {
+      if (r.out != static_cast<unsigned>(out_id) || start > r.size - 1) continue;
+      std::uint64_t hi = std::min<std::uint64_t>(end, r.size - 1);
+      for (unsigned i = 0; i < static_cast<unsigned>(in.size()); ++i)
+        in[static_cast<int>(i)]->invalidate_direct_mem_ptr(start + r.base, hi + r.base);
+    }
+  }
+
+  void count_in(int id, std::uint64_t len) {
+    auto i = static_cast<std::size_t>(id);
+    if (i >= in_requests_.size()) {
+      in_requests_.resize(i + 1, 0);
+      in_bytes_.resize(i + 1, 0);
+    }
+    ++in_requests_[i];
+    in_bytes_[i] += len;
+  }
+
+  Params p_;
+  Ticks period_ = 0;
+  Ticks hop_ = 0;
+  std::vector<Route> routes_;  // sorted by base, disjoint
+  std::vector<BandwidthServer> links_;
+  std::vector<std::uint64_t> out_bytes_;
+  std::vector<std::uint64_t> in_requests_, in_bytes_;
+  std::uint64_t unmapped_ = 0;
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_INTERCONNECT_H

@@ -1,0 +1,413 @@
+// The trace replayer: drives the platform's engines with a trace by time-ordered list scheduling
+// and measures where the time goes (docs/replayer.md).
+//
+// Each engine executes its own operations in trace order; an operation may start once every
+// operation it depends on has been issued (execute() returns the completion time, so a
+// dependency's done time is known from its issue on). Among the engines whose next operation is
+// ready, the one that can start earliest goes first, so operations are issued in nondecreasing
+// start time and shared targets see their requests in time order.
+//
+// Input arrives in chunks without any callback out of the simulation: when the thread needs more
+// records it raises wants_input() and pauses the kernel (sc_pause), and the driver feeds the
+// next chunk before resuming it. Memory stays bounded by the dependency window plus the
+// read-ahead (set_lookahead), whatever the trace length.
+#ifndef TLM_MODELS_REPLAYER_H
+#define TLM_MODELS_REPLAYER_H
+
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "tlm_models/engine_kind.h"
+#include "tlm_models/op_executor.h"
+#include "tlm_models/op_window.h"
+#include "tlm_models/replay_metrics.h"
+#include "tlm_models/stats.h"
+#include "tlm_models/time_ticks.h"
+#include "tlm_models/timeline_recorder.h"
+#include "tlm_models/trace_op.h"
+
+namespace tlm_models {
+
+class Replayer : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(Replayer);
+
+  explicit Replayer(sc_core::sc_module_name name) : sc_core::sc_module(name) { SC_THREAD(run); }
+
+  // --- set-up, before the simulation starts -------------------------------------------------
+
+  // How far back (in records) a dependency may reach: the trace header's window.
+  void set_window(std::uint32_t window) {
+    require_setup("set_window");
+    window_ = window;
+  }
+
+  void bind_engine(unsigned index, OpExecutor* exec, const std::string& name, EngineKind kind) {
+    require_setup("bind_engine");
+    if (index > 0xff) throw std::invalid_argument("bind_engine: engine index above 255");
+    if (exec == nullptr) throw std::invalid_argument("bind_engine: null executor for " + name);
+    if (index >= engines_.size()) engines_.resize(index + 1);
+    if (engines_[index].exec == nullptr) {
+      bound_.push_back(index);
+      ++headless_;
+    }
+    engines_[index].exec = exec;
+    metrics_.add_engine(index, name, kind);
+  }
+
+  void set_tensor(unsigned index, const std::string& name) {
+    require_setup("set_tensor");
+    if (index >= ReplayMetrics::kUntagged)
+      throw std::invalid_argument("set_tensor: tensor index must be below 255");
+    metrics_.set_tensor(index, name);
+  }
+
+  // Read at most this many records past the oldest record not yet issued.
+  void set_lookahead(std::uint64_t max_buffered_ops) {
+    require_setup("set_lookahead");
+    if (max_buffered_ops == 0) throw std::invalid_argument("set_lookahead: must be at least 1");
+    lookahead_ = max_buffered_ops;
+  }
+
+  // How far the issued operations may run ahead of the kernel's time before the replayer waits.
+  void set_quantum(const sc_core::sc_time& quantum) {
+    require_setup("set_quantum");
+    quantum_ = to_ticks(quantum);
+  }
+
+  void record_timeline(const sc_core::sc_time& from, const sc_core::sc_time& to,
+                       std::uint64_t max_entries) {
+    require_setup("record_timeline");
+    timeline_.configure(to_ticks(from), to_ticks(to), max_entries);
+  }
+
+  // --- input, between sc_start calls (or all of it before the first) -----------------------
+
+  // Copies `count` records; the caller's buffer may be reused as soon as this returns.
+  void feed(const TraceOp* ops, std::uint64_t count) {
+    if (input_ended_) throw std::logic_error("feed after end_of_input");
+    if (count == 0) return;
+    pending_.emplace_back(ops, ops + count);
+    wants_input_ = false;
+  }
+
+  void end_of_input() {
+    input_ended_ = true;
+    wants_input_ = false;
+  }
+
+  bool wants_input() const { return wants_input_; }
+  bool finished() const { return finished_; }
+  bool failed() const { return failed_; }
+  std::string error() const { return error_; }
+
+  // --- results ------------------------------------------------------------------------------
+
+  const ReplayMetrics& metrics() const { return metrics_; }
+  // Scheduling decisions taken with the read-ahead at its cap while some engine's next
+  // operation was still unknown.
+  std::uint64_t lookahead_limited() const { return lookahead_limited_; }
+  std::uint64_t records_read() const { return window_buf_.end(); }
+  // Slots of the record buffer (its memory is this times sizeof(OpWindow::Slot)).
+  std::uint64_t buffer_capacity() const { return window_buf_.capacity(); }
+
+  void collect_stats(StatsGroup& g) const {
+    metrics_.collect(g);
+    g.add("records_read", static_cast<double>(records_read()), "ops", "trace records read");
+    g.add("lookahead_limited", static_cast<double>(lookahead_limited_), "events",
+          "decisions taken at the read-ahead cap with an engine's next operation unknown");
+    g.add("buffer_capacity", static_cast<double>(buffer_capacity()), "ops",
+          "record buffer slots (window + read-ahead)");
+    g.add("timeline_entries", static_cast<double>(timeline_.records().size()), "ops",
+          "timeline records kept");
+    g.add("timeline_dropped", static_cast<double>(timeline_.dropped()), "ops",
+          "timeline records beyond max_entries");
+    g.add("finished", finished_ ? 1.0 : 0.0, "1", "the replay has ended (successfully or not)");
+    g.add("failed", failed_ ? 1.0 : 0.0, "1", error_);
+  }
+
+  // The "replay" statistics group as JSON; the error message is the description of "failed".
+  std::string result_json() const {
+    StatsGroup g("replay");
+    collect_stats(g);
+    return g.to_json();
+  }
+
+  std::uint64_t timeline_size() const { return timeline_.records().size(); }
+  const std::vector<TimelineRecord>& timeline() const { return timeline_.records(); }
+  // Writes timeline_size() TimelineRecords (32 bytes each) to `out`.
+  void timeline_copy(void* out) const { timeline_.copy_to(out); }
+
+ private:
+  // Ends the replay with a message; thrown inside the thread only.
+  class ReplayStop : public std::runtime_error {
+   public:
+    explicit ReplayStop(const std::string& what) : std::runtime_error(what) {}
+  };
+
+  struct Engine {
+    OpExecutor* exec = nullptr;
+    std::deque<std::uint64_t> queue;  // positions of its read, unissued records, in trace order
+    Ticks free = 0;
+  };
+
+  struct Pick {
+    bool found = false;
+    unsigned engine = 0;
+    std::uint64_t pos = 0;
+    Ticks start = 0;
+    Ticks deps_ready = 0;
+    std::uint8_t binding_dep_kind = 0;
+  };
+
+  void require_setup(const char* what) const {
+    if (started_) throw std::logic_error(std::string(what) + " after the simulation started");
+  }
+
+  void run() {
+    started_ = true;
+    try {
+      schedule();
+    } catch (const ReplayStop& e) {
+      failed_ = true;
+      error_ = e.what();
+      finished_ = true;
+      sc_core::sc_stop();
+      return;
+    }
+    finished_ = true;
+  }
+
+  void schedule() {
+    for (;;) {
+      const bool at_cap = fill();
+      const Pick pick = choose();
+      if (!pick.found) {
+        if (window_buf_.end() == oldest_unissued_) break;  // fill() stops only at input's end then
+        throw ReplayStop(blocked_report());
+      }
+      if (at_cap) ++lookahead_limited_;
+      issue(pick);
+    }
+    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    if (metrics_.last_done() > now) wait(from_ticks(metrics_.last_done() - now));
+  }
+
+  // Reads records until every engine has its next operation known, the read-ahead reaches its
+  // cap, or the input has ended. Returns true when stopped by the cap with an engine's next
+  // operation still unknown.
+  bool fill() {
+    for (;;) {
+      const bool have_unissued = window_buf_.end() > oldest_unissued_;
+      if (have_unissued && headless_ == 0) return false;
+      // Past the end of the input an engine without a next operation simply has no more.
+      if (pending_.empty() && input_ended_) return false;
+      if (window_buf_.end() - oldest_unissued_ >= lookahead_) return headless_ != 0;
+      if (pending_.empty()) {
+        await_input();
+        continue;
+      }
+      read_one();
+    }
+  }
+
+  void await_input() {
+    while (pending_.empty() && !input_ended_) {
+      wants_input_ = true;
+      // The pause hands control back to the caller of sc_start at the end of this delta cycle;
+      // the zero-time wait lets this thread look again once the kernel is resumed.
+      sc_core::sc_pause();
+      wait(sc_core::SC_ZERO_TIME);
+    }
+    wants_input_ = false;
+  }
+
+  void read_one() {
+    std::vector<TraceOp>& chunk = pending_.front();
+    const TraceOp& op = chunk[pending_offset_];
+    const std::uint64_t pos = window_buf_.end();
+    check_record(op, pos);
+    window_buf_.push(op);
+    Engine& e = engines_[op.engine];
+    if (e.queue.empty()) --headless_;
+    e.queue.push_back(pos);
+    if (++pending_offset_ == chunk.size()) {
+      pending_.pop_front();
+      pending_offset_ = 0;
+    }
+  }
+
+  void check_record(const TraceOp& op, std::uint64_t pos) const {
+    const std::string at = "record " + std::to_string(pos) + ": ";
+    const char* kind = op_kind_name(op.kind);
+    if (kind == nullptr) throw ReplayStop(at + "unknown operation kind " + std::to_string(op.kind));
+    if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
+      throw ReplayStop(at + "engine " + std::to_string(op.engine) + " is not bound (platform has: " +
+                       bound_names() + ")");
+    const EngineMetrics& em = metrics_.engine(op.engine);
+    if (!runs_on(op.kind, em.kind))
+      throw ReplayStop(at + "a " + kind + " cannot run on " + em.name + " (a " +
+                       engine_kind_name(em.kind) + " engine)");
+    for (std::uint32_t d : op.deps) {
+      if (d == 0) continue;
+      if (d > pos)
+        throw ReplayStop(at + "dependency " + std::to_string(d) +
+                         " reaches before the start of the trace");
+      if (d > window_)
+        throw ReplayStop(at + "dependency " + std::to_string(d) + " reaches beyond the window " +
+                         std::to_string(window_));
+    }
+  }
+
+  Pick choose() const {
+    Pick best;
+    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks floor = sched_now_ > now ? sched_now_ : now;
+    for (unsigned idx : bound_) {
+      const Engine& e = engines_[idx];
+      if (e.queue.empty()) continue;
+      const std::uint64_t pos = e.queue.front();
+      const TraceOp& op = window_buf_.at(pos).op;
+      Ticks deps_ready = 0;
+      std::uint32_t binding = 0;
+      bool ready = true;
+      for (std::uint32_t d : op.deps) {
+        if (d == 0) continue;
+        const Ticks done = window_buf_.at(pos - d).done;
+        if (done == OpWindow::kPending) {
+          ready = false;
+          break;
+        }
+        // The latest completion binds; among equals the nearest record.
+        if (done > deps_ready || (done == deps_ready && (binding == 0 || d < binding))) {
+          deps_ready = done;
+          binding = d;
+        }
+      }
+      if (!ready) continue;
+      Ticks start = e.free > deps_ready ? e.free : deps_ready;
+      if (floor > start) start = floor;
+      if (!best.found || start < best.start || (start == best.start && pos < best.pos)) {
+        best.found = true;
+        best.engine = idx;
+        best.pos = pos;
+        best.start = start;
+        best.deps_ready = deps_ready;
+        best.binding_dep_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
+      }
+    }
+    return best;
+  }
+
+  void issue(const Pick& pick) {
+    Engine& e = engines_[pick.engine];
+    OpWindow::Slot& slot = window_buf_.at(pick.pos);
+    const TraceOp& op = slot.op;
+
+    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
+
+    OpTiming timing;
+    try {
+      timing = e.exec->execute(op, from_ticks(pick.start));
+    } catch (const sc_core::sc_unwind_exception&) {
+      throw;
+    } catch (const std::exception& ex) {
+      throw ReplayStop(describe(pick.pos, op) + ": " + ex.what());
+    }
+    const Ticks done = to_ticks(timing.done);
+    const Ticks free = to_ticks(timing.engine_free);
+    if (done < pick.start || free < pick.start)
+      throw ReplayStop(describe(pick.pos, op) + ": executor returned done " +
+                       timing.done.to_string() + " / engine_free " + timing.engine_free.to_string() +
+                       " before the start " + from_ticks(pick.start).to_string());
+
+    slot.done = done;
+    e.free = free;
+    sched_now_ = pick.start;
+    metrics_.on_issue(pick.engine, op, pick.start, timing, pick.deps_ready, pick.binding_dep_kind);
+    timeline_.on_issue(pick.pos, op.engine, op.kind, pick.start, done);
+
+    e.queue.pop_front();
+    if (e.queue.empty()) ++headless_;
+    advance_oldest_unissued();
+  }
+
+  void advance_oldest_unissued() {
+    std::uint64_t oldest = window_buf_.end();
+    for (unsigned idx : bound_) {
+      const Engine& e = engines_[idx];
+      if (!e.queue.empty() && e.queue.front() < oldest) oldest = e.queue.front();
+    }
+    oldest_unissued_ = oldest;
+    // Records that no unissued record can reach any more.
+    if (oldest > window_) window_buf_.release_before(oldest - window_);
+  }
+
+  std::string describe(std::uint64_t pos, const TraceOp& op) const {
+    return "record " + std::to_string(pos) + " (" + op_kind_name(op.kind) + " on " +
+           metrics_.engine(op.engine).name + ")";
+  }
+
+  std::string bound_names() const {
+    std::string out;
+    for (unsigned idx : bound_) {
+      if (!out.empty()) out += ", ";
+      out += metrics_.engine(idx).name + " = " + std::to_string(idx);
+    }
+    return out.empty() ? "no engines" : out;
+  }
+
+  // Guard against a schedule that cannot progress, which would otherwise spin forever.
+  std::string blocked_report() const {
+    std::string out = "no operation can start; blocked:";
+    for (unsigned idx : bound_) {
+      const Engine& e = engines_[idx];
+      if (e.queue.empty()) continue;
+      const std::uint64_t pos = e.queue.front();
+      out += " " + describe(pos, window_buf_.at(pos).op) + " waits for";
+      for (std::uint32_t d : window_buf_.at(pos).op.deps)
+        if (d != 0 && window_buf_.at(pos - d).done == OpWindow::kPending)
+          out += " record " + std::to_string(pos - d);
+      out += ";";
+    }
+    return out;
+  }
+
+  // set-up
+  std::uint32_t window_ = 1u << 16;
+  std::uint64_t lookahead_ = std::uint64_t{1} << 20;
+  Ticks quantum_ = to_ticks(sc_core::sc_time(1, sc_core::SC_US));
+  std::vector<Engine> engines_;
+  std::vector<unsigned> bound_;
+
+  // input
+  std::deque<std::vector<TraceOp>> pending_;
+  std::size_t pending_offset_ = 0;
+  bool input_ended_ = false;
+  bool wants_input_ = true;
+
+  // schedule
+  OpWindow window_buf_;
+  std::uint64_t oldest_unissued_ = 0;
+  unsigned headless_ = 0;  // bound engines with no read, unissued record
+  Ticks sched_now_ = 0;
+  std::uint64_t lookahead_limited_ = 0;
+
+  // state and results
+  bool started_ = false;
+  bool finished_ = false;
+  bool failed_ = false;
+  std::string error_;
+  ReplayMetrics metrics_;
+  TimelineRecorder timeline_;
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_REPLAYER_H

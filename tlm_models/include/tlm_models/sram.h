@@ -1,0 +1,231 @@
+// On-chip scratchpad SRAM: a pool of ports that serve requests at port_width bytes per cycle,
+// word-interleaved banks with conflict accounting, optional storage with DMI. Several initiators
+// bind to the one multi-passthrough target socket. Formulas: docs/models/sram.md.
+#ifndef TLM_MODELS_SRAM_H
+#define TLM_MODELS_SRAM_H
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "tlm_models/bandwidth_server.h"
+#include "tlm_models/interleave.h"
+#include "tlm_models/latency_stats.h"
+#include "tlm_models/payload_access.h"
+#include "tlm_models/stats.h"
+#include "tlm_models/time_ticks.h"
+#include "tlm_models/timing_only.h"
+
+namespace tlm_models {
+
+class Sram : public sc_core::sc_module, public StatsProvider {
+ public:
+  struct Params {
+    std::uint64_t capacity = 512 * 1024;
+    unsigned banks = 16;
+    unsigned ports = 2;
+    std::uint64_t port_width = 64;
+    double clock = 1e9;
+    sc_core::sc_time latency = sc_core::sc_time(1, sc_core::SC_NS);
+    bool storage = true;
+
+    std::string check() const {
+      if (capacity == 0) return "capacity must be at least 1 B";
+      if (banks == 0) return "banks must be at least 1";
+      if (ports == 0) return "ports must be at least 1";
+      if (port_width == 0) return "port_width must be at least 1 B";
+      if (!(clock > 0)) return "clock must be positive";
+      return "";
+    }
+  };
+
+  tlm_utils::multi_passthrough_target_socket<Sram> target;
+
+  Sram(sc_core::sc_module_name name, const Params& p)
+      : sc_core::sc_module(name), target("target"), p_(p) {
+    std::string err = p.check();
+    if (!err.empty()) SC_REPORT_FATAL("tlm_models/sram", (std::string(this->name()) + ": " + err).c_str());
+    period_ = period_ticks(p.clock);
+    latency_ = to_ticks(p.latency);
+    bank_word_ = std::max<std::uint64_t>(1, ceil_div(p.port_width, p.banks));
+    ports_.resize(p.ports);
+    port_bytes_.assign(p.ports, 0);
+    banks_.resize(p.banks);
+    scratch_.assign(p.banks, 0);
+    if (p.storage) data_.assign(p.capacity, 0);
+    target.register_b_transport(this, &Sram::b_transport);
+    target.register_transport_dbg(this, &Sram::transport_dbg);
+    target.register_get_direct_mem_ptr(this, &Sram::get_direct_mem_ptr);
+  }
+
+  const Params& params() const { return p_; }
+  // Bytes of one bank word: ceil(port_width / banks), so a full-width access touches each bank once.
+  std::uint64_t bank_word() const { return bank_word_; }
+  unsigned bank_of(std::uint64_t addr) const { return static_cast<unsigned>((addr / bank_word_) % p_.banks); }
+  const BandwidthServer& port(unsigned i) const { return ports_[i]; }
+  std::uint64_t bank_conflicts(unsigned b) const { return banks_[b].conflicts; }
+
+  void collect_stats(StatsGroup& g) const override {
+    std::uint64_t conflicts = 0;
+    for (unsigned i = 0; i < ports_.size(); ++i) {
+      StatsGroup& pg = g.child("port" + std::to_string(i));
+      pg.add("requests", static_cast<double>(ports_[i].requests()), "requests", "requests served");
+      pg.add("bytes", static_cast<double>(port_bytes_[i]), "B", "bytes moved");
+      pg.add("busy_time", ticks_to_ns(ports_[i].busy_ticks()), "ns", "cycles transferring x period");
+      pg.add("wait_time", ticks_to_ns(ports_[i].wait_ticks()), "ns", "summed queueing for this port");
+    }
+    for (unsigned b = 0; b < banks_.size(); ++b) {
+      StatsGroup& bg = g.child("bank" + std::to_string(b));
+      bg.add("bytes", static_cast<double>(banks_[b].bytes), "B", "bytes in this bank's words");
+      bg.add("busy_time", ticks_to_ns(banks_[b].busy), "ns", "time some port was accessing the bank");
+      bg.add("conflicts", static_cast<double>(banks_[b].conflicts), "requests",
+             "requests that found the bank in use by another port");
+      conflicts += banks_[b].conflicts;
+    }
+    g.add("reads", static_cast<double>(reads_), "requests", "read transactions served");
+    g.add("writes", static_cast<double>(writes_), "requests", "write transactions served");
+    g.add("bytes_read", static_cast<double>(bytes_read_), "B", "bytes read");
+    g.add("bytes_written", static_cast<double>(bytes_written_), "B", "bytes written");
+    g.add("bank_conflicts", static_cast<double>(conflicts), "requests", "sum of the banks' conflicts");
+    g.add("errors", static_cast<double>(errors_), "requests", "transactions answered with an error");
+    latency_stats_.collect(g);
+  }
+
+  void reset_stats() override {
+    for (auto& p : ports_) p.reset_stats();
+    std::fill(port_bytes_.begin(), port_bytes_.end(), 0);
+    for (auto& b : banks_) b.bytes = b.busy = b.conflicts = 0;
+    reads_ = writes_ = bytes_read_ = bytes_written_ = errors_ = 0;
+    latency_stats_.reset();
+  }
+
+ private:
+  struct Bank {
+    Ticks busy_until = 0;
+    Ticks busy = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t conflicts = 0;
+  };
+
+  void b_transport(int, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    tlm::tlm_command cmd = t.get_command();
+    if (cmd == tlm::TLM_IGNORE_COMMAND) {
+      t.set_response_status(tlm::TLM_OK_RESPONSE);
+      return;
+    }
+    if (reject_streaming(t)) {
+      ++errors_;
+      return;
+    }
+    std::uint64_t addr = t.get_address();
+    std::uint64_t len = t.get_data_length();
+    if (addr >= p_.capacity || len > p_.capacity - addr) {
+      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      ++errors_;
+      return;
+    }
+    bool write = cmd == tlm::TLM_WRITE_COMMAND;
+    Ticks now = to_ticks(sc_core::sc_time_stamp());
+    Ticks arrival = now + to_ticks(delay);
+    // The port that frees up first (lowest index on a tie) takes the request.
+    unsigned port = 0;
+    for (unsigned i = 1; i < ports_.size(); ++i)
+      if (ports_[i].busy_until() < ports_[port].busy_until()) port = i;
+    Ticks duration = ceil_div(len, p_.port_width) * period_;
+    Ticks start = ports_[port].serve(arrival, duration);
+    Ticks end = start + duration;
+    account_banks(addr, len, start, end);
+    port_bytes_[port] += len;
+    Ticks ready = end + latency_;
+    latency_stats_.record(ready - arrival);
+    if (write) {
+      ++writes_;
+      bytes_written_ += len;
+    } else {
+      ++reads_;
+      bytes_read_ += len;
+    }
+    if (is_timing_only(t)) {
+      // Timed above; the initiator does not want the bytes (timing_only.h).
+    } else if (!data_.empty()) {
+      copy_bytes(write, data_.data() + addr, t.get_data_ptr(), len, 0, ByteEnables::of(t));
+    } else if (!write) {
+      zero_bytes(t.get_data_ptr(), len, 0, ByteEnables::of(t));
+    }
+    t.set_dmi_allowed(!data_.empty());
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = from_ticks(ready - now);
+  }
+
+  // Banks are accounted, not timed: a request holds every bank it touches for its port interval
+  // [start, end); finding one still held by an earlier request counts a conflict there.
+  void account_banks(std::uint64_t addr, std::uint64_t len, Ticks start, Ticks end) {
+    add_interleaved_bytes(addr, len, bank_word_, p_.banks, scratch_);
+    for (unsigned b = 0; b < p_.banks; ++b) {
+      if (!scratch_[b]) continue;
+      Bank& bank = banks_[b];
+      if (bank.busy_until > start) ++bank.conflicts;
+      Ticks from = std::max(start, bank.busy_until);
+      if (end > from) bank.busy += end - from;
+      bank.busy_until = std::max(bank.busy_until, end);
+      bank.bytes += scratch_[b];
+      scratch_[b] = 0;
+    }
+  }
+
+  unsigned transport_dbg(int, tlm::tlm_generic_payload& t) {
+    std::uint64_t addr = t.get_address();
+    if (addr >= p_.capacity || t.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+    std::uint64_t n = std::min<std::uint64_t>(t.get_data_length(), p_.capacity - addr);
+    bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    if (!data_.empty())
+      copy_bytes(write, data_.data() + addr, t.get_data_ptr(), n, 0, ByteEnables{});
+    else if (!write)
+      zero_bytes(t.get_data_ptr(), n, 0, ByteEnables{});
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    return static_cast<unsigned>(n);
+  }
+
+  // The storage never moves, so a granted pointer stays valid for the SRAM's lifetime.
+  bool get_direct_mem_ptr(int, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
+    dmi.set_read_latency(p_.latency);
+    dmi.set_write_latency(p_.latency);
+    if (t.get_address() >= p_.capacity) {
+      dmi.allow_none();
+      dmi.set_start_address(p_.capacity);
+      dmi.set_end_address(~sc_dt::uint64{0});
+      return false;
+    }
+    dmi.set_start_address(0);
+    dmi.set_end_address(p_.capacity - 1);
+    if (data_.empty()) {
+      dmi.allow_none();
+      return false;
+    }
+    dmi.set_dmi_ptr(data_.data());
+    dmi.allow_read_write();
+    return true;
+  }
+
+  Params p_;
+  Ticks period_ = 0;
+  Ticks latency_ = 0;
+  std::uint64_t bank_word_ = 1;
+  std::vector<BandwidthServer> ports_;
+  std::vector<std::uint64_t> port_bytes_;
+  std::vector<Bank> banks_;
+  std::vector<std::uint64_t> scratch_;  // per-bank bytes of the request being accounted
+  std::vector<unsigned char> data_;
+  LatencyStats latency_stats_;
+  std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, errors_ = 0;
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_SRAM_H

@@ -1,0 +1,97 @@
+"""`--set key.path=value` overrides: parsed, applied to the node tree, then validated as usual.
+
+An override replaces (or adds) one value before validation, so a bad override is reported
+exactly like a bad line in the file, with the override itself as the location. Paths are
+`component.parameter` (`sram.capacity=256KiB`, `hbm.channels=8`), `components.<path>`, or a
+top-level scalar (`name=...`, `description=...`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+import yaml
+
+from tlm_models.platform.loader import Diagnostic, Location, Node, Scalar
+from tlm_models.platform.validate import suggest
+
+_TOP_LEVEL_SCALARS = ("name", "description")
+
+
+@dataclass(frozen=True)
+class Override:
+    """One `path=value`; `value` is read as a YAML scalar (`8` is a number, `256KiB` text)."""
+
+    path: tuple[str, ...]
+    value: Scalar
+    text: str
+
+    @property
+    def loc(self) -> Location:
+        return Location(f"--set {self.text}")
+
+
+def parse_override(text: str) -> Override | Diagnostic:
+    """Parses `key.path=value`; a malformed one comes back as a diagnostic."""
+    loc = Location(f"--set {text}")
+    key, sep, raw = text.partition("=")
+    parts = tuple(p.strip() for p in key.strip().split("."))
+    if not sep or not all(parts) or not raw.strip():
+        return Diagnostic(loc, "", "expected 'component.parameter=value', e.g. 'hbm.channels=8'")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        value = raw.strip()
+    if value is not None and not isinstance(value, (str, int, float, bool)):
+        value = raw.strip()
+    return Override(parts, value, text)
+
+
+def _set(node: Node, path: tuple[str, ...], override: Override, done: str) -> Node | Diagnostic:
+    """A copy of `node` with the value at `path` replaced (or added)."""
+    if not isinstance(node.value, dict):
+        return Diagnostic(override.loc, done, f"'{done}' is not a mapping; cannot set '{path[0]}'")
+    head, rest = path[0], path[1:]
+    key = f"{done}.{head}" if done else head
+    if not rest:
+        child = Node(override.value, override.loc, override.loc)
+    elif head not in node.value:
+        # Parameters may be added (a default overridden); a missing component may not.
+        hint = suggest(head, node.value)
+        return Diagnostic(override.loc, key, f"no '{head}' to override{hint}")
+    else:
+        result = _set(node.value[head], rest, override, key)
+        if isinstance(result, Diagnostic):
+            return result
+        child = result
+    return replace(node, value={**node.value, head: child})
+
+
+def apply_overrides(root: Node, texts: Iterable[str]) -> tuple[Node, list[Diagnostic]]:
+    """Applies every override in order; returns the new tree and the overrides that failed."""
+    problems: list[Diagnostic] = []
+    for text in texts:
+        parsed = parse_override(text)
+        if isinstance(parsed, Diagnostic):
+            problems.append(parsed)
+            continue
+        path = parsed.path
+        if path[0] != "components" and not (len(path) == 1 and path[0] in _TOP_LEVEL_SCALARS):
+            if len(path) == 1:
+                problems.append(
+                    Diagnostic(
+                        parsed.loc,
+                        path[0],
+                        "expected 'component.parameter' or one of "
+                        f"{', '.join(_TOP_LEVEL_SCALARS)}" + suggest(path[0], _TOP_LEVEL_SCALARS),
+                    )
+                )
+                continue
+            path = ("components", *path)
+        result = _set(root, path, parsed, "")
+        if isinstance(result, Diagnostic):
+            problems.append(result)
+        else:
+            root = result
+    return root, problems

@@ -1,0 +1,31 @@
+"""A small but complete simulation: the default platform replaying a short AttenIO trace.
+
+Used to warm the worker forkserver (cling generates code for every path a real run takes:
+elaboration, every engine, the replayer, statistics) and as a quick health check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tlm_models.dataflows import emit
+from tlm_models.dataflows.workload import Workload
+from tlm_models.platform import load_platform
+from tlm_models.replay import ReplayOutput, TimelineWindow, replay_in_this_process
+
+DEFAULT_PLATFORM = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
+
+
+def smoke_replay(platform: Path = DEFAULT_PLATFORM, seq_len: int = 256) -> ReplayOutput:
+    """Replays AttenIO at N = ``seq_len``, d = 64 on ``platform`` in this process."""
+    config = load_platform(platform)
+    emitted = emit("attenio", Workload(seq_len=seq_len, head_dim=64), config.info())
+    return replay_in_this_process(
+        config, emitted.header, emitted.chunks, timeline=TimelineWindow(0.0, 1e3, 64)
+    )
+
+
+def warm_design() -> Any:
+    """Runs the smoke replay (its SystemC objects stay alive in tlm_models.replay)."""
+    return smoke_replay()

@@ -1,0 +1,301 @@
+"""Sweep plots (PNG + SVG): speedup, off-chip bytes beside their bounds, utilization, stalls
+and overlap, and a timeline excerpt of each dataflow from DIR/timelines/*.json.
+
+Timelines are Chrome trace JSON: ``{"traceEvents": [{"name", "ph": "X", "ts", "dur", "pid",
+"tid"}, ...]}`` with times in microseconds; ``"M"`` events named ``thread_name`` /
+``process_name`` label the rows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from tlm_models.errors import UserError
+from tlm_models.study.config import DATAFLOWS
+from tlm_models.study.variants import (
+    Variant,
+    format_tokens,
+    group_variants,
+    label_of,
+    labels_in,
+    metric,
+)
+
+__all__ = ["TIMELINE_DIR", "plot_timelines", "plot_variant", "write_plots"]
+
+TIMELINE_DIR = "timelines"
+_MIB = 2**20
+_PALETTE = plt.get_cmap("tab10")
+
+
+def write_plots(
+    directory: Path, records: Sequence[dict[str, Any]]
+) -> dict[str, list[tuple[str, str]]]:
+    """Writes every plot into ``directory``; maps variant title ("" = all) to (caption, PNG)."""
+    variants = group_variants(records)
+    figures: dict[str, list[tuple[str, str]]] = {}
+    for index, variant in enumerate(variants):
+        suffix = f"-{index + 1}" if len(variants) > 1 else ""
+        figures[variant.title()] = plot_variant(variant, directory, suffix)
+    traces = sorted((directory / TIMELINE_DIR).glob("*.json"), key=_dataflow_order)
+    if traces:
+        plot_timelines(traces, directory / "timeline.png")
+        figures[""] = [("Timeline excerpt", "timeline.png")]
+    return figures
+
+
+def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
+    """The four metric plots of one variant; returns (caption, PNG file name) pairs."""
+    records = variant.ok_records()
+    if not records:
+        return []
+    head_dims = sorted({int(r["head_dim"]) for r in records})
+    colors = {label: _PALETTE(i % 10) for i, label in enumerate(labels_in(records))}
+    written: list[tuple[str, str]] = []
+
+    def save(fig: Figure, stem: str, caption: str) -> None:
+        fig.suptitle(f"{caption} — {variant.title()}", fontsize=11)
+        _save(fig, directory / f"{stem}{suffix}.png")
+        written.append((caption, f"{stem}{suffix}.png"))
+
+    fig, axes = _grid(1, len(head_dims))
+    for ax, d in zip(axes[0], head_dims, strict=True):
+        subset = [r for r in records if int(r["head_dim"]) == d]
+        _grouped_bars(ax, subset, colors, partial(_speedup, records=subset), {"standard"})
+        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+        ax.set_ylabel("Speedup over standard (×)")
+        ax.set_title(f"d = {d}")
+    save(fig, "speedup", "Speedup over Standard")
+
+    fig, axes = _grid(1, len(head_dims))
+    for ax, d in zip(axes[0], head_dims, strict=True):
+        _offchip(ax, [r for r in records if int(r["head_dim"]) == d], colors)
+        ax.set_title(f"d = {d}")
+    save(fig, "offchip", "Off-chip traffic and closed-form bounds")
+
+    for stem, caption, rows in (
+        (
+            "utilization",
+            "PE and Exp utilization",
+            (
+                ("pe.mac_utilization", "PE MAC utilization (%)"),
+                ("exp.lane_utilization", "Exp lane utilization (%)"),
+            ),
+        ),
+        (
+            "stall_overlap",
+            "Memory stalls and overlap",
+            (
+                ("memory_stall_fraction", "Memory-stall time (%)"),
+                ("overlap_efficiency", "Overlap efficiency (%)"),
+            ),
+        ),
+    ):
+        fig, axes = _grid(2, len(head_dims))
+        for row, (path, ylabel) in enumerate(rows):
+            for ax, d in zip(axes[row], head_dims, strict=True):
+                subset = [r for r in records if int(r["head_dim"]) == d]
+                _grouped_bars(ax, subset, colors, partial(_percent, path=path))
+                ax.set_ylabel(ylabel)
+                ax.set_ylim(0, 105)
+                ax.set_title(f"d = {d}")
+        save(fig, stem, caption)
+    return written
+
+
+def plot_timelines(paths: Sequence[Path], png: Path, window_us: float = 5.0) -> None:
+    """A Gantt picture of the first ``window_us`` µs of each trace, one panel per file."""
+    fig, axes = _grid(len(paths), 1, width=10.0, height=0.5)
+    categories: dict[str, Any] = {}
+    for ax, path in zip((row[0] for row in axes), paths, strict=True):
+        names, events = _read_trace(path)
+        rows = list(names)
+        start = min((ev["ts"] for ev in events), default=0.0)
+        end = start + window_us
+        for ev in events:
+            if ev["ts"] >= end or ev["ts"] + ev["dur"] <= start:
+                continue
+            category = str(ev["name"]).split()[0].split("[")[0].lower() or "op"
+            color = categories.setdefault(category, _PALETTE(len(categories) % 10))
+            left = max(ev["ts"], start) - start
+            width = min(ev["ts"] + ev["dur"], end) - start - left
+            ax.barh(
+                rows.index(ev["row"]),
+                width,
+                left=left,
+                height=0.7,
+                color=color,
+                edgecolor="white",
+                linewidth=0.3,
+            )
+        ax.set_yticks(range(len(rows)), list(names.values()))
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xlim(0, window_us)
+        ax.set_title(path.stem, fontsize=10, loc="left")
+        ax.set_xlabel("Time from first operation (µs)")
+    handles = [Patch(color=color, label=name) for name, color in categories.items()]
+    if handles:
+        fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=min(len(handles), 6))
+    fig.suptitle(
+        f"Timeline excerpt: first {window_us:g} µs of each dataflow", fontsize=11, x=0.02, ha="left"
+    )
+    _save(fig, png)
+
+
+def _dataflow_order(path: Path) -> tuple[int, str]:
+    """Timeline files named after a dataflow come in report order, others after them."""
+    stem = path.stem
+    return (DATAFLOWS.index(stem) if stem in DATAFLOWS else len(DATAFLOWS), stem)
+
+
+def _read_trace(path: Path) -> tuple[dict[tuple[Any, Any], str], list[dict[str, Any]]]:
+    """The (pid, tid) rows with their names, in first-seen order, and the complete events."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not a Chrome trace JSON file ({exc})") from None
+    raw = data.get("traceEvents", []) if isinstance(data, dict) else data
+    if not isinstance(raw, list):
+        raise UserError(f"{path}: 'traceEvents' is not a list")
+    processes: dict[Any, str] = {}
+    threads: dict[tuple[Any, Any], str] = {}
+    events: list[dict[str, Any]] = []
+    rows: list[tuple[Any, Any]] = []
+    for ev in raw:
+        if not isinstance(ev, dict):
+            continue
+        row = (ev.get("pid", 0), ev.get("tid", 0))
+        name = (ev.get("args") or {}).get("name")
+        if ev.get("ph") == "M" and ev.get("name") == "thread_name" and name:
+            threads[row] = str(name)
+        elif ev.get("ph") == "M" and ev.get("name") == "process_name" and name:
+            processes[row[0]] = str(name)
+        elif ev.get("ph") == "X" and "ts" in ev:
+            events.append(
+                {
+                    "name": ev.get("name", ""),
+                    "ts": float(ev["ts"]),
+                    "dur": float(ev.get("dur", 0.0)),
+                    "row": row,
+                }
+            )
+            if row not in rows:
+                rows.append(row)
+    names: dict[tuple[Any, Any], str] = {}
+    for row in rows:
+        thread = threads.get(row, f"tid {row[1]}")
+        process = processes.get(row[0])
+        names[row] = f"{process}/{thread}" if process else thread
+    return names, events
+
+
+def _grouped_bars(
+    ax: Axes,
+    records: list[dict[str, Any]],
+    colors: dict[str, Any],
+    value: Callable[[dict[str, Any]], float | None],
+    skip: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    """Bars grouped by N, one bar per dataflow label, in a fixed colour per label."""
+    seq_lens = sorted({int(r["seq_len"]) for r in records})
+    labels = [label for label in labels_in(records) if label not in skip]
+    width = 0.8 / max(1, len(labels))
+    for index, label in enumerate(labels):
+        xs, ys = [], []
+        for position, n in enumerate(seq_lens):
+            match = [r for r in records if int(r["seq_len"]) == n and label_of(r) == label]
+            number = value(match[0]) if match else None
+            if number is not None:
+                xs.append(position - 0.4 + width * (index + 0.5))
+                ys.append(number)
+        ax.bar(xs, ys, width=width, label=label, color=colors[label])
+    ax.set_xticks(range(len(seq_lens)), [format_tokens(n) for n in seq_lens])
+    ax.set_xlabel("Sequence length N (tokens)")
+    ax.grid(axis="y", alpha=0.3)
+    if labels:
+        ax.legend(fontsize=8)
+
+
+def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) -> None:
+    """Off-chip MiB per dataflow (solid) and each closed-form bound (dashed), log scale."""
+    seq_lens = sorted({int(r["seq_len"]) for r in records})
+    for label in labels_in(records):
+        points = sorted(
+            (int(r["seq_len"]), value / _MIB)
+            for r in records
+            if label_of(r) == label and (value := metric(r, "offchip_bytes.total")) is not None
+        )
+        if points:
+            ax.plot(*zip(*points, strict=True), marker="o", label=label, color=colors[label])
+    bounds: dict[str, dict[int, float]] = {}
+    for r in records:
+        for name, value in dict(r.get("bounds") or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                bounds.setdefault(str(name), {})[int(r["seq_len"])] = float(value) / _MIB
+    for index, (name, by_n) in enumerate(sorted(bounds.items())):
+        xs = sorted(by_n)
+        ax.plot(
+            xs,
+            [by_n[n] for n in xs],
+            linestyle=("--", ":", "-.")[index % 3],
+            color="0.3",
+            marker="x",
+            label=f"bound: {name}",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(seq_lens, [format_tokens(n) for n in seq_lens])
+    ax.minorticks_off()
+    ax.set_xlabel("Sequence length N (tokens)")
+    ax.set_ylabel("Off-chip traffic (MiB, log scale)")
+    ax.grid(alpha=0.3, which="major")
+    ax.legend(fontsize=8)
+
+
+def _speedup(record: dict[str, Any], records: list[dict[str, Any]]) -> float | None:
+    time_ns = metric(record, "sim_time_ns")
+    base = next(
+        (
+            metric(r, "sim_time_ns")
+            for r in records
+            if label_of(r) == "standard" and r["seq_len"] == record["seq_len"]
+        ),
+        None,
+    )
+    return base / time_ns if base and time_ns else None
+
+
+def _percent(record: dict[str, Any], path: str) -> float | None:
+    value = metric(record, path)
+    return None if value is None else 100.0 * value
+
+
+def _grid(rows: int, cols: int, width: float = 5.0, height: float = 3.6) -> tuple[Figure, Any]:
+    per_row = height if height > 1 else 2.2
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(max(width * cols, 6.0), per_row * rows + 0.8),
+        squeeze=False,
+        layout="constrained",
+    )
+    return fig, axes
+
+
+def _save(fig: Figure, png: Path) -> None:
+    fig.savefig(png, dpi=110)
+    fig.savefig(png.with_suffix(".svg"))
+    plt.close(fig)

@@ -1,0 +1,88 @@
+"""Groups result records for reports and plots: one variant per platform, overrides and heads.
+
+Speedups and tables compare dataflows only within a variant, i.e. on the same hardware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tlm_models.study.config import DATAFLOWS
+from tlm_models.study.table import sort_records
+
+__all__ = ["Variant", "format_tokens", "group_variants", "label_of", "labels_in", "metric"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Records run on the same platform with the same overrides and head count."""
+
+    platform: str
+    overrides: tuple[str, ...]
+    heads: int
+    records: tuple[dict[str, Any], ...]
+
+    def title(self) -> str:
+        parts = [self.platform, *self.overrides]
+        if self.heads != 1:
+            parts.append(f"{self.heads} heads")
+        return ", ".join(parts)
+
+    def ok_records(self) -> list[dict[str, Any]]:
+        return [record for record in self.records if "error" not in record]
+
+    def shapes(self) -> list[tuple[int, int]]:
+        """The (N, d) pairs present, sorted by d then N."""
+        pairs = {(int(r["seq_len"]), int(r["head_dim"])) for r in self.records}
+        return sorted(pairs, key=lambda pair: (pair[1], pair[0]))
+
+
+def group_variants(records: Iterable[dict[str, Any]]) -> list[Variant]:
+    """Splits records into variants, in canonical record order."""
+    groups: dict[tuple[str, tuple[str, ...], int], list[dict[str, Any]]] = {}
+    for record in sort_records(records):
+        # The platform *file* as configured: results may name the platform differently.
+        ident = (
+            str(record.get("config", {}).get("platform", record.get("platform", ""))),
+            tuple(str(item) for item in record.get("overrides", [])),
+            int(record.get("heads", 1)),
+        )
+        groups.setdefault(ident, []).append(record)
+    return [Variant(p, o, h, tuple(rs)) for (p, o, h), rs in groups.items()]
+
+
+def label_of(record: dict[str, Any]) -> str:
+    """The dataflow and its parameters (``approx degree=2``)."""
+    extra = record.get("config", {}).get("extra", {})
+    params = " ".join(f"{name}={value}" for name, value in extra.items())
+    dataflow = str(record.get("dataflow", "?"))
+    return f"{dataflow} {params}" if params else dataflow
+
+
+def labels_in(records: Iterable[dict[str, Any]]) -> list[str]:
+    """Distinct labels, ordered as DATAFLOWS (baseline first)."""
+    seen: dict[str, int] = {}
+    for record in records:
+        dataflow = str(record.get("dataflow", ""))
+        rank = DATAFLOWS.index(dataflow) if dataflow in DATAFLOWS else len(DATAFLOWS)
+        seen.setdefault(label_of(record), rank)
+    return sorted(seen, key=lambda label: (seen[label], label))
+
+
+def metric(record: dict[str, Any], path: str) -> float | None:
+    """A numeric field by dotted path (``pe.mac_utilization``), or None when absent."""
+    value: Any = record
+    for part in path.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def format_tokens(n: int) -> str:
+    """8192 -> ``8K``; other lengths as plain numbers."""
+    return f"{n // 1024}K" if n % 1024 == 0 else str(n)
