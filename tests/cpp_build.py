@@ -36,8 +36,15 @@ def build_cpp_test(source: Path, extra_sources: list[Path] | None = None) -> Pat
     if binary.exists():
         return binary
     tmp = binary.with_suffix(f".tmp{os.getpid()}")
-    cmd = ["g++", *flags, str(source), *map(str, extra_sources or []), "-o", str(tmp),
-           *sc.ldflags()]
+    cmd = [
+        "g++",
+        *flags,
+        str(source),
+        *map(str, extra_sources or []),
+        "-o",
+        str(tmp),
+        *sc.ldflags(),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"build of {source.name} failed:\n{' '.join(cmd)}\n{proc.stderr}")

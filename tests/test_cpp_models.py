@@ -34,12 +34,13 @@ def test_every_cpp_test_file_has_cases() -> None:
     assert CASES
 
 
-@pytest.mark.parametrize(
-    ("binary", "case"), CASES, ids=[f"{b.stem}::{c}" for b, c in CASES]
-)
+@pytest.mark.parametrize(("binary", "case"), CASES, ids=[f"{b.stem}::{c}" for b, c in CASES])
 def test_cpp_case(binary: Path, case: str) -> None:
     proc = subprocess.run(
-        [str(binary), case], capture_output=True, text=True, timeout=300,
+        [str(binary), case],
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={"SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1"},
     )
     assert proc.returncode == 0, f"{binary.name} {case} failed:\n{proc.stdout}\n{proc.stderr}"

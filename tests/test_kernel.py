@@ -14,7 +14,10 @@ from tlm_models import kernel
 
 def _python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, **(env or {})},
     )
 
@@ -30,7 +33,9 @@ def test_importing_the_package_does_not_load_cppyy() -> None:
     assert float(seconds) < 0.5
 
 
-def test_stub_cache_is_rebuilt_when_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stub_cache_is_rebuilt_when_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     first = kernel.stub_library()
     assert first.parent == tmp_path / "attn-tlm"

@@ -110,8 +110,9 @@ def _drive(gbl: Any, replayer: Any, chunks: Iterator[np.ndarray]) -> None:
         raise SimulationError("replay ended before the trace was done (the kernel ran dry)")
 
 
-def _timeline(gbl: Any, replayer: Any, built: BuiltPlatform, header: TraceHeader,
-              window: TimelineWindow) -> Timeline:
+def _timeline(
+    gbl: Any, replayer: Any, built: BuiltPlatform, header: TraceHeader, window: TimelineWindow
+) -> Timeline:
     import cppyy.ll
 
     entries = np.zeros(int(replayer.timeline_size()), dtype=TIMELINE_DTYPE)

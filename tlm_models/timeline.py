@@ -64,24 +64,37 @@ def engine_tracks(entries: np.ndarray, engine_names: Sequence[str]) -> list[Trac
         rows = entries[entries["engine"] == index]
         labels = [KIND_NAMES.get(int(k), f"kind{k}") for k in rows["kind"]]
         args = [{"record": int(i)} for i in rows["index"]]
-        tracks.append(
-            Track(name, ENGINE_PROCESS, rows["start_ns"], rows["end_ns"], labels, args)
-        )
+        tracks.append(Track(name, ENGINE_PROCESS, rows["start_ns"], rows["end_ns"], labels, args))
     return tracks
 
 
 def to_chrome_json(timeline: Timeline) -> dict[str, Any]:
     """The Chrome trace JSON object of a timeline (times converted from ns to us)."""
     events: list[dict[str, Any]] = [
-        {"ph": "M", "pid": ENGINE_PROCESS, "tid": 0, "name": "process_name",
-         "args": {"name": "engines"}},
-        {"ph": "M", "pid": MEMORY_PROCESS, "tid": 0, "name": "process_name",
-         "args": {"name": "memory channels"}},
+        {
+            "ph": "M",
+            "pid": ENGINE_PROCESS,
+            "tid": 0,
+            "name": "process_name",
+            "args": {"name": "engines"},
+        },
+        {
+            "ph": "M",
+            "pid": MEMORY_PROCESS,
+            "tid": 0,
+            "name": "process_name",
+            "args": {"name": "memory channels"},
+        },
     ]
     for tid, track in enumerate(timeline.tracks, start=1):
         events.append(
-            {"ph": "M", "pid": track.process, "tid": tid, "name": "thread_name",
-             "args": {"name": track.name}}
+            {
+                "ph": "M",
+                "pid": track.process,
+                "tid": tid,
+                "name": "thread_name",
+                "args": {"name": track.name},
+            }
         )
         starts = np.asarray(track.starts_ns, dtype=np.float64)
         durations = np.asarray(track.ends_ns, dtype=np.float64) - starts

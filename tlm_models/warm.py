@@ -7,6 +7,7 @@ swallowed: workers then load on their own and report the real error.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 #: Objects of the warm-up design; kept alive because the (abandoned) context refers to them.
@@ -23,7 +24,5 @@ def warm_up() -> None:
     gbl.tlm_models.fresh_simulation_context()
 
 
-try:
+with contextlib.suppress(Exception):  # see the module docstring
     warm_up()
-except Exception:  # noqa: BLE001 - see module docstring
-    pass

@@ -8,6 +8,7 @@ a further run then costs tens of milliseconds instead of seconds.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -36,12 +37,21 @@ def _forkserver() -> ForkServerContext:
     return _context
 
 
+def _die_with_parent() -> None:
+    """Ends this worker when its parent (the forkserver) ends, which it does when the caller
+    process is gone: a killed sweep must not leave simulations running."""
+    if sys.platform.startswith("linux"):
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+
+
 def _child_main(
     conn: multiprocessing.connection.Connection,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> None:
+    _die_with_parent()
     try:
         result = fn(*args, **kwargs)
         message: tuple[Any, ...] = ("ok", result)
@@ -51,6 +61,8 @@ def _child_main(
         message = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
     try:
         conn.send(message)
+    except BrokenPipeError:
+        os._exit(1)  # the caller is gone: nobody to report to
     except Exception as exc:  # an unpicklable result is the caller's bug: report it
         conn.send(("error", f"result could not be sent back: {exc}", ""))
     conn.close()

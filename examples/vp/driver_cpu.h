@@ -66,6 +66,8 @@ class DriverCpu : public sc_core::sc_module {
     results_["bytes_written"] = reg64(Acc::kBytesWrittenLo);
     results_["ops"] = reg64(Acc::kOpsLo);
     results_["stall_cycles"] = reg64(Acc::kStallCyclesLo);
+    results_["fetch_bytes"] = reg64(Acc::kFetchBytesLo);
+    results_["fetch_cycles"] = reg64(Acc::kFetchCyclesLo);
     const std::uint32_t engines = reg(Acc::kDmaChannels) + 2;
     for (std::uint32_t e = 0; e < engines; ++e) {
       results_["busy_cycles." + std::to_string(e)] = reg64(Acc::kEngineBusyLo + 8 * e);

@@ -4,12 +4,17 @@
 //                     -> [0x2_0000_0000, +4 KiB) accelerator.ctrl
 //   accelerator.sys_port -> bus;  accelerator.irq -> cpu.irq
 //
-// Usage: attn_vp [TRACE.bin]  — without a trace it runs a hand-built attention block.
-// Prints `key value` lines: the counter registers the driver read, then the exact replay
-// measurements (sim_time_ps, busy_ns.<engine>) for comparison with a Python replay.
+// Usage: attn_vp [--fetch-block N] [TRACE.bin]
+//   Without a trace it runs a hand-built attention block. --fetch-block sets the records per
+//   command-fetch read (default 64; the stream executes while later blocks are fetched).
+// Prints `key value` lines: the counter registers the driver read, the exact replay
+// measurements (sim_time_ps, busy_ns.<engine>), then every statistic of the accelerator's
+// replay as `replay.<path> <value>`, the same tree a Python replay returns, for comparison with
+// a replay of the same trace on platforms/vp-soc.yaml.
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <systemc>
 
@@ -32,12 +37,37 @@ tlm_models::HbmMemory::Params memory_params() {
   return p;
 }
 
-DriverJob make_job(int argc, char** argv, const tlm_models::AttentionAccelerator::Params& ap) {
+// The command line: optional `--fetch-block N`, then an optional trace file.
+struct Options {
+  unsigned fetch_block = tlm_models::AttentionAccelerator::Params{}.fetch_block;
+  std::string trace;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--fetch-block") {
+      if (i + 1 >= argc) throw std::runtime_error("--fetch-block needs a number of records");
+      const unsigned long n = std::stoul(argv[++i]);
+      if (n == 0 || n > 0xFFFFFFFFul) throw std::runtime_error("--fetch-block must be 1..2^32-1");
+      o.fetch_block = static_cast<unsigned>(n);
+    } else if (o.trace.empty() && arg.compare(0, 2, "--") != 0) {
+      o.trace = arg;
+    } else {
+      throw std::runtime_error("unexpected argument '" + arg +
+                               "' (usage: attn_vp [--fetch-block N] [TRACE.bin])");
+    }
+  }
+  return o;
+}
+
+DriverJob make_job(const Options& opts, const tlm_models::AttentionAccelerator::Params& ap) {
   DriverJob job;
   job.regs = kRegisterBase;
   CommandStream cs;
-  if (argc > 1) {
-    cs = read_trace_file(argv[1], ap.dma.channels);
+  if (!opts.trace.empty()) {
+    cs = read_trace_file(opts.trace, ap.dma.channels);
   } else {
     cs = demo_stream(kTensorBase, ap.sram_base, ap.dma.channels);
     for (unsigned t = 0; t < 3; ++t) {
@@ -54,13 +84,27 @@ DriverJob make_job(int argc, char** argv, const tlm_models::AttentionAccelerator
   return job;
 }
 
+// `prefix.stat value` for every statistic under `g`, values printed so that they read back
+// exactly (%.17g); undefined ratios (NaN) print as `null`, as in the JSON of a Python replay.
+void print_stats(const tlm_models::StatsGroup& g, const std::string& prefix) {
+  for (const tlm_models::Stat& st : g.stats()) {
+    if (st.value != st.value)
+      std::printf("%s%s null\n", prefix.c_str(), st.name.c_str());
+    else
+      std::printf("%s%s %.17g\n", prefix.c_str(), st.name.c_str(), st.value);
+  }
+  for (const auto& c : g.children()) print_stats(*c, prefix + c->name() + ".");
+}
+
 }  // namespace
 
 int sc_main(int argc, char** argv) {
   tlm_models::AttentionAccelerator::Params ap;
   DriverJob job;
   try {
-    job = make_job(argc, argv, ap);
+    const Options opts = parse_options(argc, argv);
+    ap.fetch_block = opts.fetch_block;
+    job = make_job(opts, ap);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attn_vp: %s\n", e.what());
     return 2;
@@ -102,6 +146,10 @@ int sc_main(int argc, char** argv) {
   for (unsigned e = 0; e < acc.engine_count(); ++e)
     std::printf("busy_ns.%s %.3f\n", acc.engine_name(e).c_str(),
                 tlm_models::ticks_to_ns(m.engine(e).busy.total()));
+  tlm_models::StatsGroup stats("acc");
+  acc.collect_stats(stats);
+  for (const auto& c : stats.children())
+    if (c->name() == "replay") print_stats(*c, "replay.");
   if (!acc.error_message().empty()) std::fprintf(stderr, "attn_vp: %s\n", acc.error_message().c_str());
   return cpu.results().at("status") == 2 ? 0 : 1;
 }

@@ -114,6 +114,20 @@ TEST_CASE(outstanding_credits_carry_over_descriptors) {
   });
 }
 
+TEST_CASE(contiguous_rows_form_one_block) {
+  Bench b(params(16));
+  simulate([&] {
+    // 32 rows x 128 B with both pitches = 128 B (and 0 = row bytes) are one 4 KiB block:
+    // 16 bursts of 256 B, timed exactly like load_4k_with_enough_outstanding
+    TraceOp op = load(0, kSram, 32, 128);
+    op.src_stride = 128;
+    OpTiming t = b.dma.channel(0).execute(op, sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(147 + 32 * 15, SC_NS));
+    CHECK_EQ(b.mem.reads(), 16u);
+  });
+  CHECK_EQ(b.dma.dma_channel(0).bursts(), 16u);
+}
+
 TEST_CASE(setup_latency_delays_the_first_burst) {
   Bench b(params(16, sc_time(50, SC_NS)));
   simulate([&] {

@@ -2,7 +2,9 @@
 // with closed-form mock engines (mock_engines.h) so every expected time is exact.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -78,6 +80,17 @@ void feed_all(Replayer& r, const std::vector<TraceOp>& ops) {
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Another process of the same simulation: feeds a wait_event replayer, or watches it.
+struct Process : sc_core::sc_module {
+  SC_HAS_PROCESS(Process);
+  Process(sc_core::sc_module_name name, std::function<void()> body)
+      : sc_core::sc_module(name), body_(std::move(body)) {
+    SC_THREAD(run);
+  }
+  void run() { body_(); }
+  std::function<void()> body_;
+};
 
 // T tiles, two buffers: load tile i+2 may start only when the matmul on tile i has read its
 // buffer. Loads take 40 ns (40 B, no latency), matmuls 60 ns (3 x 4 x 5 MACs).
@@ -561,6 +574,173 @@ TEST_CASE(setup_after_start_is_rejected) {
     threw = std::string(e.what()) == "set_window after the simulation started";
   }
   CHECK(threw);
+}
+
+// InputMode::wait_event: a process feeds while the kernel runs (no sc_pause, one sc_start).
+//   0 load dma0 64 B, fed at 0          [0, 64] done 74: issued at once, its start is now
+//   1 matmul pe 2x2x4 <- 0, fed at 30   start 74; known at 30 but the replay waits until 74 in
+//                                       case records still to come start earlier; none do
+//   end of input at 200: the replay ends then (it cannot know earlier that nothing follows)
+TEST_CASE(wait_event_mode_is_fed_by_another_process) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_input_mode(Replayer::InputMode::wait_event);
+  TraceBuilder b;
+  const std::size_t ld = b.add(OpKind::load, kDma0, 4, 16, 0, {}, 0);
+  b.add(OpKind::matmul, kPe, 2, 2, 4, {ld});
+  sc_time done_seen = sc_core::SC_ZERO_TIME;
+  Process feeder("feeder", [&] {
+    r.feed(&b.ops[0], 1);
+    sc_core::wait(ns(30));
+    CHECK(r.wants_input());
+    CHECK_EQ(p.dma0.log.calls, 1u);
+    r.feed(&b.ops[1], 1);
+    sc_core::wait(ns(170));
+    CHECK_EQ(p.pe.log.calls, 1u);
+    CHECK(!r.finished());
+    r.end_of_input();
+    sc_core::wait(r.done_event());
+    done_seen = sc_core::sc_time_stamp();
+  });
+  sc_core::sc_start();
+
+  CHECK(r.finished());
+  CHECK(!r.failed());
+  CHECK_EQ(done_seen, ns(200));
+  CHECK_EQ(p.pe.log.last_start, ns(74));
+  const auto& m = r.metrics();
+  CHECK_EQ(m.ops(), 2u);
+  CHECK_EQ(t(m.sim_time()), ns(90));
+  CHECK_EQ(stall(r, kPe, StallCause::load_data), ns(74));
+  CHECK_EQ(stall(r, kPe, StallCause::lookahead), sc_core::SC_ZERO_TIME);
+  CHECK_EQ(r.lookahead_limited(), 0u);
+  CHECK_EQ(r.records_pending(), 0u);
+}
+
+// A record fed while the replay waits for the start of a known operation is scheduled first if
+// it can start earlier:
+//   0 load dma0 50 B, 1 matmul pe 1x1x5 <- 0: fed at 0; load [0, 50] done 60, matmul waits for 60
+//   2 exp 1x5, fed at 20 with the end of input: starts at 20 (it was not there before), [20, 30]
+//   then the matmul [60, 65].  The 20 ns the exp could not see its record count as lookahead.
+TEST_CASE(wait_event_mode_schedules_late_records_in_time_order) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_input_mode(Replayer::InputMode::wait_event);
+  TraceBuilder b;
+  const std::size_t ld = b.load(kDma0, 50);
+  b.add(OpKind::matmul, kPe, 1, 1, 5, {ld});
+  b.add(OpKind::exp, kExp, 1, 5, 0, {});
+  Process feeder("feeder", [&] {
+    r.feed(b.ops.data(), 2);
+    sc_core::wait(ns(20));
+    r.feed(&b.ops[2], 1);
+    r.end_of_input();
+  });
+  sc_core::sc_start();
+
+  CHECK(r.finished());
+  CHECK(!r.failed());
+  CHECK_EQ(p.exp.log.last_start, ns(20));
+  CHECK_EQ(p.pe.log.last_start, ns(60));
+  CHECK_EQ(sc_core::sc_time_stamp(), ns(65));
+  const auto& m = r.metrics();
+  CHECK_EQ(t(m.sim_time()), ns(65));
+  CHECK_EQ(t(m.engine(kExp).busy.total()), ns(10));
+  CHECK_EQ(stall(r, kExp, StallCause::lookahead), ns(20));
+  for (const mock::ContractLog* log : {&p.dma0.log, &p.pe.log, &p.exp.log}) {
+    CHECK_EQ(log->out_of_order, 0u);
+    CHECK_EQ(log->before_kernel_time, 0u);
+  }
+}
+
+// The same trace streamed in chunks of 7 records by a process that fetches each chunk in 25 ns
+// while earlier ones execute, at most two chunks ahead: the fetch overlaps the execution.
+TEST_CASE(wait_event_mode_streams_chunks_while_executing) {
+  std::vector<TraceOp> ops;
+  mock::SyntheticTrace().next(ops, 700);
+  Platform pw, ps;
+  Replayer whole("whole"), streamed("streamed");
+  pw.bind(whole);
+  ps.bind(streamed);
+  whole.set_window(64);
+  streamed.set_window(64);
+  streamed.set_input_mode(Replayer::InputMode::wait_event);
+  feed_all(whole, ops);
+  std::size_t consumed_waits = 0;
+  sc_time last_chunk = sc_core::SC_ZERO_TIME;
+  Process feeder("feeder", [&] {
+    for (std::size_t off = 0; off < ops.size(); off += 7) {
+      // Keep at most two chunks ahead of the scheduler, as a command FIFO would.
+      while (streamed.records_pending() >= 14) {
+        sc_core::wait(streamed.input_consumed_event());
+        ++consumed_waits;
+      }
+      sc_core::wait(ns(25));
+      streamed.feed(ops.data() + off, std::min<std::size_t>(7, ops.size() - off));
+    }
+    last_chunk = sc_core::sc_time_stamp();
+    streamed.end_of_input();
+  });
+  sc_core::sc_start();
+
+  CHECK(whole.finished() && streamed.finished());
+  CHECK(!streamed.failed());
+  const auto& w = whole.metrics();
+  const auto& s = streamed.metrics();
+  CHECK_EQ(s.ops(), 700u);
+  CHECK_EQ(s.offchip_read(), w.offchip_read());
+  CHECK_EQ(s.offchip_write(), w.offchip_write());
+  for (unsigned e : {kDma0, kDma1, kPe, kExp}) CHECK_EQ(s.engine(e).ops, w.engine(e).ops);
+  // Execution starts with the first chunk, 25 ns in; fetching all 100 chunks takes at least
+  // 2500 ns, and the feeder was held back by the two-chunk bound (execution is the slower side).
+  CHECK_EQ(t(s.first_start()), ns(25));
+  CHECK(consumed_waits > 0);
+  CHECK(last_chunk > ns(2500));
+  CHECK(s.last_done() > tlm_models::to_ticks(last_chunk));
+  // Each chunk arrives long before its operations can start (25 ns per 7 records against
+  // ~880 ns of work), so the fetch hides completely: the same schedule, shifted by 25 ns.
+  CHECK_EQ(s.sim_time(), w.sim_time());
+  CHECK_EQ(s.engine(kPe).busy.total(), w.engine(kPe).busy.total());
+  CHECK_EQ(s.engine(kDma0).idle_waiting(), w.engine(kDma0).idle_waiting());
+  for (const mock::DmaChannel* d : {&ps.dma0, &ps.dma1}) {
+    CHECK_EQ(d->log.out_of_order, 0u);
+    CHECK_EQ(d->log.before_kernel_time, 0u);
+  }
+}
+
+// set_stop_on_error(false): the replay ends with the error, the kernel runs on.
+TEST_CASE(error_without_stopping_the_simulation) {
+  mock::DmaChannel dma0{ns(1), ns(10)};
+  mock::FailingEngine pe{1, "SRAM port returned TLM_ADDRESS_ERROR_RESPONSE"};
+  Replayer r("replayer");
+  r.bind_engine(kDma0, &dma0, "dma0", EngineKind::dma);
+  r.bind_engine(kPe, &pe, "pe", EngineKind::pe);
+  r.set_stop_on_error(false);
+  r.set_input_mode(Replayer::InputMode::wait_event);
+  TraceBuilder b;
+  const auto ld = b.load(kDma0, 8);
+  b.add(OpKind::matmul, kPe, 1, 1, 1, {ld});
+  b.add(OpKind::vector, kPe, 1, 1, 0, {});
+  b.load(kDma0, 8);
+  bool went_on = false;
+  Process watcher("watcher", [&] {
+    r.feed(b.ops.data(), b.ops.size());
+    r.end_of_input();
+    sc_core::wait(r.done_event());
+    CHECK(r.failed());
+    sc_core::wait(ns(1000));
+    went_on = true;
+  });
+  sc_core::sc_start();
+  CHECK(went_on);
+  CHECK(r.finished());
+  CHECK_EQ(r.error(),
+           std::string("record 2 (vector on pe): SRAM port returned TLM_ADDRESS_ERROR_RESPONSE"));
+  CHECK_EQ(r.error_record(), 2u);
+  CHECK(sc_core::sc_get_status() != sc_core::SC_STOPPED);
+  CHECK_EQ(r.metrics().ops(), 3u);  // load 0 at 0, load 3 at 8, the matmul at 18 ran
 }
 
 CHECK_MAIN

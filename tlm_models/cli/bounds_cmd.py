@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from tlm_models.dataflows.io_formulas import TRAFFIC, attention_order_bound, mmm_lower_bound
+from tlm_models.dataflows.approx import DEFAULT_DEGREE, approx_params
+from tlm_models.dataflows.io_formulas import (
+    TRAFFIC,
+    Traffic,
+    approx_lower_bound,
+    approx_tiled_order,
+    approx_traffic,
+    attention_order_bound,
+    mmm_lower_bound,
+)
+from tlm_models.dataflows.polynomial import feature_count
 from tlm_models.dataflows.reference_machine import attenio_machine
 from tlm_models.dataflows.workload import Workload, parse_count
 from tlm_models.errors import UserError
@@ -21,6 +33,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--head-dim", required=True, type=int, help="head dimension d")
     p.add_argument("--heads", type=int, default=1, help="attention heads (default 1)")
     p.add_argument("--platform", help="platform YAML (default: the AttenIO paper's machine)")
+    p.add_argument(
+        "--degree",
+        type=int,
+        default=DEFAULT_DEGREE,
+        help=f"polynomial degree g of the approx dataflow (default {DEFAULT_DEGREE})",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
@@ -33,15 +51,22 @@ def _platform(path: str | None) -> PlatformInfo:
     return load_platform(path).info()
 
 
-def bounds_report(workload: Workload, platform: PlatformInfo) -> dict[str, Any]:
-    """Every dataflow's traffic (elements and bytes) and both bounds, as plain data."""
+def bounds_report(
+    workload: Workload, platform: PlatformInfo, degree: int = DEFAULT_DEGREE
+) -> dict[str, Any]:
+    """Every dataflow's traffic (elements and bytes, approx at ``degree``) and the bounds."""
     n, d, eb = workload.seq_len, workload.head_dim, workload.elem_bytes
     m = platform.capacity_elements(eb)
     heads = workload.head_count
     dataflows: dict[str, Any] = {}
-    for name, formula in TRAFFIC.items():
+    approx_params({"degree": degree})  # a bad degree is the user's error, not a table row
+    formulas: dict[str, Callable[[], Traffic]] = {
+        name: partial(f, workload, platform) for name, f in TRAFFIC.items()
+    }
+    formulas["approx"] = partial(approx_traffic, workload, platform, {"degree": degree})
+    for name, formula in formulas.items():
         try:
-            t = formula(workload, platform)
+            t = formula()
         except UserError as exc:
             dataflows[name] = {"error": str(exc)}
             continue
@@ -53,6 +78,33 @@ def bounds_report(workload: Workload, platform: PlatformInfo) -> dict[str, Any]:
         }
     mmm = mmm_lower_bound(n, d, m) * heads
     order = attention_order_bound(n, d, m) * heads
+    r = feature_count(d, degree)
+    approx_low = approx_lower_bound(n, d) * heads
+    approx_tiled = approx_tiled_order(n, d, r, m) * heads
+    bounds: dict[str, Any] = {
+        "mmm_tall_skinny": {
+            "elements": mmm,
+            "bytes": mmm * eb,
+            "expression": "Nd + N^2 d(d+1)/(M-d) + N^2",
+        },
+        "exact_attention_order": {
+            "elements": order,
+            "bytes": order * eb,
+            "expression": "Theta(N^2 d^2 / M), constant 1",
+        },
+        "approx_case1_lower": {
+            "elements": approx_low,
+            "bytes": approx_low * eb,
+            "expression": "4Nd: read Q, K, V and write O once (Case I, Omega(Nd))",
+        },
+    }
+    if r * (d + 1) > m:  # H does not fit: the tiled regime
+        bounds["approx_tiled_order"] = {
+            "elements": approx_tiled,
+            "bytes": approx_tiled * eb,
+            "expression": f"N d r(d+1)/M, r = C(d+g, g) = {r}, g = {degree} "
+            "(order of growth, constant 1)",
+        }
     return {
         "seq_len": n,
         "head_dim": d,
@@ -61,24 +113,13 @@ def bounds_report(workload: Workload, platform: PlatformInfo) -> dict[str, Any]:
         "platform": platform.name,
         "capacity_elements": m,
         "dataflows": dataflows,
-        "bounds": {
-            "mmm_tall_skinny": {
-                "elements": mmm,
-                "bytes": mmm * eb,
-                "expression": "Nd + N^2 d(d+1)/(M-d) + N^2",
-            },
-            "exact_attention_order": {
-                "elements": order,
-                "bytes": order * eb,
-                "expression": "Theta(N^2 d^2 / M), constant 1",
-            },
-        },
+        "bounds": bounds,
     }
 
 
 def run(args: argparse.Namespace) -> int:
     workload = Workload(parse_count(args.seq_len), args.head_dim, heads=args.heads)
-    report = bounds_report(workload, _platform(args.platform))
+    report = bounds_report(workload, _platform(args.platform), args.degree)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -96,7 +137,11 @@ def run(args: argparse.Namespace) -> int:
     for key, label in (
         ("mmm_tall_skinny", "MMM lower bound"),
         ("exact_attention_order", "order of growth"),
+        ("approx_case1_lower", "approx lower"),
+        ("approx_tiled_order", "approx tiled"),
     ):
+        if key not in report["bounds"]:
+            continue
         b = report["bounds"][key]
         print(f"{label:<16} {b['elements']:>12,.0f} {b['bytes'] / 2**20:>12.1f}  {b['expression']}")
     return 0

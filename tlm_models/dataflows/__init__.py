@@ -1,13 +1,16 @@
 """Dataflow emitters: each turns a workload and a platform into a streamed trace.
 
-``emit(name, workload, platform_info, chunk_ops=...)`` returns an :class:`EmittedTrace` whose
-header is complete before the first chunk of records is produced.
+``emit(name, workload, platform_info, chunk_ops=..., params=...)`` returns an
+:class:`EmittedTrace` whose header is complete before the first chunk of records is produced.
+``EMITTERS`` are the exact dataflows (they compute softmax attention and take no parameters);
+``APPROXIMATE`` are the approximate ones, which take dataflow parameters (e.g. ``degree``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+from tlm_models.dataflows.approx import emit_approx
 from tlm_models.dataflows.attenio import emit_attenio
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
 from tlm_models.dataflows.flash2 import emit_flash2
@@ -19,6 +22,7 @@ from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 
 Emitter = Callable[[Workload, PlatformInfo, int], EmittedTrace]
+ParamEmitter = Callable[[Workload, PlatformInfo, int, Mapping[str, object]], EmittedTrace]
 
 EMITTERS: dict[str, Emitter] = {
     "attenio": emit_attenio,
@@ -27,18 +31,28 @@ EMITTERS: dict[str, Emitter] = {
     "standard": emit_standard,
 }
 
+APPROXIMATE: dict[str, ParamEmitter] = {
+    "approx": emit_approx,
+}
+
 
 def emit(
-    name: str, workload: Workload, platform_info: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+    name: str,
+    workload: Workload,
+    platform_info: PlatformInfo,
+    chunk_ops: int = DEFAULT_CHUNK_OPS,
+    params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
-    """Emit dataflow ``name``'s trace; UserError for an unknown name or a plan that does not fit."""
-    try:
-        emitter = EMITTERS[name]
-    except KeyError:
-        raise UserError(
-            f"unknown dataflow {name!r}; choose one of {', '.join(sorted(EMITTERS))}"
-        ) from None
-    return emitter(workload, platform_info, chunk_ops)
+    """Emit dataflow ``name``'s trace; UserError for an unknown name, parameters it does not
+    take, or a plan that does not fit."""
+    if name in APPROXIMATE:
+        return APPROXIMATE[name](workload, platform_info, chunk_ops, params or {})
+    if name not in EMITTERS:
+        known = sorted([*EMITTERS, *APPROXIMATE])
+        raise UserError(f"unknown dataflow {name!r}; choose one of {', '.join(known)}")
+    if params:
+        raise UserError(f"dataflow {name!r} takes no parameters, got {', '.join(sorted(params))}")
+    return EMITTERS[name](workload, platform_info, chunk_ops)
 
 
-__all__ = ["EMITTERS", "EmittedTrace", "Workload", "emit"]
+__all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "emit"]

@@ -6,9 +6,10 @@ for all heads; the emitted traces move exactly these (tests check it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
@@ -87,6 +88,34 @@ def flat_traffic(w: Workload, p: PlatformInfo) -> Traffic:
         w.elem_bytes,
         {"rows": t.rows, "stage": t.stage, "spill": int(t.spill)},
     )
+
+
+def approx_traffic(
+    w: Workload, p: PlatformInfo, params: Mapping[str, object] | None = None
+) -> Traffic:
+    """Polynomial attention: T = 2Nd*ceil(d/c) + 2Nd (K, Q once per H column block of c);
+    Case I (c = d) is T = 4Nd, every input row read once and every output row written once."""
+    g = approx_params(params).degree
+    t = approx_tiling(w, p.capacity_elements(w.elem_bytes), g)
+    nd = w.seq_len * w.head_dim * w.head_count
+    return Traffic(
+        "approx",
+        {"Q": nd * t.blocks, "K": nd * t.blocks, "V": nd, "O": nd},
+        w.elem_bytes,
+        {"degree": g, "features": t.features, "cols": t.cols, "blocks": t.blocks},
+    )
+
+
+def approx_lower_bound(n: int, d: int) -> int:
+    """Any attention algorithm reads Q, K, V and writes O at least once: 4Nd elements. This is
+    Omega(Nd), the Case I bound, met exactly by the approx dataflow when H fits on chip."""
+    return 4 * n * d
+
+
+def approx_tiled_order(n: int, d: int, r: int, m: int) -> float:
+    """N d * r(d+1)/M: the growth of re-reading the inputs once per M-sized slice of H when
+    H (r x (d+1)) does not fit; evaluated with constant 1."""
+    return n * d * r * (d + 1) / m
 
 
 TRAFFIC: dict[str, Callable[[Workload, PlatformInfo], Traffic]] = {

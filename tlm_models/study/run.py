@@ -45,7 +45,7 @@ def run_one(
     platform = load_platform(config.platform_path(), config.overrides)
     info = platform.info()
     workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim, heads=config.heads)
-    emitted = emit(config.dataflow, workload, info)
+    emitted = emit(config.dataflow, workload, info, params=dict(config.extra))
     out = replay_in_this_process(
         platform, emitted.header, emitted.chunks,
         timeline=(window or TimelineWindow()) if timeline else None,

@@ -1,8 +1,10 @@
 // The attention accelerator as a memory-mapped device of a virtual prototype: software places a
 // command stream (64-byte trace records, trace_op.h) in system memory, programs the control
-// registers on `ctrl`, and starts it; the accelerator fetches the stream through `sys_port`,
-// checks every record, executes the stream on its own DMA engine, PE array and Exp unit (driven
-// by a Replayer), latches performance counters and raises `irq`. The register map, the command
+// registers on `ctrl`, and starts it; the accelerator fetches the stream through `sys_port` in
+// blocks, checks every record, and executes it on its own DMA engine, PE array and Exp unit
+// (driven by a Replayer) while later blocks are still being fetched; it latches performance
+// counters and raises `irq`. Errors, also mid-stream, are reported through the registers and the
+// interrupt; the rest of the virtual prototype keeps running. The register map, the command
 // rules and the driver sequence are in docs/integration.md.
 //
 // Inside: DMA channels and the command fetcher share `dma_noc`, which routes the off-chip
@@ -46,6 +48,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     std::uint64_t sram_base = std::uint64_t{1} << 32;  // bus address of the internal SRAM
     std::uint64_t offchip_size = std::uint64_t{4} << 30;  // off-chip window [0, offchip_size)
     unsigned fetch_block = 64;  // records per command-fetch read
+    unsigned fetch_ahead = 2;   // fetched blocks the scheduler may not have taken yet
     unsigned max_commands = 1u << 20;  // largest COMMAND_COUNT accepted (64 B of buffer each)
     sc_core::sc_time register_latency = sc_core::sc_time(1, sc_core::SC_NS);
     DmaEngine::Params dma;
@@ -67,6 +70,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
       if (sram.capacity > std::numeric_limits<std::uint32_t>::max())
         return "sram.capacity must be below 4 GiB (SRAM_SIZE is a 32-bit register)";
       if (fetch_block == 0) return "fetch_block must be at least 1 record";
+      if (fetch_ahead == 0) return "fetch_ahead must be at least 1 block";
       if (max_commands == 0) return "max_commands must be at least 1";
       if (dma.channels + 2 > kMaxEngines)
         return "dma.channels must be at most " + std::to_string(kMaxEngines - 2);
@@ -102,12 +106,14 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     kOpsLo = 0x118,
     kStallCyclesLo = 0x120,
     kExecCyclesLo = 0x128,
+    kFetchBytesLo = 0x130,
+    kFetchCyclesLo = 0x138,
     kEngineBusyLo = 0x200,   // + 8 * engine index
     kEngineStallLo = 0x300,  // + 8 * engine index
     kRegisterSpace = 0x400,
   };
   static constexpr std::uint32_t kIdValue = 0x4154544E;  // "ATTN"
-  static constexpr std::uint32_t kVersionValue = 0x00010000;
+  static constexpr std::uint32_t kVersionValue = 0x00010001;  // 1.1: fetch counters
   static constexpr std::uint32_t kCtrlStart = 0x1;
   static constexpr std::uint32_t kCtrlIrqEnable = 0x2;
   static constexpr std::uint32_t kStatusIrqPending = 0x10;
@@ -120,7 +126,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     bad_config = 1,   // COMMAND_COUNT 0 or above max_commands, WINDOW 0, base not 64-B aligned
     fetch = 2,        // the command fetch got an error response from system memory
     bad_command = 3,  // a record was rejected (ERROR_INDEX names it)
-    execution = 4,    // an engine failed while executing (ends the simulation, see the docs)
+    execution = 4,    // an engine failed while executing (ERROR_INDEX names the record)
     spent = 5,        // START after a completed stream: one stream per simulation
   };
 
@@ -168,6 +174,11 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
       replayer_.bind_engine(i, &dma_.channel(i), "dma" + std::to_string(i), EngineKind::dma);
     replayer_.bind_engine(pe_index(), &pe_, "pe", EngineKind::pe);
     replayer_.bind_engine(exp_index(), &exp_, "exp", EngineKind::exp);
+    // Pausing the kernel for input or stopping it on an error would stop the whole virtual
+    // prototype: the control thread feeds the replayer while the kernel runs, and errors end
+    // only the stream.
+    replayer_.set_input_mode(Replayer::InputMode::wait_event);
+    replayer_.set_stop_on_error(false);
 
     SC_HAS_PROCESS(AttentionAccelerator);
     SC_THREAD(control);
@@ -196,6 +207,8 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   void collect_stats(StatsGroup& g) const override {
     g.add("commands", static_cast<double>(commands_fetched_), "ops", "records fetched");
     g.add("cycles", static_cast<double>(cycles_), "cycles", "START to completion");
+    g.add("fetch_bytes", static_cast<double>(fetch_bytes_), "B", "command-fetch bytes read");
+    g.add("fetch_time", ticks_to_ns(fetch_ticks_), "ns", "time with a command fetch in flight");
     replayer_.collect_stats(g.child("replay"));
     dma_.collect_stats(g.child("dma"));
     pe_.collect_stats(g.child("pe"));
@@ -215,22 +228,14 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   }
 
  protected:
-  // The Replayer asks for input by pausing the kernel, which would stop the whole virtual
-  // prototype; its thread is held until a stream has been fetched in full.
+  // The replayer's window is the WINDOW register, known only at START, and its set-up closes
+  // when its thread first runs: the thread is held until the first block has been decoded.
   void start_of_simulation() override {
     for (sc_core::sc_object* o : replayer_.get_child_objects()) {
       sc_core::sc_process_handle h(o);
       if (h.valid()) replayer_thread_ = h;
     }
     replayer_thread_.suspend();
-  }
-
-  // An engine failure inside the Replayer stops the simulation before control() can record it.
-  void end_of_simulation() override {
-    if (replayer_.failed() && state_ == State::busy) {
-      error_message_ = replayer_.error();
-      finish(Error::execution, kNoIndex);
-    }
   }
 
  private:
@@ -255,6 +260,8 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   void run_stream() {
     start_ticks_ = to_ticks(sc_core::sc_time_stamp());
     error_message_.clear();
+    fetch_bytes_ = 0;
+    fetch_ticks_ = 0;
     if (spent_) return finish(Error::spent, kNoIndex);
     if (command_count_ == 0 || command_count_ > p_.max_commands || window_ == 0 ||
         command_base_ % sizeof(TraceOp) != 0) {
@@ -262,38 +269,81 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
                        ", WINDOW at least 1 and COMMAND_BASE 64-byte aligned";
       return finish(Error::bad_config, kNoIndex);
     }
-    std::vector<TraceOp> stream(command_count_);
-    for (std::uint32_t pos = 0; pos < command_count_; pos += p_.fetch_block) {
-      const std::uint32_t n = std::min(p_.fetch_block, command_count_ - pos);
-      const Ticks now = to_ticks(sc_core::sc_time_stamp());
-      Ticks done = now;
-      try {
-        done = fetch_.read(command_base_ + std::uint64_t{pos} * sizeof(TraceOp),
-                           reinterpret_cast<unsigned char*>(&stream[pos]),
-                           n * static_cast<std::uint32_t>(sizeof(TraceOp)), now);
-      } catch (const OpError& e) {
-        error_message_ = e.what();
-        return finish(Error::fetch, pos);
+    // Block by block: fetch, decode, hand to the replayer, which starts executing while the next
+    // block is fetched. A stream failing in its first block has executed nothing and may be
+    // programmed again; from the second block on, the commands before the failing one execute
+    // and the error is reported when they are done.
+    Error stream_error = Error::none;
+    std::uint32_t error_index = kNoIndex;
+    std::vector<TraceOp> block;
+    bool executing = false;
+    for (std::uint32_t pos = 0; pos < command_count_;) {
+      if (executing && !room_for_a_block()) break;  // an engine failed: stop fetching
+      std::uint32_t n = std::min(p_.fetch_block, command_count_ - pos);
+      block.resize(n);
+      if (!fetch_block(pos, block)) {
+        stream_error = Error::fetch;
+        error_index = pos;
+        n = 0;
       }
-      commands_fetched_ += n;
-      sc_core::wait(from_ticks(done - now));
-      for (std::uint32_t i = pos; i < pos + n; ++i) {
-        error_message_ = decode(stream[i], i);
-        if (!error_message_.empty()) return finish(Error::bad_command, i);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::string why = decode(block[i], pos + i);
+        if (!why.empty()) {
+          error_message_ = why;
+          stream_error = Error::bad_command;
+          error_index = pos + i;
+          n = i;
+        }
       }
+      if (!executing) {
+        if (stream_error != Error::none) return finish(stream_error, error_index);
+        spent_ = true;
+        replayer_.set_window(window_);
+        replayer_thread_.resume();
+        executing = true;
+      }
+      replayer_.feed(block.data(), n);
+      if (stream_error != Error::none) break;
+      pos += n;
     }
-    spent_ = true;
-    replayer_.set_window(window_);
-    replayer_.feed(stream.data(), stream.size());
     replayer_.end_of_input();
-    stream = std::vector<TraceOp>();
-    replayer_thread_.resume();
-    sc_core::wait(replayer_thread_.terminated_event());
+    if (!replayer_.finished()) sc_core::wait(replayer_.done_event());
     if (replayer_.failed()) {
       error_message_ = replayer_.error();
-      return finish(Error::execution, kNoIndex);
+      const std::uint64_t rec = replayer_.error_record();
+      return finish(Error::execution,
+                    rec == Replayer::kNoRecord ? kNoIndex : static_cast<std::uint32_t>(rec));
     }
-    finish(Error::none, kNoIndex);
+    finish(stream_error, error_index);
+  }
+
+  // Holds the fetch while fetch_ahead blocks wait for the scheduler, as a command FIFO of that
+  // depth would. Returns false when the replay has ended early (an engine failed).
+  bool room_for_a_block() {
+    const std::uint64_t limit = std::uint64_t{p_.fetch_ahead} * p_.fetch_block;
+    while (!replayer_.finished() && replayer_.records_pending() >= limit)
+      sc_core::wait(replayer_.input_consumed_event() | replayer_.done_event());
+    return !replayer_.finished();
+  }
+
+  // Reads records [pos, pos + block.size()) of the stream; returns false (and sets the error
+  // message) when system memory answers with an error. Takes the read's simulated time.
+  bool fetch_block(std::uint32_t pos, std::vector<TraceOp>& block) {
+    const auto bytes = static_cast<std::uint32_t>(block.size() * sizeof(TraceOp));
+    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    Ticks done = now;
+    try {
+      done = fetch_.read(command_base_ + std::uint64_t{pos} * sizeof(TraceOp),
+                         reinterpret_cast<unsigned char*>(block.data()), bytes, now);
+    } catch (const OpError& e) {
+      error_message_ = e.what();
+      return false;
+    }
+    commands_fetched_ += block.size();
+    fetch_bytes_ += bytes;
+    fetch_ticks_ += done - now;
+    sc_core::wait(from_ticks(done - now));
+    return true;
   }
 
   void finish(Error e, std::uint32_t index) {
@@ -313,6 +363,8 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     bytes_written_ = m.offchip_write();
     ops_ = m.ops();
     exec_cycles_ = cycles_of(m.sim_time());
+    fetch_cycles_ = cycles_of(fetch_ticks_);
+    fetch_bytes_latched_ = fetch_bytes_;
     stall_cycles_ = cycles_of(m.sim_time() - m.compute_active());
     engine_busy_.assign(engine_count(), 0);
     engine_stall_.assign(engine_count(), 0);
@@ -434,8 +486,9 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   enum class Access { ok, unmapped, write_only };
 
   Access read_register(std::uint32_t off, std::uint32_t& v) const {
-    const std::vector<std::uint64_t> counters = {cycles_, bytes_read_, bytes_written_, ops_,
-                                                 stall_cycles_, exec_cycles_};
+    const std::vector<std::uint64_t> counters = {cycles_,       bytes_read_,  bytes_written_,
+                                                 ops_,          stall_cycles_, exec_cycles_,
+                                                 fetch_bytes_latched_, fetch_cycles_};
     switch (off) {
       case kId: v = kIdValue; return Access::ok;
       case kVersion: v = kVersionValue; return Access::ok;
@@ -624,12 +677,16 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   Ticks start_ticks_ = 0;
   Ticks end_ticks_ = 0;
   std::uint64_t commands_fetched_ = 0;
+  std::uint64_t fetch_bytes_ = 0;  // of the running stream
+  Ticks fetch_ticks_ = 0;
   std::uint64_t cycles_ = 0;
   std::uint64_t bytes_read_ = 0;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t ops_ = 0;
   std::uint64_t exec_cycles_ = 0;
   std::uint64_t stall_cycles_ = 0;
+  std::uint64_t fetch_bytes_latched_ = 0;
+  std::uint64_t fetch_cycles_ = 0;
   std::vector<std::uint64_t> engine_busy_;
   std::vector<std::uint64_t> engine_stall_;
 };

@@ -59,18 +59,27 @@ class DmaChannel : public OpExecutor {
 
   // The timing core shared by execute() and the descriptor queue; `start` >= sc_time_stamp().
   OpTiming transfer(const DmaDescriptor& d, Ticks start) {
+    std::uint64_t rows = d.rows;
+    std::uint64_t row_bytes = d.row_bytes;
     const std::uint64_t src_pitch = d.src_stride ? d.src_stride : d.row_bytes;
     const std::uint64_t dst_pitch = d.dst_stride ? d.dst_stride : d.row_bytes;
+    if (src_pitch == row_bytes && dst_pitch == row_bytes) {
+      // Rows contiguous at both ends are one block: bursts may then span row boundaries,
+      // as a real DMA's would (a tile of 64 K rows of 128 B is 4 bursts of 2 KiB, not 64).
+      row_bytes *= rows;
+      rows = 1;
+    }
     const std::size_t window = completions_ring_.size();
     Ticks issue = start + setup_;  // issue times are nondecreasing
     Ticks done = issue;
     Ticks min_round_trip = ~Ticks{0};
     std::uint64_t bursts = 0;
-    for (std::uint32_t row = 0; row < d.rows; ++row) {
+    for (std::uint64_t row = 0; row < rows; ++row) {
       const std::uint64_t src_row = d.src + row * src_pitch;
       const std::uint64_t dst_row = d.dst + row * dst_pitch;
-      for (std::uint32_t off = 0; off < d.row_bytes;) {
-        const std::uint32_t len = d.row_bytes - off < max_burst_ ? d.row_bytes - off : max_burst_;
+      for (std::uint64_t off = 0; off < row_bytes;) {
+        const std::uint32_t len = static_cast<std::uint32_t>(
+            row_bytes - off < max_burst_ ? row_bytes - off : max_burst_);
         // The slot holds the completion of the burst max_outstanding bursts ago (of this
         // descriptor or an earlier one still draining): a credit frees when it completes.
         Ticks& slot = completions_ring_[next_slot_];

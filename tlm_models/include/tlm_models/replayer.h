@@ -9,8 +9,10 @@
 //
 // Input arrives in chunks without any callback out of the simulation: when the thread needs more
 // records it raises wants_input() and pauses the kernel (sc_pause), and the driver feeds the
-// next chunk before resuming it. Memory stays bounded by the dependency window plus the
-// read-ahead (set_lookahead), whatever the trace length.
+// next chunk before resuming it. Inside a virtual prototype a pause would freeze the whole SoC,
+// so there the thread instead waits for an event that feed()/end_of_input() notify
+// (InputMode::wait_event) and another process of the model feeds it. Memory stays bounded by
+// the dependency window plus the read-ahead (set_lookahead), whatever the trace length.
 #ifndef TLM_MODELS_REPLAYER_H
 #define TLM_MODELS_REPLAYER_H
 
@@ -36,6 +38,13 @@ namespace tlm_models {
 class Replayer : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(Replayer);
+
+  // How the thread waits for records that have not been fed yet.
+  enum class InputMode {
+    pause,       // sc_pause(): the driver of sc_start feeds between slices (Python, batch VPs)
+    wait_event,  // wait for feed()/end_of_input() from another process; the kernel runs on
+  };
+  static constexpr std::uint64_t kNoRecord = ~std::uint64_t{0};
 
   explicit Replayer(sc_core::sc_module_name name) : sc_core::sc_module(name) { SC_THREAD(run); }
 
@@ -86,6 +95,19 @@ class Replayer : public sc_core::sc_module {
     timeline_.configure(to_ticks(from), to_ticks(to), max_entries);
   }
 
+  void set_input_mode(InputMode mode) {
+    require_setup("set_input_mode");
+    input_mode_ = mode;
+  }
+
+  // true (default): a failed replay ends the simulation (sc_stop), the process is spent.
+  // false: only the replay ends (finished(), failed(), done_event()); the rest of the model,
+  // e.g. a device that reports the error through its registers, keeps running.
+  void set_stop_on_error(bool stop) {
+    require_setup("set_stop_on_error");
+    stop_on_error_ = stop;
+  }
+
   // --- input, between sc_start calls (or all of it before the first) -----------------------
 
   // Copies `count` records; the caller's buffer may be reused as soon as this returns.
@@ -93,18 +115,31 @@ class Replayer : public sc_core::sc_module {
     if (input_ended_) throw std::logic_error("feed after end_of_input");
     if (count == 0) return;
     pending_.emplace_back(ops, ops + count);
+    records_fed_ += count;
     wants_input_ = false;
+    wake_for_input();
   }
 
   void end_of_input() {
     input_ended_ = true;
     wants_input_ = false;
+    wake_for_input();
   }
 
   bool wants_input() const { return wants_input_; }
   bool finished() const { return finished_; }
   bool failed() const { return failed_; }
   std::string error() const { return error_; }
+  // Trace position of the record a failure names (kNoRecord when it names none).
+  std::uint64_t error_record() const { return error_record_; }
+  // Records fed and not yet taken by the scheduler: a feeding process bounds its run-ahead
+  // with this and input_consumed_event().
+  std::uint64_t records_pending() const { return records_fed_ - window_buf_.end(); }
+  // Notified (delta) whenever the scheduler has taken the last record of a fed chunk, in
+  // InputMode::wait_event.
+  const sc_core::sc_event& input_consumed_event() const { return input_consumed_; }
+  // Notified (delta) when the replay ends, successfully or not.
+  const sc_core::sc_event& done_event() const { return done_; }
 
   // --- results ------------------------------------------------------------------------------
 
@@ -147,7 +182,9 @@ class Replayer : public sc_core::sc_module {
   // Ends the replay with a message; thrown inside the thread only.
   class ReplayStop : public std::runtime_error {
    public:
-    explicit ReplayStop(const std::string& what) : std::runtime_error(what) {}
+    explicit ReplayStop(const std::string& what, std::uint64_t pos = kNoRecord)
+        : std::runtime_error(what), record(pos) {}
+    std::uint64_t record;
   };
 
   struct Engine {
@@ -176,22 +213,37 @@ class Replayer : public sc_core::sc_module {
     } catch (const ReplayStop& e) {
       failed_ = true;
       error_ = e.what();
+      error_record_ = e.record;
       finished_ = true;
-      sc_core::sc_stop();
+      done_.notify(sc_core::SC_ZERO_TIME);
+      if (stop_on_error_) sc_core::sc_stop();
       return;
     }
     finished_ = true;
+    done_.notify(sc_core::SC_ZERO_TIME);
   }
+
+  // What fill() stopped at.
+  enum class Fill {
+    complete,     // every engine's next operation is known, or the input has ended
+    at_cap,       // the read-ahead cap, with some engine's next operation unknown
+    input_short,  // wait_event mode: the fed records ran out with some engine's next one unknown
+  };
 
   void schedule() {
     for (;;) {
-      const bool at_cap = fill();
+      const Fill fill_state = fill();
       const Pick pick = choose();
+      if (fill_state == Fill::input_short) {
+        if (!issue_before_input(pick)) continue;
+        issue(pick);
+        continue;
+      }
       if (!pick.found) {
         if (window_buf_.end() == oldest_unissued_) break;  // fill() stops only at input's end then
         throw ReplayStop(blocked_report());
       }
-      if (at_cap) ++lookahead_limited_;
+      if (fill_state == Fill::at_cap) ++lookahead_limited_;
       issue(pick);
     }
     const Ticks now = to_ticks(sc_core::sc_time_stamp());
@@ -199,16 +251,19 @@ class Replayer : public sc_core::sc_module {
   }
 
   // Reads records until every engine has its next operation known, the read-ahead reaches its
-  // cap, or the input has ended. Returns true when stopped by the cap with an engine's next
-  // operation still unknown.
-  bool fill() {
+  // cap, or the input has ended; in wait_event mode also until the fed records run out while
+  // some are unissued (the records still to come cost simulated time to arrive, so waiting for
+  // them before deciding would hold back work that is ready now).
+  Fill fill() {
     for (;;) {
       const bool have_unissued = window_buf_.end() > oldest_unissued_;
-      if (have_unissued && headless_ == 0) return false;
+      if (have_unissued && headless_ == 0) return Fill::complete;
       // Past the end of the input an engine without a next operation simply has no more.
-      if (pending_.empty() && input_ended_) return false;
-      if (window_buf_.end() - oldest_unissued_ >= lookahead_) return headless_ != 0;
+      if (pending_.empty() && input_ended_) return Fill::complete;
+      if (window_buf_.end() - oldest_unissued_ >= lookahead_)
+        return headless_ != 0 ? Fill::at_cap : Fill::complete;
       if (pending_.empty()) {
+        if (have_unissued && input_mode_ == InputMode::wait_event) return Fill::input_short;
         await_input();
         continue;
       }
@@ -216,9 +271,31 @@ class Replayer : public sc_core::sc_module {
     }
   }
 
+  // wait_event mode with records still to come: a record not fed yet might start before the
+  // best known operation, so the decision is taken at that operation's start time unless input
+  // arrives first. Returns true when `pick` is to be issued now, false to decide again.
+  bool issue_before_input(const Pick& pick) {
+    if (!pick.found) {  // cannot happen (the oldest unissued record is always ready); be safe
+      await_input();
+      return false;
+    }
+    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    if (pick.start <= now) return true;
+    awaiting_input_ = true;
+    wait(from_ticks(pick.start - now), input_arrived_);
+    awaiting_input_ = false;
+    return pending_.empty() && !input_ended_;
+  }
+
   void await_input() {
     while (pending_.empty() && !input_ended_) {
       wants_input_ = true;
+      if (input_mode_ == InputMode::wait_event) {
+        awaiting_input_ = true;
+        wait(input_arrived_);
+        awaiting_input_ = false;
+        continue;
+      }
       // The pause hands control back to the caller of sc_start at the end of this delta cycle;
       // the zero-time wait lets this thread look again once the kernel is resumed.
       sc_core::sc_pause();
@@ -239,28 +316,36 @@ class Replayer : public sc_core::sc_module {
     if (++pending_offset_ == chunk.size()) {
       pending_.pop_front();
       pending_offset_ = 0;
+      if (input_mode_ == InputMode::wait_event) input_consumed_.notify(sc_core::SC_ZERO_TIME);
     }
+  }
+
+  // Only a thread blocked in await_input() needs waking: one that has not got there yet finds
+  // the records when it looks.
+  void wake_for_input() {
+    if (awaiting_input_) input_arrived_.notify(sc_core::SC_ZERO_TIME);
   }
 
   void check_record(const TraceOp& op, std::uint64_t pos) const {
     const std::string at = "record " + std::to_string(pos) + ": ";
     const char* kind = op_kind_name(op.kind);
-    if (kind == nullptr) throw ReplayStop(at + "unknown operation kind " + std::to_string(op.kind));
+    if (kind == nullptr)
+      throw ReplayStop(at + "unknown operation kind " + std::to_string(op.kind), pos);
     if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
       throw ReplayStop(at + "engine " + std::to_string(op.engine) + " is not bound (platform has: " +
-                       bound_names() + ")");
+                       bound_names() + ")", pos);
     const EngineMetrics& em = metrics_.engine(op.engine);
     if (!runs_on(op.kind, em.kind))
       throw ReplayStop(at + "a " + kind + " cannot run on " + em.name + " (a " +
-                       engine_kind_name(em.kind) + " engine)");
+                       engine_kind_name(em.kind) + " engine)", pos);
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
       if (d > pos)
         throw ReplayStop(at + "dependency " + std::to_string(d) +
-                         " reaches before the start of the trace");
+                         " reaches before the start of the trace", pos);
       if (d > window_)
         throw ReplayStop(at + "dependency " + std::to_string(d) + " reaches beyond the window " +
-                         std::to_string(window_));
+                         std::to_string(window_), pos);
     }
   }
 
@@ -318,14 +403,15 @@ class Replayer : public sc_core::sc_module {
     } catch (const sc_core::sc_unwind_exception&) {
       throw;
     } catch (const std::exception& ex) {
-      throw ReplayStop(describe(pick.pos, op) + ": " + ex.what());
+      throw ReplayStop(describe(pick.pos, op) + ": " + ex.what(), pick.pos);
     }
     const Ticks done = to_ticks(timing.done);
     const Ticks free = to_ticks(timing.engine_free);
     if (done < pick.start || free < pick.start)
       throw ReplayStop(describe(pick.pos, op) + ": executor returned done " +
                        timing.done.to_string() + " / engine_free " + timing.engine_free.to_string() +
-                       " before the start " + from_ticks(pick.start).to_string());
+                       " before the start " + from_ticks(pick.start).to_string(),
+                       pick.pos);
 
     slot.done = done;
     e.free = free;
@@ -383,6 +469,8 @@ class Replayer : public sc_core::sc_module {
   std::uint32_t window_ = 1u << 16;
   std::uint64_t lookahead_ = std::uint64_t{1} << 20;
   Ticks quantum_ = to_ticks(sc_core::sc_time(1, sc_core::SC_US));
+  InputMode input_mode_ = InputMode::pause;
+  bool stop_on_error_ = true;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
 
@@ -391,6 +479,11 @@ class Replayer : public sc_core::sc_module {
   std::size_t pending_offset_ = 0;
   bool input_ended_ = false;
   bool wants_input_ = true;
+  std::uint64_t records_fed_ = 0;
+  bool awaiting_input_ = false;  // blocked on input_arrived_ (InputMode::wait_event)
+  sc_core::sc_event input_arrived_{"input_arrived"};
+  sc_core::sc_event input_consumed_{"input_consumed"};
+  sc_core::sc_event done_{"done"};
 
   // schedule
   OpWindow window_buf_;
@@ -404,6 +497,7 @@ class Replayer : public sc_core::sc_module {
   bool finished_ = false;
   bool failed_ = false;
   std::string error_;
+  std::uint64_t error_record_ = kNoRecord;
   ReplayMetrics metrics_;
   TimelineRecorder timeline_;
 };

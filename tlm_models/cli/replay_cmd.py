@@ -1,0 +1,226 @@
+"""``attn-tlm replay TRACE``: replay an operation trace or a DRAMSys STL memory trace on a platform.
+
+Operation traces (binary or text) are checked against the platform, then replayed in a worker
+process that opens the file itself and streams it chunk by chunk into the C++ replayer, so no
+large array crosses a process boundary. STL traces go to ``tlm_models.stl_replay``. The result is
+the same JSON contract as a study run (``tlm_models.result.compose_result``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tlm_models.errors import UserError
+from tlm_models.replay import TimelineWindow
+from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.trace.io import detect_format
+
+#: Problems listed when a trace fails its check against the platform.
+MAX_LISTED_PROBLEMS = 10
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="replay a trace on a platform and report where the time goes",
+        description="Replays an operation trace (.bin, .attntrace, .trace.txt, .txt) through the "
+        "platform's engines, or a DRAMSys memory trace (.stl absolute, .rstl relative) against "
+        "the platform's off-chip memory.",
+    )
+    parser.add_argument("trace", help="trace file")
+    parser.add_argument(
+        "--platform", metavar="FILE", default=DEFAULT_PLATFORM,
+        help=f"platform YAML (default {DEFAULT_PLATFORM})",
+    )
+    parser.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a platform parameter, e.g. --set pe.sram_traffic=false (repeatable)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result JSON")
+    parser.add_argument(
+        "--timeline", metavar="OUT.json", help="write a Perfetto / Chrome-trace timeline"
+    )
+    parser.add_argument(
+        "--timeline-window", metavar="START_NS:END_NS",
+        help="simulated time range kept in the timeline (default 0:50000)",
+    )
+    parser.add_argument(
+        "--stl-clock", metavar="HZ", type=float, default=1e9,
+        help="clock of the cycle counts in STL traces (default 1e9)",
+    )
+    parser.add_argument(
+        "--timeout", metavar="SECONDS", type=float,
+        help="give up on a replay that takes longer than this (wall clock)",
+    )
+    parser.set_defaults(func=_replay)
+
+
+def parse_window(text: str) -> TimelineWindow:
+    """``START_NS:END_NS`` (non-negative, START < END) as a timeline window."""
+    start_text, colon, end_text = text.partition(":")
+    try:
+        if not colon:
+            raise ValueError
+        start, end = float(start_text), float(end_text)
+    except ValueError:
+        raise UserError(
+            f"--timeline-window: expected START_NS:END_NS such as 0:50000, found '{text}'"
+        ) from None
+    if not (math.isfinite(start) and math.isfinite(end)) or start < 0 or end <= start:
+        raise UserError(
+            f"--timeline-window: expected 0 <= START_NS < END_NS (finite), found '{text}'"
+        )
+    return TimelineWindow(start_ns=start, end_ns=end)
+
+
+def replay_trace_file(
+    trace_path: str,
+    platform_path: str,
+    overrides: Sequence[str] = (),
+    timeline_path: str | None = None,
+    window: TimelineWindow | None = None,
+    check: bool = True,
+) -> dict[str, Any]:
+    """Worker job: open, check and replay an operation trace; the result JSON as a dict.
+
+    Runs in a fresh simulation process (``run_in_worker``). ``check=False`` skips the check
+    against the platform so the replayer's own error path can be exercised.
+    """
+    from tlm_models.platform import load_platform
+    from tlm_models.replay import replay_in_this_process
+    from tlm_models.result import compose_result
+    from tlm_models.timeline import write_chrome_json
+    from tlm_models.trace.io import open_trace
+
+    started = time.perf_counter()
+    platform = load_platform(platform_path, overrides)
+    info = platform.info()
+    trace = open_trace(trace_path)
+    if trace.is_memory_trace:
+        raise UserError(f"{trace_path}: is a memory trace; replay it with the STL player")
+    if check:
+        _check_against_platform(trace_path, trace, info)
+    out = replay_in_this_process(
+        platform, trace.header, trace.chunks(),
+        timeline=(window or TimelineWindow()) if timeline_path else None,
+    )
+    if timeline_path and out.timeline is not None:
+        write_chrome_json(out.timeline, Path(timeline_path))
+    identity = {
+        "trace": trace_path,
+        "trace_format": trace.format,
+        "dataflow": trace.header.dataflow,
+        "platform": platform_path,
+        "platform_name": platform.name,
+        "overrides": list(overrides),
+        "tiling": dict(trace.header.params),
+    }
+    result = compose_result(out.replay, info, identity, out.wall_s)
+    result["wall_s"] = time.perf_counter() - started
+    result["replay_wall_s"] = out.wall_s
+    return result
+
+
+def _check_against_platform(path: str, trace: Any, info: Any) -> None:
+    from tlm_models.trace.validate import check_trace
+
+    missing = [name for name in trace.header.engines if name not in info.engines]
+    if missing:
+        raise UserError(
+            f"{path}: the trace uses engine(s) {', '.join(repr(m) for m in missing)}, which "
+            f"platform '{info.name}' does not have (it has: {', '.join(sorted(info.engines))})"
+        )
+    report = check_trace(trace.header, trace.chunks(), info, MAX_LISTED_PROBLEMS)
+    if report.ok:
+        return
+    lines = [
+        f"{path}: {report.problem_count} problem(s) in {report.records} records against "
+        f"platform '{info.name}':"
+    ]
+    lines.extend(f"  {path}: {problem}" for problem in report.problems)
+    rules = ", ".join(f"{rule} {count}" for rule, count in sorted(report.counts.items()))
+    lines.append(f"  by rule: {rules}")
+    raise UserError("\n".join(lines))
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from tlm_models.worker import run_in_worker
+
+    platform_path = str(resolve_platform(args.platform))
+    window = parse_window(args.timeline_window) if args.timeline_window else None
+    if window is not None and not args.timeline:
+        raise UserError("--timeline-window needs --timeline OUT.json")
+    if not Path(args.trace).is_file():
+        raise UserError(f"{args.trace}: no such trace file")
+    fmt = detect_format(args.trace)
+    if fmt in ("stl", "rstl"):
+        from tlm_models.stl_replay import format_stl_summary, replay_stl_file
+
+        if args.timeline:
+            raise UserError("--timeline applies to operation traces, not to STL memory traces")
+        if not (math.isfinite(args.stl_clock) and args.stl_clock > 0):
+            raise UserError(f"--stl-clock must be a positive frequency in Hz, not {args.stl_clock}")
+        result = run_in_worker(
+            replay_stl_file, args.trace, platform_path, tuple(args.overrides), args.stl_clock,
+            timeout=args.timeout,
+        )
+        print(json.dumps(result, indent=2) if args.json else format_stl_summary(result))
+        return 0
+    result = run_in_worker(
+        replay_trace_file, args.trace, platform_path, tuple(args.overrides),
+        args.timeline, window, timeout=args.timeout,
+    )
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_summary(result))
+        if args.timeline:
+            print(f"timeline: {args.timeline}")
+    return 0
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.2f} %"
+
+
+def format_summary(r: dict[str, Any]) -> str:
+    """The replay result as a readable report; every number carries its unit."""
+    sim = r["sim_time_ns"]
+    lines = [
+        f"{r['trace']}: {r['dataflow']} trace ({r['trace_format']}), {r['ops']:,} ops on "
+        f"platform {r['platform_name']}",
+        f"simulated time         {sim:,.3f} ns",
+        f"off-chip bytes         read {r['offchip_bytes']['read']:,} B, written "
+        f"{r['offchip_bytes']['write']:,} B, total {r['offchip_bytes']['total']:,} B",
+    ]
+    for name, t in r["offchip_bytes_per_tensor"].items():
+        lines.append(f"  {name:<20} read {t['read']:>16,} B   written {t['write']:>16,} B")
+    pe, exp = r["pe"], r["exp"]
+    lines += [
+        f"PE array               busy {_percent(pe['busy_fraction'])}, MAC utilization "
+        f"{_percent(pe['mac_utilization'])} ({pe['macs']:,} MAC)",
+        f"Exp unit               busy {_percent(exp['busy_fraction'])}, lane utilization "
+        f"{_percent(exp['lane_utilization'])} ({exp['exps']:,} exp)",
+        f"memory stall fraction  {_percent(r['memory_stall_fraction'])} of simulated time",
+        f"overlap efficiency     {_percent(r['overlap_efficiency'])} of off-chip I/O time "
+        "hidden under compute",
+        f"exposed I/O            {r['exposed_io_ns']:,.3f} ns "
+        f"(I/O active {r['io_active_ns']:,.3f} ns, compute active "
+        f"{r['compute_active_ns']:,.3f} ns)",
+        "stalls by engine and cause (ns)",
+    ]
+    for engine, causes in r["stalls"].items():
+        shown = ", ".join(f"{cause} {ns:,.3f} ns" for cause, ns in causes.items() if ns)
+        lines.append(f"  {engine:<8} {shown or 'none'}")
+    speed = r.get("ops_per_s")
+    lines.append(
+        f"replay                 {r['replay_wall_s']:.3f} s wall"
+        + (f", {speed / 1e6:.2f} M ops/s" if speed else "")
+    )
+    return "\n".join(lines)

@@ -1,0 +1,228 @@
+"""Replays a DRAMSys STL memory trace (.stl / .rstl) against a platform's off-chip memory.
+
+Only the off-chip memory component (the one behind the platform's off-chip address window, e.g.
+``hbm``) is elaborated, from the platform's own configuration and overrides, and the C++
+``StlPlayer`` (include/tlm_models/stl_player.h) is bound straight to its target socket: an STL
+trace describes requests as they reach the memory controller, so DMA engines and interconnects
+are not in the path. Addresses are bus addresses inside the off-chip window; the player sends
+them relative to the window's base, as the platform's interconnect would.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import numpy as np
+
+from tlm_models import kernel
+from tlm_models.errors import UserError
+from tlm_models.platform import load_platform
+from tlm_models.platform.builder import build_platform
+from tlm_models.platform.schema import PlatformConfig
+from tlm_models.trace.io import open_trace
+
+SCHEMA = "attn-tlm.stl-result/1"
+PLAYER_HEADER = "tlm_models/stl_player.h"
+#: The player's data buffer holds the longest request; longer ones are a broken trace.
+MAX_REQUEST_BYTES = 64 << 20
+_REQUEST_LINE = re.compile(rb"^[ \t]*\d")
+
+#: SystemC objects of this process's simulation, kept alive until the worker exits.
+_SIMULATION_OBJECTS: list[Any] = []
+
+
+def memory_only(platform: PlatformConfig) -> tuple[PlatformConfig, int, int]:
+    """The platform reduced to its off-chip memory component, with that memory's window."""
+    region = platform.info().offchip
+    component = platform.components[region.name]
+    reduced = PlatformConfig(
+        name=platform.name,
+        description=platform.description,
+        components={region.name: component},
+        source=platform.source,
+    )
+    return reduced, region.base, region.size
+
+
+def replay_stl_file(
+    trace_path: str,
+    platform_path: str,
+    overrides: tuple[str, ...] = (),
+    clock_hz: float = 1e9,
+    with_latencies: bool = False,
+) -> dict[str, Any]:
+    """Worker job: play the STL trace into the platform's off-chip memory; the result as a dict.
+
+    ``with_latencies`` adds every request's latency (ns, trace order) under ``latencies_ns``.
+    """
+    import cppyy
+    import cppyy.ll
+
+    started = time.perf_counter()
+    platform = load_platform(platform_path, overrides)
+    reduced, base, size = memory_only(platform)
+    trace = open_trace(trace_path, stl_clock_hz=clock_hz)
+    if not trace.is_memory_trace:
+        raise UserError(f"{trace_path}: is an operation trace, not an STL memory trace")
+    relative = trace.format == "rstl"
+    gbl = kernel.load_models()
+    if not cppyy.include(PLAYER_HEADER):
+        raise UserError(f"cannot include '{PLAYER_HEADER}'")
+    built = build_platform(reduced)
+    memory_name = next(iter(reduced.components))
+    params = gbl.tlm_models.StlPlayer.Params()
+    params.relative = relative
+    params.max_length = MAX_REQUEST_BYTES
+    player = gbl.tlm_models.StlPlayer("stl_player", params)
+    _SIMULATION_OBJECTS.append((built, player))
+    player.socket.bind(built.modules[memory_name].target)
+
+    count = 0
+    for chunk in trace.chunks():
+        _check_chunk(chunk, count, trace_path, base, size, memory_name)
+        columns = (
+            np.ascontiguousarray(chunk["time_ps"]),
+            np.ascontiguousarray(chunk["is_write"]).view(np.uint8),
+            np.ascontiguousarray(chunk["address"] - np.uint64(base)),
+            np.ascontiguousarray(chunk["length"]),
+        )
+        player.feed(
+            cppyy.ll.cast["const uint64_t*"](columns[0].ctypes.data),
+            cppyy.ll.cast["const uint8_t*"](columns[1].ctypes.data),
+            cppyy.ll.cast["const uint64_t*"](columns[2].ctypes.data),
+            cppyy.ll.cast["const uint32_t*"](columns[3].ctypes.data),
+            len(chunk),
+        )
+        count += len(chunk)
+    sc = gbl.sc_core
+    sim_started = time.perf_counter()
+    sc.sc_start()
+    sim_wall = time.perf_counter() - sim_started
+    if player.failed():
+        raise UserError(f"{_where(trace_path, str(player.error()))}")
+    stats = built.collect_stats()
+    result = _result(player, stats, count)
+    result.update(
+        trace=trace_path,
+        trace_format=trace.format,
+        platform=platform_path,
+        platform_name=platform.name,
+        memory=memory_name,
+        overrides=list(overrides),
+        clock_hz=clock_hz,
+        replay_wall_s=sim_wall,
+        requests_per_s=count / sim_wall if sim_wall > 0 else None,
+        wall_s=time.perf_counter() - started,
+    )
+    if with_latencies:
+        ticks = np.zeros(count, dtype=np.uint64)
+        if count:
+            player.latency_copy(cppyy.ll.cast["uint64_t*"](ticks.ctypes.data))
+        resolution_ns = float(sc.sc_get_time_resolution().to_seconds()) * 1e9
+        result["latencies_ns"] = (ticks * resolution_ns).tolist()
+    return result
+
+
+def _check_chunk(
+    chunk: np.ndarray, first: int, path: str, base: int, size: int, memory: str
+) -> None:
+    address = chunk["address"]
+    length = chunk["length"].astype(np.uint64)
+    offset = address - np.uint64(base)  # wraps below the base; caught by the first term
+    outside = (address < np.uint64(base)) | (offset >= np.uint64(size)) | (
+        length > np.uint64(size) - offset
+    )
+    too_long = length > np.uint64(MAX_REQUEST_BYTES)
+    for mask, why in (
+        (outside, f"lies outside the off-chip memory {memory} [{base:#x}, {base + size:#x})"),
+        (too_long, f"is longer than the player's limit of {MAX_REQUEST_BYTES} B"),
+    ):
+        bad = np.flatnonzero(mask)
+        if len(bad):
+            i = int(bad[0])
+            request = first + i
+            raise UserError(
+                f"{path}:{_line_of_request(path, request)}: request {request} "
+                f"({int(length[i])} B at {int(address[i]):#x}) {why}"
+            )
+
+
+def _line_of_request(path: str, request: int) -> int:
+    """The line number of the ``request``-th request line (error path only)."""
+    seen = -1
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            if _REQUEST_LINE.match(line):
+                seen += 1
+                if seen == request:
+                    return number
+    return 0
+
+
+def _where(path: str, error: str) -> str:
+    match = re.match(r"request (\d+): ", error)
+    if match is None:
+        return f"{path}: {error}"
+    return f"{path}:{_line_of_request(path, int(match.group(1)))}: {error}"
+
+
+def _result(player: Any, stats: dict[str, Any], count: int) -> dict[str, Any]:
+    latency = player.latency()
+    buckets = {
+        str(latency.bucket_name(b)): int(latency.bucket_count(b))
+        for b in range(int(latency.kBuckets))
+        if int(latency.bucket_count(b))
+    }
+    first = float(player.first_issue().to_seconds()) * 1e9
+    last = float(player.last_completion().to_seconds()) * 1e9
+    return {
+        "schema": SCHEMA,
+        "requests": int(player.completed()),
+        "reads": int(player.reads()),
+        "writes": int(player.writes()),
+        "bytes_read": int(player.bytes_read()),
+        "bytes_written": int(player.bytes_written()),
+        "sim_time_ns": last,
+        "first_issue_ns": first,
+        "last_completion_ns": last,
+        "achieved_bandwidth_Bps": float(player.achieved_bandwidth()),
+        "latency_ns": {
+            "mean": float(latency.mean_ns()),
+            "max": float(latency.max()) * float(_resolution_ns()),
+            "histogram": buckets,
+        },
+        "memory_stats": stats,
+        "fed": count,
+    }
+
+
+def _resolution_ns() -> float:
+    gbl = kernel.load_models()
+    return float(gbl.sc_core.sc_get_time_resolution().to_seconds()) * 1e9
+
+
+def format_stl_summary(r: dict[str, Any]) -> str:
+    """The STL replay result as a readable report; every number carries its unit."""
+    lat = r["latency_ns"]
+    lines = [
+        f"{r['trace']}: STL memory trace ({r['trace_format']}), {r['requests']:,} requests "
+        f"on {r['platform_name']}.{r['memory']}",
+        f"simulated time         {r['sim_time_ns']:,.3f} ns "
+        f"(first issue {r['first_issue_ns']:,.3f} ns)",
+        f"reads                  {r['reads']:,} requests, {r['bytes_read']:,} B",
+        f"writes                 {r['writes']:,} requests, {r['bytes_written']:,} B",
+        f"achieved bandwidth     {r['achieved_bandwidth_Bps'] / 1e9:,.3f} GB/s",
+        f"latency                mean {lat['mean']:,.3f} ns, max {lat['max']:,.3f} ns",
+        "latency histogram      " + (", ".join(
+            f"{name.removeprefix('ge_')}+: {n:,} requests" for name, n in lat["histogram"].items()
+        ) or "no requests"),
+    ]
+    speed = r.get("requests_per_s")
+    lines.append(
+        f"replay                 {r['replay_wall_s'] * 1e3:.1f} ms wall"
+        + (f", {speed / 1e6:.2f} M requests/s" if speed else "")
+    )
+    return "\n".join(lines)
+
