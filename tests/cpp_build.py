@@ -3,6 +3,7 @@ its sources, the headers and the flags (a changed header forces a rebuild)."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -13,6 +14,8 @@ from tlm_models.kernel import systemc_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "build" / "cpp-tests"
+# Test fixtures (check.h, mock engines, test targets) that benchmarks include too.
+TEST_HEADERS = ROOT / "tests" / "cpp"
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 
@@ -28,13 +31,30 @@ def _digest(paths: list[Path], flags: list[str]) -> str:
 def build_cpp_test(source: Path, extra_sources: list[Path] | None = None) -> Path:
     """Returns the path of the built binary for ``source``, building it when stale."""
     sc = systemc_paths()
-    flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", *sc.cflags()]
+    flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", f"-I{TEST_HEADERS}"]
+    flags += sc.cflags()
     headers = sorted(INCLUDE_DIR.rglob("*.h")) + sorted(source.parent.glob("*.h"))
+    headers += sorted(TEST_HEADERS.glob("*.h"))
     digest = _digest([source, *(extra_sources or []), *headers], flags)
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     binary = BUILD_DIR / f"{source.stem}-{digest}"
     if binary.exists():
         return binary
+    # Parallel test workers collect the same tests: one builds, the others wait for it.
+    with (BUILD_DIR / f"{source.stem}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if binary.exists():
+            return binary
+        return _compile(source, extra_sources, flags, sc.ldflags(), binary)
+
+
+def _compile(
+    source: Path,
+    extra_sources: list[Path] | None,
+    flags: list[str],
+    ldflags: list[str],
+    binary: Path,
+) -> Path:
     tmp = binary.with_suffix(f".tmp{os.getpid()}")
     cmd = [
         "g++",
@@ -43,7 +63,7 @@ def build_cpp_test(source: Path, extra_sources: list[Path] | None = None) -> Pat
         *map(str, extra_sources or []),
         "-o",
         str(tmp),
-        *sc.ldflags(),
+        *ldflags,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:

@@ -4,7 +4,9 @@ process)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,10 @@ SOURCES = sorted(CPP_DIR.glob("test_*.cpp"))
 
 def _cases() -> list[tuple[Path, str]]:
     cases: list[tuple[Path, str]] = []
-    for src in SOURCES:
-        binary = build_cpp_test(src)
+    # Build on every core; each file's lock keeps parallel test workers from building twice.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        binaries = list(pool.map(build_cpp_test, SOURCES))
+    for binary in binaries:
         names = subprocess.run(
             [str(binary), "--list"], check=True, capture_output=True, text=True
         ).stdout.split()

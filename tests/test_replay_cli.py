@@ -50,8 +50,15 @@ def test_summary_has_units(capsys: pytest.CaptureFixture[str]) -> None:
 def test_json_is_the_result_contract(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     timeline = tmp_path / "t.json"
     code, out, _ = _run(
-        ["replay", str(SAMPLE), "--json", "--timeline", str(timeline),
-         "--timeline-window", "0:500"],
+        [
+            "replay",
+            str(SAMPLE),
+            "--json",
+            "--timeline",
+            str(timeline),
+            "--timeline-window",
+            "0:500",
+        ],
         capsys,
     )
     assert code == 0
@@ -94,7 +101,9 @@ def test_address_outside_memory(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, op: str, what: str
 ) -> None:
     trace = _text_trace(
-        tmp_path, "dma0 pe exp", f"0 load dma0 tensor=K m=1 n=128 src0=0x0 dst={SRAM:#x}",
+        tmp_path,
+        "dma0 pe exp",
+        f"0 load dma0 tensor=K m=1 n=128 src0=0x0 dst={SRAM:#x}",
         f"1 {op}",
     )
     code, _, err = _run(["replay", str(trace)], capsys)
@@ -107,12 +116,18 @@ def test_record_that_slips_past_the_check_fails_cleanly(tmp_path: Path) -> None:
     # Without the check the DMA's write goes to an address no route covers: the interconnect
     # answers with an address error, the DMA throws OpError, the replayer names the record.
     trace = _text_trace(
-        tmp_path, "dma0", f"0 load dma0 tensor=K m=1 n=128 src0=0x0 dst={SRAM:#x}",
+        tmp_path,
+        "dma0",
+        f"0 load dma0 tensor=K m=1 n=128 src0=0x0 dst={SRAM:#x}",
         "1 load dma0 tensor=K m=1 n=128 src0=0x0 dst=0x3_0000_0000",
     )
     with pytest.raises(UserError, match=r"record 1 \(load on dma0\)"):
         run_in_worker(
-            replay_trace_file, str(trace), "platforms/attenio.yaml", (), check=False,
+            replay_trace_file,
+            str(trace),
+            "platforms/attenio.yaml",
+            (),
+            check=False,
             timeout=120,
         )
 

@@ -113,9 +113,7 @@ def _double_buffered(tiles: int) -> str:
     def load(j: int, deps: str) -> None:
         nonlocal index
         buf = SRAM + 0x100 * (j % 2)
-        lines.append(
-            f"{index} load dma0 tensor=K m=1 n=256 src0={0x100 * j:#x} dst={buf:#x}{deps}"
-        )
+        lines.append(f"{index} load dma0 tensor=K m=1 n=256 src0={0x100 * j:#x} dst={buf:#x}{deps}")
         load_of[j] = index
         index += 1
 

@@ -23,8 +23,17 @@ SRAM = 0x1_0000_0000
 
 # Values that sit on the edges the checks and models care about, plus ordinary ones.
 _EDGES = [0, 1, 2, 3, 5, 6, 7, 16, 64, 255, 256, 4096, 0xFFFF, 0xFFFF_FFFF]
-_ADDRESSES = [0, 0x40, 0xFFFF_FFC0, 0x1_0000_0000, SRAM + 0x7FFC0, SRAM + 0x80000,
-              0x1_0010_0000, 0x1_0010_00F0, 0xFFFF_FFFF_FFFF_FFC0]
+_ADDRESSES = [
+    0,
+    0x40,
+    0xFFFF_FFC0,
+    0x1_0000_0000,
+    SRAM + 0x7FFC0,
+    SRAM + 0x80000,
+    0x1_0010_0000,
+    0x1_0010_00F0,
+    0xFFFF_FFFF_FFFF_FFC0,
+]
 _FIELDS = {
     "kind": st.integers(0, 255),
     "engine": st.integers(0, 255),
@@ -47,14 +56,17 @@ mutation = st.one_of(
         lambda fi: st.tuples(st.just(fi[0]), st.just(fi[1]), _FIELDS[fi[0]])
     ),
     st.tuples(
-        st.just("deps"), st.integers(0, len(_RECORDS) - 1),
+        st.just("deps"),
+        st.integers(0, len(_RECORDS) - 1),
         st.integers(0, 3).flatmap(lambda slot: st.tuples(st.just(slot), st.integers(0, 40))),
     ),
 )
 
 
 @settings(
-    max_examples=30, deadline=None, derandomize=True,
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(st.lists(mutation, min_size=1, max_size=3))

@@ -12,6 +12,7 @@ import pytest
 
 from tlm_models.cli.replay_cmd import replay_trace_file
 from tlm_models.replay import TimelineWindow
+from tlm_models.timeline import ENGINE_PROCESS
 from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +66,10 @@ def test_structure(tmp_path: Path) -> None:
     assert data["otherData"]["window_ns"] == [0.0, 1e6]
 
 
+def engine_events(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in data["traceEvents"] if e["ph"] == "X" and e["pid"] == ENGINE_PROCESS]
+
+
 @pytest.mark.parametrize(("start", "end"), [(300.0, 600.0), (0.0, 50.0)])
 def test_events_within_the_window(tmp_path: Path, start: float, end: float) -> None:
     full = _timeline(tmp_path, TimelineWindow(0.0, 1e6))
@@ -74,12 +79,10 @@ def test_events_within_the_window(tmp_path: Path, start: float, end: float) -> N
     for e in complete:
         first_ns, last_ns = e["ts"] * 1e3, (e["ts"] + e["dur"]) * 1e3
         assert first_ns < end + 1e-6 and last_ns >= start - 1e-6, e
-    engine_events = lambda d: [  # noqa: E731
-        e for e in d["traceEvents"] if e["ph"] == "X" and e["pid"] == 1
-    ]
     # Exactly the engine operations of the full run that touch the window.
     expected = [
-        e for e in engine_events(full)
+        e
+        for e in engine_events(full)
         if e["ts"] * 1e3 < end and (e["ts"] + e["dur"]) * 1e3 >= start
     ]
     assert len(engine_events(data)) == len(expected) < len(engine_events(full))

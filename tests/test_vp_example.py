@@ -4,6 +4,7 @@ projects find the models through ``attn-tlm config`` (CMake package and pkg-conf
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import shutil
@@ -57,7 +58,8 @@ def binaries() -> tuple[Path, Path]:
 
 def _counters(text: str) -> dict[str, float]:
     pairs = (line.split() for line in text.splitlines())
-    return {key: float(value) for key, value in pairs}
+    # An undefined ratio of the replay statistics prints as `null`.
+    return {key: math.nan if value == "null" else float(value) for key, value in pairs}
 
 
 def test_builds_print_identical_counters(binaries: tuple[Path, Path]) -> None:
@@ -71,6 +73,10 @@ def test_builds_print_identical_counters(binaries: tuple[Path, Path]) -> None:
     assert c["bytes_written"] == 64 * 128  # O
     assert 0 < c["exec_cycles"] <= c["cycles"]
     assert c["sim_time_ps"] == c["exec_cycles"] * 1000  # 1 GHz, whole cycles here
+    assert c["replay.sim_time"] * 1000 == c["sim_time_ps"]
+    assert c["replay.ops"] == 9
+    assert c["fetch_bytes"] == 9 * 64  # one fetch block
+    assert 0 < c["fetch_cycles"] < c["cycles"] - c["exec_cycles"] + 1
     for engine in ("dma0", "dma1", "pe", "exp"):
         assert 0 < c[f"busy_cycles.{engine}"] <= c["exec_cycles"]
         assert c[f"busy_cycles.{engine}"] == pytest.approx(c[f"busy_ns.{engine}"], abs=1)
@@ -108,6 +114,20 @@ def test_trace_file_runs_in_both_builds(binaries: tuple[Path, Path], tmp_path: P
     assert c["bytes_read"] == loaded
     assert c["bytes_written"] == stored
     assert c["busy_cycles.pe"] > 0 and c["busy_cycles.exp"] > 0
+
+
+def test_fetch_block_option(binaries: tuple[Path, Path], tmp_path: Path) -> None:
+    trace = tmp_path / "small.bin"
+    _trace_file(trace)
+    one_block = _counters(_run([str(binaries[1]), str(trace)]))
+    blocks = _counters(_run([str(binaries[1]), "--fetch-block", "2", str(trace)]))
+    assert blocks["status"] == 2 and blocks["ops"] == 5
+    assert blocks["fetch_bytes"] == one_block["fetch_bytes"] == 5 * 64
+    assert blocks["bytes_read"] == one_block["bytes_read"]
+    for bad in (["--fetch-block", "0"], ["--fetch-block"], ["--nope"]):
+        proc = subprocess.run([str(binaries[1]), *bad], env=ENV, capture_output=True, text=True)
+        assert proc.returncode == 2, bad
+        assert proc.stderr.startswith("attn_vp: ")
 
 
 def test_bad_trace_file_is_refused(binaries: tuple[Path, Path], tmp_path: Path) -> None:

@@ -29,3 +29,15 @@ def smoke_replay(platform: Path = DEFAULT_PLATFORM, seq_len: int = 256) -> Repla
 def warm_design() -> Any:
     """Runs the smoke replay (its SystemC objects stay alive in tlm_models.replay)."""
     return smoke_replay()
+
+
+def smoke_summary() -> dict[str, float]:
+    """The smoke replay's headline figures as plain data (a worker job)."""
+    out = smoke_replay()
+    stats = out.replay["stats"]
+    return {
+        "sim_time_ns": float(stats["sim_time"]["value"]),
+        "ops": float(out.ops),
+        "offchip_read": float(stats["offchip_read"]["value"]),
+        "offchip_write": float(stats["offchip_write"]["value"]),
+    }

@@ -120,8 +120,7 @@ def replay_stl_file(
         ticks = np.zeros(count, dtype=np.uint64)
         if count:
             player.latency_copy(cppyy.ll.cast["uint64_t*"](ticks.ctypes.data))
-        resolution_ns = float(sc.sc_get_time_resolution().to_seconds()) * 1e9
-        result["latencies_ns"] = (ticks * resolution_ns).tolist()
+        result["latencies_ns"] = (ticks / _ticks_per_ns()).tolist()
     return result
 
 
@@ -131,8 +130,10 @@ def _check_chunk(
     address = chunk["address"]
     length = chunk["length"].astype(np.uint64)
     offset = address - np.uint64(base)  # wraps below the base; caught by the first term
-    outside = (address < np.uint64(base)) | (offset >= np.uint64(size)) | (
-        length > np.uint64(size) - offset
+    outside = (
+        (address < np.uint64(base))
+        | (offset >= np.uint64(size))
+        | (length > np.uint64(size) - offset)
     )
     too_long = length > np.uint64(MAX_REQUEST_BYTES)
     for mask, why in (
@@ -175,8 +176,8 @@ def _result(player: Any, stats: dict[str, Any], count: int) -> dict[str, Any]:
         for b in range(int(latency.kBuckets))
         if int(latency.bucket_count(b))
     }
-    first = float(player.first_issue().to_seconds()) * 1e9
-    last = float(player.last_completion().to_seconds()) * 1e9
+    first = int(player.first_issue().value()) / _ticks_per_ns()
+    last = int(player.last_completion().value()) / _ticks_per_ns()
     return {
         "schema": SCHEMA,
         "requests": int(player.completed()),
@@ -190,7 +191,7 @@ def _result(player: Any, stats: dict[str, Any], count: int) -> dict[str, Any]:
         "achieved_bandwidth_Bps": float(player.achieved_bandwidth()),
         "latency_ns": {
             "mean": float(latency.mean_ns()),
-            "max": float(latency.max()) * float(_resolution_ns()),
+            "max": int(latency.max()) / _ticks_per_ns(),
             "histogram": buckets,
         },
         "memory_stats": stats,
@@ -198,9 +199,10 @@ def _result(player: Any, stats: dict[str, Any], count: int) -> dict[str, Any]:
     }
 
 
-def _resolution_ns() -> float:
+def _ticks_per_ns() -> float:
+    """Ticks of the time resolution per ns (1000 at 1 ps): dividing keeps whole ns exact."""
     gbl = kernel.load_models()
-    return float(gbl.sc_core.sc_get_time_resolution().to_seconds()) * 1e9
+    return float(round(1e-9 / float(gbl.sc_core.sc_get_time_resolution().to_seconds())))
 
 
 def format_stl_summary(r: dict[str, Any]) -> str:
@@ -215,9 +217,14 @@ def format_stl_summary(r: dict[str, Any]) -> str:
         f"writes                 {r['writes']:,} requests, {r['bytes_written']:,} B",
         f"achieved bandwidth     {r['achieved_bandwidth_Bps'] / 1e9:,.3f} GB/s",
         f"latency                mean {lat['mean']:,.3f} ns, max {lat['max']:,.3f} ns",
-        "latency histogram      " + (", ".join(
-            f"{name.removeprefix('ge_')}+: {n:,} requests" for name, n in lat["histogram"].items()
-        ) or "no requests"),
+        "latency histogram      "
+        + (
+            ", ".join(
+                f"{name.removeprefix('ge_')}+: {n:,} requests"
+                for name, n in lat["histogram"].items()
+            )
+            or "no requests"
+        ),
     ]
     speed = r.get("requests_per_s")
     lines.append(
@@ -225,4 +232,3 @@ def format_stl_summary(r: dict[str, Any]) -> str:
         + (f", {speed / 1e6:.2f} M requests/s" if speed else "")
     )
     return "\n".join(lines)
-

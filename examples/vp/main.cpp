@@ -13,6 +13,7 @@
 // a replay of the same trace on platforms/vp-soc.yaml.
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 

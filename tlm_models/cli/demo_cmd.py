@@ -15,6 +15,7 @@ from tlm_models.study.grid import GridSpec, expand_grid
 from tlm_models.study.job import load_job
 from tlm_models.study.report import load_results, render_report, write_report
 from tlm_models.study.sweep import run_sweep
+from tlm_models.study.timelines import write_timelines
 
 DEMO_DATAFLOWS = ("standard", "flat", "flash2", "attenio")
 FULL_SEQ_LENS = (8192, 16384, 32768, 65536, 131072)
@@ -47,6 +48,9 @@ def _demo(args: argparse.Namespace) -> int:
     from tlm_models.study.executor_local import LocalExecutor
 
     summary = run_sweep(configs, args.out, job=load_job(), executor=LocalExecutor(args.jobs))
+    if summary.interrupted:
+        return 130
+    write_timelines(configs, args.out)
     report = write_report(args.out)
     print(render_report(load_results(args.out)))
     print(f"report and plots: {report}")

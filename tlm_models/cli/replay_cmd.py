@@ -35,11 +35,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("trace", help="trace file")
     parser.add_argument(
-        "--platform", metavar="FILE", default=DEFAULT_PLATFORM,
+        "--platform",
+        metavar="FILE",
+        default=DEFAULT_PLATFORM,
         help=f"platform YAML (default {DEFAULT_PLATFORM})",
     )
     parser.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override a platform parameter, e.g. --set pe.sram_traffic=false (repeatable)",
     )
     parser.add_argument("--json", action="store_true", help="print the result JSON")
@@ -47,15 +53,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--timeline", metavar="OUT.json", help="write a Perfetto / Chrome-trace timeline"
     )
     parser.add_argument(
-        "--timeline-window", metavar="START_NS:END_NS",
+        "--timeline-window",
+        metavar="START_NS:END_NS",
         help="simulated time range kept in the timeline (default 0:50000)",
     )
     parser.add_argument(
-        "--stl-clock", metavar="HZ", type=float, default=1e9,
+        "--stl-clock",
+        metavar="HZ",
+        type=float,
+        default=1e9,
         help="clock of the cycle counts in STL traces (default 1e9)",
     )
     parser.add_argument(
-        "--timeout", metavar="SECONDS", type=float,
+        "--timeout",
+        metavar="SECONDS",
+        type=float,
         help="give up on a replay that takes longer than this (wall clock)",
     )
     parser.set_defaults(func=_replay)
@@ -107,7 +119,9 @@ def replay_trace_file(
     if check:
         _check_against_platform(trace_path, trace, info)
     out = replay_in_this_process(
-        platform, trace.header, trace.chunks(),
+        platform,
+        trace.header,
+        trace.chunks(),
         timeline=(window or TimelineWindow()) if timeline_path else None,
     )
     if timeline_path and out.timeline is not None:
@@ -167,14 +181,23 @@ def _replay(args: argparse.Namespace) -> int:
         if not (math.isfinite(args.stl_clock) and args.stl_clock > 0):
             raise UserError(f"--stl-clock must be a positive frequency in Hz, not {args.stl_clock}")
         result = run_in_worker(
-            replay_stl_file, args.trace, platform_path, tuple(args.overrides), args.stl_clock,
+            replay_stl_file,
+            args.trace,
+            platform_path,
+            tuple(args.overrides),
+            args.stl_clock,
             timeout=args.timeout,
         )
         print(json.dumps(result, indent=2) if args.json else format_stl_summary(result))
         return 0
     result = run_in_worker(
-        replay_trace_file, args.trace, platform_path, tuple(args.overrides),
-        args.timeline, window, timeout=args.timeout,
+        replay_trace_file,
+        args.trace,
+        platform_path,
+        tuple(args.overrides),
+        args.timeline,
+        window,
+        timeout=args.timeout,
     )
     if args.json:
         print(json.dumps(result, indent=2))

@@ -85,6 +85,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run recorded failures again (finished results are always kept)",
     )
     sweep.add_argument("--no-report", action="store_true", help="skip report.md and plots")
+    sweep.add_argument(
+        "--timelines",
+        action="store_true",
+        help="also record a Perfetto timeline excerpt per dataflow (DIR/timelines/) "
+        "for the report's Gantt picture",
+    )
     sweep.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
     # The simulation function, replaceable for testing the sweep machinery on its own.
     sweep.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
@@ -144,6 +150,10 @@ def _sweep(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
     summary = run_sweep(configs, out, job=job, executor=executor, retry_failed=args.retry_failed)
+    if args.timelines and not summary.interrupted:
+        from tlm_models.study.timelines import write_timelines
+
+        write_timelines(configs, out)
     if not args.no_report and not summary.interrupted:
         print(f"report: {write_report(out)}", file=sys.stderr)
     if summary.failed:

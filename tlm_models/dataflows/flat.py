@@ -46,7 +46,12 @@ def flat_tiling(workload: Workload, capacity: int, pe_rows: int) -> FlatTiling:
     tk = max(1, min(n, pe_rows, capacity // (8 * d)))
     r = (capacity - 2 * tk * d) // (2 * d + n + 2)
     if r >= 1:
-        return FlatTiling(rows=min(r, n), stage=tk, spill=False)
+        r = min(r, n)
+        # R is set with the smallest staging tile; the staging then grows into what the R rows
+        # leave free (Q, O, S rows and three row statistics each). Traffic depends on R alone,
+        # so this only cuts the number of transfers and matmuls (16x at N = 128K).
+        free = capacity - r * (2 * d + n + 3)
+        return FlatTiling(rows=r, stage=max(tk, min(n, free // (2 * d))), spill=False)
     need = 2 * tk * d + 2 * d + 3 + 2 * tk
     if need > capacity:
         raise UserError(

@@ -1,0 +1,43 @@
+"""Timeline excerpts for a sweep's report: one Perfetto timeline per dataflow.
+
+For each dataflow of the grid, the smallest configuration (shortest N, then smallest d) runs
+once more with the replayer recording a steady-state window, written to
+``DIR/timelines/<dataflow>.json``; the report draws them as a Gantt excerpt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tlm_models.replay import TimelineWindow
+from tlm_models.study.config import RunConfig
+from tlm_models.study.plots import TIMELINE_DIR
+from tlm_models.study.run import run_one
+from tlm_models.worker import run_in_worker
+
+#: Past the start-up of every dataflow on the reference platform (first Q block loaded).
+EXCERPT = TimelineWindow(start_ns=50_000.0, end_ns=60_000.0, max_entries=100_000)
+
+
+def excerpt_configs(configs: Sequence[RunConfig]) -> list[RunConfig]:
+    """Per dataflow (in grid order), its smallest configuration."""
+    chosen: dict[str, RunConfig] = {}
+    for config in configs:
+        best = chosen.get(config.dataflow)
+        if best is None or (config.seq_len, config.head_dim) < (best.seq_len, best.head_dim):
+            chosen[config.dataflow] = config
+    return list(chosen.values())
+
+
+def write_timelines(configs: Sequence[RunConfig], out_dir: Path) -> list[Path]:
+    """Writes the missing timeline excerpts; returns every excerpt file of the grid."""
+    directory = out_dir / TIMELINE_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for config in excerpt_configs(configs):
+        path = directory / f"{config.dataflow}.json"
+        if not path.exists():
+            run_in_worker(run_one, config, str(path), EXCERPT)
+        paths.append(path)
+    return paths
