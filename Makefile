@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: setup
-	$(BIN)/attn-tlm demo
+	$(BIN)/attn-tlm demo $(if $(FULL),--full,)
 
 lint: setup
 	$(BIN)/ruff check tlm_models tests tools

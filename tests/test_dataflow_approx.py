@@ -15,7 +15,13 @@ from tests.dataflow_helpers import offchip_elements
 from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.cli import bounds_cmd
 from tlm_models.dataflows import APPROXIMATE, Workload, emit
-from tlm_models.dataflows.approx import approx_params, approx_tiling
+from tlm_models.dataflows.approx import PARTIAL, approx_params, approx_tiling
+from tlm_models.dataflows.feature_groups import (
+    exact_group_features,
+    feature_blocks,
+    feature_group_plan,
+    group_widths,
+)
 from tlm_models.dataflows.io_formulas import approx_traffic, flash2_traffic
 from tlm_models.dataflows.polynomial import (
     exp_poly_coefficients,
@@ -27,11 +33,12 @@ from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.reference import adversarial_orders, attention, run_attention
 from tlm_models.trace.header import TraceHeader
-from tlm_models.trace.record import MATMUL_ACCUMULATE, OpKind
+from tlm_models.trace.record import MATMUL_ACCUMULATE, Broadcast, OpKind, VectorOp, vector_code
 
 TOL = 1e-4
 CASE_I = 6 * KIB  # d = 16, g = 2: (153 + 4) * 17 + 2 * 153 = 2975 <= 3072 elements
 CASE_II = 2 * KIB  # 1024 elements: H in column blocks of 3
+FEATURES = 1 * KIB  # 512 elements < 2(r+4) + 2r = 620: d = 16, g = 2 needs feature blocks
 
 
 def _emit(
@@ -127,7 +134,7 @@ def test_registry_routes_parameters() -> None:
     with pytest.raises(UserError, match="takes no parameters"):
         emit("flash2", Workload(64, 16), p, params={"degree": "2"})
     with pytest.raises(UserError, match="needs M >="):
-        emit("approx", Workload(64, 64), attenio_machine(4 * KIB))
+        emit("approx", Workload(64, 64), attenio_machine(1 * KIB))
 
 
 # -- traffic ----------------------------------------------------------------------------------
@@ -138,9 +145,12 @@ def test_registry_routes_parameters() -> None:
     [
         (300, 16, CASE_I, 1, 2, "I"),
         (97, 16, CASE_I, 3, 2, "I"),
-        (300, 16, CASE_II, 1, 2, "II"),
-        (128, 8, 2 * KIB, 2, 3, "II"),
+        (300, 16, CASE_II, 1, 2, "columns"),
+        (128, 8, 2 * KIB, 2, 3, "columns"),
         (128, 8, 16 * KIB, 1, 3, "I"),
+        (50, 16, FEATURES, 2, 2, "features"),
+        (30, 8, 1 * KIB, 1, 3, "features"),
+        (40, 6, 512, 1, 3, "features"),
     ],
 )
 def test_emitted_traffic_matches_closed_form(
@@ -152,10 +162,84 @@ def test_emitted_traffic_matches_closed_form(
     assert header.params["case"] == tiling.case == case
     expected = approx_traffic(w, p, {"degree": g})
     assert offchip_elements(header, recs) == expected.elements
-    nd = n * d * heads
-    total = 4 * nd if case == "I" else 2 * nd * math.ceil(d / tiling.cols) + 2 * nd
+    nd, b = n * d * heads, tiling.blocks
+    if case == "features":
+        plan = feature_group_plan(d, g, int(header.params["w"]))
+        cols = d * sum(math.comb(plan.groups - 1, s - 1) for s in range(1, min(g, plan.groups) + 1))
+        rows = n * heads
+        total = 2 * rows * cols + nd * b + nd + 2 * rows * (d + 1) * (b - 1)
+        assert expected.elements[PARTIAL] == 2 * rows * (d + 1) * (b - 1)
+        assert header.params["blocks"] == b == len(list(feature_blocks(d, g, plan.width)))
+    else:
+        total = 4 * nd if case == "I" else 2 * nd * math.ceil(d / tiling.cols) + 2 * nd
     assert expected.total_elements == total
-    assert (case == "I") == (tiling.blocks == 1)
+    assert (case == "I") == (b == 1)
+
+
+def test_tiling_with_less_traffic_is_chosen() -> None:
+    """Column blocks where r x 2 fits (they move less there), feature blocks where not."""
+    d, g = 16, 2
+    r = feature_count(d, g)
+    for sram, case in ((FEATURES, "features"), (700 * 2, "columns"), (CASE_II, "columns")):
+        w, p = Workload(64, d), attenio_machine(sram)
+        m = p.capacity_elements(2)
+        t = approx_tiling(w, m, g)
+        assert t.case == case
+        assert (m >= 2 * (r + 4) + 2 * r) == (case == "columns")
+        best_features = min(
+            2 * plan.loaded_cols + d * plan.blocks + d + 2 * (d + 1) * (plan.blocks - 1)
+            for plan in (feature_group_plan(d, g, width) for width in range(1, d))
+            if plan.capacity_needed() <= m
+        )
+        assert sum(t.row_traffic(d).values()) <= best_features
+    with pytest.raises(UserError, match="feature blocks of one-variable groups"):
+        approx_tiling(Workload(64, d), 150, g)
+
+
+@pytest.mark.parametrize(
+    ("d", "g", "w"),
+    [(16, 2, 4), (16, 3, 5), (7, 3, 2), (6, 4, 1), (9, 2, 4), (10, 1, 3), (5, 5, 2)],
+)
+def test_feature_blocks_cover_every_monomial_exactly_once(d: int, g: int, w: int) -> None:
+    blocks = list(feature_blocks(d, g, w))
+    every = [
+        m for lv in range(g + 1) for m in itertools.combinations_with_replacement(range(d), lv)
+    ]
+    seen = [m for blk in blocks for m in blk.monomials]
+    assert len(seen) == len(every) == feature_count(d, g)
+    assert sorted(seen) == sorted(every)
+    starts = np.cumsum((0, *group_widths(d, w)))
+    plan = feature_group_plan(d, g, w)
+    assert [blk.groups for blk in blocks] == sorted(blk.groups for blk in blocks)
+    assert len(blocks) == plan.blocks and max(b.size for b in blocks) == plan.max_features
+    for blk in blocks:
+        groups = {
+            int(np.searchsorted(starts, v, side="right")) - 1 for m in blk.monomials for v in m
+        }
+        assert groups == set(blk.groups) or (blk.groups == (0,) and groups <= {0})
+        assert len(blk.groups) <= g
+        widths = [group_widths(d, w)[gi] for gi in blk.groups]
+        assert blk.size == exact_group_features(widths, g) + (blk.groups == (0,))
+
+
+def test_feature_rows_generated_on_chip_are_the_block_monomials() -> None:
+    d, g, w = 7, 3, 2
+    x = np.random.default_rng(1).standard_normal((4, d))
+    for blk in feature_blocks(d, g, w):
+        areas = [
+            p.features(x[:, s : s + p.head_dim]) for s, p in zip(blk.starts, blk.plans, strict=True)
+        ]
+        if not blk.products:
+            got = areas[0][:, blk.first :]
+        else:
+            got = np.zeros((4, blk.size))
+            for prod in blk.products:
+                cur = np.ones((4, 1))
+                for area, (st, ln) in zip(areas, prod.sections, strict=True):
+                    cur = (cur[:, :, None] * area[:, None, st : st + ln]).reshape(4, -1)
+                got[:, prod.dst : prod.dst + cur.shape[1]] = cur
+        expected = np.array([[np.prod(x[i, list(m)]) for m in blk.monomials] for i in range(4)])
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 def test_chunks_are_bounded_and_single_dma_works() -> None:
@@ -200,6 +284,9 @@ def test_traffic_slope_in_n_is_linear_for_approx_and_quadratic_for_flash2() -> N
         (40, 16, CASE_II, 1, 2),
         (33, 4, 1 * KIB, 1, 3),
         (25, 4, 2 * KIB, 1, 1),
+        (24, 16, FEATURES, 2, 2),
+        (20, 6, 512, 1, 3),
+        (18, 8, 256, 1, 1),
     ],
 )
 def test_trace_computes_polynomial_attention_in_every_order(
@@ -213,7 +300,7 @@ def test_trace_computes_polynomial_attention_in_every_order(
 def test_tiled_case_with_uneven_last_block_is_exact() -> None:
     w, p = Workload(120, 8, heads=2), attenio_machine(2 * KIB)
     header, recs = _emit(w, p, 3)
-    assert header.params["case"] == "II" and 8 % header.params["cols"] != 0
+    assert header.params["case"] == "columns" and 8 % header.params["cols"] != 0
     inputs = _inputs(2, 120, 8)
     for order in (None, ["pe", "exp", "dma1", "dma0"], ["dma0", "dma1", "exp", "pe"]):
         assert _error(header, recs, p, inputs, order) < TOL
@@ -261,6 +348,26 @@ def test_missing_write_after_read_dependency_is_caught() -> None:
     assert _worst(header, broken, p, inputs) > TOL
 
 
+def test_missing_dependency_on_partial_sums_is_caught() -> None:
+    w, p = Workload(24, 16), attenio_machine(FEATURES)
+    header, recs = _emit(w, p)
+    assert header.params["case"] == "features"
+    inputs = _inputs(1, 24, 16)
+    assert _worst(header, recs, p, inputs) < TOL
+    part = header.tensor_index(PARTIAL)
+    adds = np.flatnonzero(
+        (recs["kind"] == OpKind.VECTOR)
+        & (recs["code"] == vector_code(VectorOp.ADD, Broadcast.FULL))
+        & (recs["n"] == 17)
+    )
+    i = int(adds[len(adds) // 2])
+    ld = i - int(recs["deps"][i, 0])
+    assert recs["kind"][ld] == OpKind.LOAD and recs["tensor"][ld] == part
+    broken = recs.copy()
+    broken["deps"][i, 0] = 0  # the sum no longer waits for the earlier blocks' partial row
+    assert _worst(header, broken, p, inputs) > TOL
+
+
 def test_wrong_address_is_caught() -> None:
     w, p = Workload(64, 16), attenio_machine(CASE_II)
     header, recs = _emit(w, p)
@@ -293,3 +400,17 @@ def test_bounds_command_reports_approx(capsys: pytest.CaptureFixture[str]) -> No
     assert args.func(args) == 0
     table = capsys.readouterr().out
     assert "approx lower" in table and "blocks=1" in table
+
+
+def test_bounds_command_reports_feature_blocks(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser()
+    bounds_cmd.register(parser.add_subparsers())
+    args = parser.parse_args(["bounds", "--seq-len", "8K", "--head-dim", "128", "--degree", "3"])
+    assert args.func(args) == 0
+    table = capsys.readouterr().out
+    row = next(line for line in table.splitlines() if line.startswith("approx "))
+    n, d, plan = 8192, 128, feature_group_plan(128, 3, 11)
+    b = plan.blocks
+    total = 2 * n * plan.loaded_cols + n * d * b + n * d + 2 * n * (d + 1) * (b - 1)
+    assert "case=features" in row and "w=11" in row and f"blocks={b}" in row
+    assert f"{total:,}" in row

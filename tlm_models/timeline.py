@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from tlm_models.trace.record import KIND_NAMES
+
 #: Layout of one timeline entry as the C++ replayer writes it (see docs/replayer.md).
 TIMELINE_DTYPE = np.dtype(
     [
@@ -29,8 +31,6 @@ TIMELINE_DTYPE = np.dtype(
         ("end_ns", "<f8"),
     ]
 )
-
-KIND_NAMES = {1: "load", 2: "store", 3: "matmul", 4: "vector", 5: "exp"}
 
 ENGINE_PROCESS = 1
 MEMORY_PROCESS = 2

@@ -2,7 +2,7 @@
 #include <string>
 
 #include "check.h"
-#include "test_target.h"
+#include "sram_engine_bench.h"
 #include "tlm_models/exp_unit.h"
 
 using namespace tlm_models;
@@ -11,18 +11,8 @@ using sc_core::SC_NS;
 
 namespace {
 
-// SRAM stand-in: one channel at 64 B/ns with 1 ns latency, 1 MiB at address 0.
-struct Bench {
-  TestMemory mem{"mem"};
-  ExpUnit exp;
-  explicit Bench(const ExpUnit::Params& p) : exp("exp", p) {
-    TestMemory::Region r;
-    r.channel_bandwidth = 64e9;
-    r.interleave = 1 << 20;
-    r.latency = sc_time(1, SC_NS);
-    mem.add_region(r);
-    exp.sram_port.bind(mem.target);
-  }
+struct Bench : SramEngineBench<ExpUnit> {
+  explicit Bench(const ExpUnit::Params& p) : SramEngineBench("exp", p) {}
 };
 
 ExpUnit::Params no_traffic() {
@@ -47,12 +37,12 @@ TEST_CASE(cycles_without_traffic) {
   Bench b(no_traffic());
   simulate([&] {
     // ceil(64*100/128) + 4 = 54 cycles at 1 GHz
-    OpTiming t = b.exp.execute(exp_op(64, 100), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(54, SC_NS));
     CHECK_EQ(t.engine_free, sc_time(54, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
     // a partial lane group still costs a cycle: ceil(1/128) + 4
-    t = b.exp.execute(exp_op(1, 1), sc_time(100, SC_NS));
+    t = b.engine.execute(exp_op(1, 1), sc_time(100, SC_NS));
     CHECK_EQ(t.done, sc_time(105, SC_NS));
     CHECK_EQ(b.mem.reads() + b.mem.writes(), 0u);
   });
@@ -66,7 +56,7 @@ TEST_CASE(clock_and_lanes_scale_cycles) {
   Bench b(p);
   simulate([&] {
     // ceil(100/16) + 1 = 8 cycles = 16 ns
-    OpTiming t = b.exp.execute(exp_op(10, 10), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(exp_op(10, 10), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(16, SC_NS));
   });
 }
@@ -75,13 +65,13 @@ TEST_CASE(sram_traffic_extends_done) {
   Bench b(ExpUnit::Params{});
   simulate([&] {
     // compute 54 ns; read 12800 B (200 ns) then write 12800 B (200 ns) on one channel + 1 ns
-    OpTiming t = b.exp.execute(exp_op(64, 100), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(401, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_time(401 - 54, SC_NS));
     CHECK_EQ(b.mem.bytes_read(), 12800u);
     CHECK_EQ(b.mem.bytes_written(), 12800u);
     // small blocks hide under compute: 2 x 2 B + 1 ns latency < 5 ns
-    t = b.exp.execute(exp_op(1, 1), sc_time(1000, SC_NS));
+    t = b.engine.execute(exp_op(1, 1), sc_time(1000, SC_NS));
     CHECK_EQ(t.done, sc_time(1005, SC_NS));
   });
 }
@@ -93,7 +83,7 @@ TEST_CASE(errors_are_op_errors) {
     TraceOp bad = exp_op(2, 2);
     bad.dst = 0x100000;  // one past the 1 MiB target
     try {
-      b.exp.execute(bad, sc_time(0, SC_NS));
+      b.engine.execute(bad, sc_time(0, SC_NS));
     } catch (const OpError& e) {
       msg = e.what();
     }
@@ -103,7 +93,7 @@ TEST_CASE(errors_are_op_errors) {
     TraceOp load = exp_op(2, 2);
     load.kind = static_cast<std::uint8_t>(OpKind::load);
     try {
-      b.exp.execute(load, sc_time(0, SC_NS));
+      b.engine.execute(load, sc_time(0, SC_NS));
     } catch (const OpError& e) {
       msg = e.what();
     }
@@ -114,18 +104,18 @@ TEST_CASE(errors_are_op_errors) {
 TEST_CASE(statistics_and_utilization) {
   Bench b(no_traffic());
   simulate([&] {
-    b.exp.execute(exp_op(64, 100), sc_time(0, SC_NS));   // [0, 54]
-    b.exp.execute(exp_op(64, 100), sc_time(50, SC_NS));  // [50, 104]
+    b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));   // [0, 54]
+    b.engine.execute(exp_op(64, 100), sc_time(50, SC_NS));  // [50, 104]
   });
-  CHECK_EQ(b.exp.busy_time(), sc_time(104, SC_NS));
-  CHECK_EQ(b.exp.exps(), 12800u);
-  CHECK_EQ(b.exp.lane_utilization(sc_time(200, SC_NS)), 12800.0 / (128.0 * 200.0));
+  CHECK_EQ(b.engine.busy_time(), sc_time(104, SC_NS));
+  CHECK_EQ(b.engine.exps(), 12800u);
+  CHECK_EQ(b.engine.lane_utilization(sc_time(200, SC_NS)), 12800.0 / (128.0 * 200.0));
   StatsGroup g("exp");
-  b.exp.collect_stats(g);
+  b.engine.collect_stats(g);
   CHECK_EQ(g.find("ops")->value, 2.0);
   CHECK_EQ(g.find("compute_cycles")->value, 108.0);
-  b.exp.reset_stats();
-  CHECK_EQ(b.exp.exps(), 0u);
+  b.engine.reset_stats();
+  CHECK_EQ(b.engine.exps(), 0u);
 }
 
 CHECK_MAIN

@@ -72,10 +72,12 @@ TEST_CASE(arrival_time_is_timestamp_plus_delay) {
   Bench b(HbmMemory::Params{}, [](check::TestInitiator& ini) {
     wait(1, SC_US);
     CHECK_EQ(ini.read_delay(0, 64, sc_time(50, SC_NS)), sc_time(50 + 8 + 100, SC_NS));
-    // Channel 0 busy until 1058 ns; a request arriving at 1030 ns starts there.
-    CHECK_EQ(ini.read_delay(4096, 64, sc_time(30, SC_NS)), sc_time(58 + 8 + 100, SC_NS));
-    // A request whose arrival precedes accepted work (out of time order) queues behind it.
-    CHECK_EQ(ini.read_delay(4096, 64), sc_time(66 + 8 + 100, SC_NS));
+    // Channel 0 is booked [1050, 1058) ns; a request arriving at 1030 ns fits the gap before.
+    CHECK_EQ(ini.read_delay(4096, 64, sc_time(30, SC_NS)), sc_time(30 + 8 + 100, SC_NS));
+    // Arriving at 1045 ns, 8 ns do not fit before 1050: it follows the booking at 1058 ns.
+    CHECK_EQ(ini.read_delay(4096, 64, sc_time(45, SC_NS)), sc_time(58 + 8 + 100, SC_NS));
+    // Arriving at 1000 ns (out of time order), it is served at once: [1000, 1008).
+    CHECK_EQ(ini.read_delay(4096, 64), sc_time(8 + 100, SC_NS));
   });
   b.run();
 }

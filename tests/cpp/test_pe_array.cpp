@@ -4,7 +4,7 @@
 #include <string>
 
 #include "check.h"
-#include "test_target.h"
+#include "sram_engine_bench.h"
 #include "tlm_models/pe_array.h"
 
 using namespace tlm_models;
@@ -13,18 +13,8 @@ using sc_core::SC_NS;
 
 namespace {
 
-// SRAM stand-in: one channel at 64 B/ns with 1 ns latency, 1 MiB at address 0.
-struct Bench {
-  TestMemory mem{"mem"};
-  PeArray pe;
-  explicit Bench(const PeArray::Params& p) : pe("pe", p) {
-    TestMemory::Region r;
-    r.channel_bandwidth = 64e9;
-    r.interleave = 1 << 20;
-    r.latency = sc_time(1, SC_NS);
-    mem.add_region(r);
-    pe.sram_port.bind(mem.target);
-  }
+struct Bench : SramEngineBench<PeArray> {
+  explicit Bench(const PeArray::Params& p) : SramEngineBench("pe", p) {}
 };
 
 PeArray::Params no_traffic(const std::string& mapping) {
@@ -66,15 +56,15 @@ TEST_CASE(output_stationary_matmul_cycles) {
   Bench b(no_traffic("output_stationary"));
   simulate([&] {
     // passes = ceil(64/64)*ceil(32/32) = 1; 1*64 + (64+32-2) + 2 = 160 cycles
-    OpTiming t = b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(160, SC_NS));
     CHECK_EQ(t.engine_free, sc_time(160, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
     // passes = ceil(65/64)*1 = 2; 2*10 + 94 + 2 = 116 cycles, from 1000 ns
-    t = b.pe.execute(matmul(65, 32, 10), sc_time(1000, SC_NS));
+    t = b.engine.execute(matmul(65, 32, 10), sc_time(1000, SC_NS));
     CHECK_EQ(t.done, sc_time(1116, SC_NS));
     // a 1 x 3000 output uses one array row: passes = 1*ceil(3000/32) = 94; 94*5 + 94 + 2
-    t = b.pe.execute(matmul(1, 3000, 5), sc_time(2000, SC_NS));
+    t = b.engine.execute(matmul(1, 3000, 5), sc_time(2000, SC_NS));
     CHECK_EQ(t.done, sc_time(2000 + 566, SC_NS));
   });
 }
@@ -83,12 +73,12 @@ TEST_CASE(broadcast_matmul_cycles) {
   Bench b(no_traffic("broadcast"));
   simulate([&] {
     // passes = ceil(128*64/2048) = 4; 4*64 + 2 = 258 cycles
-    OpTiming t = b.pe.execute(matmul(128, 64, 64), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(matmul(128, 64, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(258, SC_NS));
     // any output shape fills all MACs: ceil(3000/2048) = 2 passes; 2*5 + 2
-    t = b.pe.execute(matmul(1, 3000, 5, kMatmulTransB), sc_time(500, SC_NS));
+    t = b.engine.execute(matmul(1, 3000, 5, kMatmulTransB), sc_time(500, SC_NS));
     CHECK_EQ(t.done, sc_time(512, SC_NS));
-    CHECK_EQ(b.pe.matmul_cycles(1, 3000, 5), 12u);
+    CHECK_EQ(b.engine.matmul_cycles(1, 3000, 5), 12u);
   });
 }
 
@@ -96,12 +86,12 @@ TEST_CASE(vector_cycles) {
   Bench b(no_traffic("output_stationary"));
   simulate([&] {
     // ceil(64*64/2048) + 2 = 4 cycles
-    OpTiming t = b.pe.execute(vector(VectorOp::add, Broadcast::full, 64, 64), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(vector(VectorOp::add, Broadcast::full, 64, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(4, SC_NS));
     // row reduction: ceil(6400/2048) + 2 + ceil(log2(100)) = 4 + 2 + 7
-    t = b.pe.execute(vector(VectorOp::rowmax, Broadcast::full, 64, 100), sc_time(10, SC_NS));
+    t = b.engine.execute(vector(VectorOp::rowmax, Broadcast::full, 64, 100), sc_time(10, SC_NS));
     CHECK_EQ(t.done, sc_time(23, SC_NS));
-    t = b.pe.execute(vector(VectorOp::rowsum, Broadcast::full, 3, 1), sc_time(30, SC_NS));
+    t = b.engine.execute(vector(VectorOp::rowsum, Broadcast::full, 3, 1), sc_time(30, SC_NS));
     CHECK_EQ(t.done, sc_time(33, SC_NS));  // 1 + 2 + log2(1) = 0
   });
 }
@@ -114,16 +104,16 @@ TEST_CASE(sram_traffic_sets_done_when_the_port_is_slower) {
   simulate([&] {
     // compute 64 + 2 = 66 ns; A 8 KiB + B 4 KiB + C 4 KiB at 64 B/ns on one channel
     // = 128 + 64 + 64 ns serialised from 0, plus 1 ns latency
-    OpTiming t = b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(257, SC_NS));
     CHECK_EQ(t.engine_free, sc_time(257, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_time(257 - 66, SC_NS));
     CHECK_EQ(b.mem.reads(), 2u);
     CHECK_EQ(b.mem.writes(), 1u);
-    CHECK_EQ(b.pe.sram_bytes_read(), 12288u);
-    CHECK_EQ(b.pe.sram_bytes_written(), 4096u);
+    CHECK_EQ(b.engine.sram_bytes_read(), 12288u);
+    CHECK_EQ(b.engine.sram_bytes_written(), 4096u);
     // accumulate also reads C: another 64 ns on the port
-    t = b.pe.execute(matmul(64, 32, 64, kMatmulAccumulate), sc_time(1000, SC_NS));
+    t = b.engine.execute(matmul(64, 32, 64, kMatmulAccumulate), sc_time(1000, SC_NS));
     CHECK_EQ(t.done, sc_time(1000 + 321, SC_NS));
     CHECK_EQ(b.mem.reads(), 5u);
     // the result write carries zeros, not stale operand bytes
@@ -138,7 +128,7 @@ TEST_CASE(sram_traffic_hidden_under_compute) {
   Bench b(p);
   simulate([&] {
     // compute 512 + 2 = 514 ns; traffic A 2 KiB + B 1 KiB + C 4 B = 48.0625 ns + 1 ns latency
-    OpTiming t = b.pe.execute(matmul(2, 1, 512), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(matmul(2, 1, 512), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(514, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
   });
@@ -149,30 +139,30 @@ TEST_CASE(vector_operand_traffic_by_broadcast) {
   Bench b(p);
   simulate([&] {
     // fma, row broadcast, 4 x 8 FP16: src0 64 B + src1 4 values 8 B + dst 64 B; write 64 B
-    b.pe.execute(vector(VectorOp::fma, Broadcast::row, 4, 8), sc_time(0, SC_NS));
-    CHECK_EQ(b.pe.sram_bytes_read(), 136u);
-    CHECK_EQ(b.pe.sram_bytes_written(), 64u);
+    b.engine.execute(vector(VectorOp::fma, Broadcast::row, 4, 8), sc_time(0, SC_NS));
+    CHECK_EQ(b.engine.sram_bytes_read(), 136u);
+    CHECK_EQ(b.engine.sram_bytes_written(), 64u);
     // mul by a scalar reads only src0
-    b.pe.execute(vector(VectorOp::mul, Broadcast::scalar, 4, 8), sc_time(100, SC_NS));
-    CHECK_EQ(b.pe.sram_bytes_read(), 136u + 64u);
+    b.engine.execute(vector(VectorOp::mul, Broadcast::scalar, 4, 8), sc_time(100, SC_NS));
+    CHECK_EQ(b.engine.sram_bytes_read(), 136u + 64u);
     // col broadcast reads n values; rowsum writes m values
-    b.pe.execute(vector(VectorOp::sub, Broadcast::col, 4, 8), sc_time(200, SC_NS));
-    CHECK_EQ(b.pe.sram_bytes_read(), 200u + 64u + 16u);
-    b.pe.execute(vector(VectorOp::rowsum, Broadcast::full, 4, 8), sc_time(300, SC_NS));
-    CHECK_EQ(b.pe.sram_bytes_read(), 280u + 64u);
-    CHECK_EQ(b.pe.sram_bytes_written(), 64u * 3 + 8u);
-    CHECK_EQ(b.pe.vector_ops(VectorOp::fma), 1u);
-    CHECK_EQ(b.pe.vector_elements(), 4u * 32u);
+    b.engine.execute(vector(VectorOp::sub, Broadcast::col, 4, 8), sc_time(200, SC_NS));
+    CHECK_EQ(b.engine.sram_bytes_read(), 200u + 64u + 16u);
+    b.engine.execute(vector(VectorOp::rowsum, Broadcast::full, 4, 8), sc_time(300, SC_NS));
+    CHECK_EQ(b.engine.sram_bytes_read(), 280u + 64u);
+    CHECK_EQ(b.engine.sram_bytes_written(), 64u * 3 + 8u);
+    CHECK_EQ(b.engine.vector_ops(VectorOp::fma), 1u);
+    CHECK_EQ(b.engine.vector_elements(), 4u * 32u);
   });
 }
 
 TEST_CASE(sram_traffic_off_issues_nothing) {
   Bench b(no_traffic("broadcast"));
   simulate([&] {
-    OpTiming t = b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(66, SC_NS));
     CHECK_EQ(b.mem.reads() + b.mem.writes(), 0u);
-    CHECK_EQ(b.pe.sram_bytes_read(), 0u);
+    CHECK_EQ(b.engine.sram_bytes_read(), 0u);
   });
 }
 
@@ -183,7 +173,7 @@ TEST_CASE(errors_are_op_errors) {
     TraceOp bad = matmul(4, 4, 4);
     bad.src0 = 0x200000;  // beyond the 1 MiB target
     try {
-      b.pe.execute(bad, sc_time(0, SC_NS));
+      b.engine.execute(bad, sc_time(0, SC_NS));
     } catch (const OpError& e) {
       msg = e.what();
     }
@@ -194,7 +184,7 @@ TEST_CASE(errors_are_op_errors) {
     TraceOp exp_op = matmul(4, 4, 4);
     exp_op.kind = static_cast<std::uint8_t>(OpKind::exp);
     try {
-      b.pe.execute(exp_op, sc_time(0, SC_NS));
+      b.engine.execute(exp_op, sc_time(0, SC_NS));
     } catch (const OpError& e) {
       msg = e.what();
     }
@@ -204,7 +194,7 @@ TEST_CASE(errors_are_op_errors) {
     TraceOp bad_vec = vector(VectorOp::add, Broadcast::full, 4, 4);
     bad_vec.code = 9;
     try {
-      b.pe.execute(bad_vec, sc_time(0, SC_NS));
+      b.engine.execute(bad_vec, sc_time(0, SC_NS));
     } catch (const OpError& e) {
       msg = e.what();
     }
@@ -215,22 +205,22 @@ TEST_CASE(errors_are_op_errors) {
 TEST_CASE(statistics_and_utilization) {
   Bench b(no_traffic("output_stationary"));
   simulate([&] {
-    b.pe.execute(matmul(64, 32, 64), sc_time(0, SC_NS));    // [0, 160]
-    b.pe.execute(matmul(64, 32, 64), sc_time(100, SC_NS));  // [100, 260], overlaps
-    b.pe.execute(vector(VectorOp::max, Broadcast::full, 64, 64), sc_time(300, SC_NS));  // [300, 304]
+    b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));    // [0, 160]
+    b.engine.execute(matmul(64, 32, 64), sc_time(100, SC_NS));  // [100, 260], overlaps
+    b.engine.execute(vector(VectorOp::max, Broadcast::full, 64, 64), sc_time(300, SC_NS));  // [300, 304]
   });
-  CHECK_EQ(b.pe.busy_time(), sc_time(264, SC_NS));
-  CHECK_EQ(b.pe.macs(), 2u * 64 * 32 * 64);
-  CHECK_EQ(b.pe.mac_utilization(sc_time(320, SC_NS)), 262144.0 / (2048.0 * 320.0));
+  CHECK_EQ(b.engine.busy_time(), sc_time(264, SC_NS));
+  CHECK_EQ(b.engine.macs(), 2u * 64 * 32 * 64);
+  CHECK_EQ(b.engine.mac_utilization(sc_time(320, SC_NS)), 262144.0 / (2048.0 * 320.0));
   StatsGroup g("pe");
-  b.pe.collect_stats(g);
+  b.engine.collect_stats(g);
   CHECK_EQ(g.find("matmul_ops")->value, 2.0);
   CHECK_EQ(g.find("vector_ops")->value, 1.0);
   CHECK_EQ(g.find("busy_time")->value, 264.0);
   CHECK_EQ(g.child("vector_ops").find("max")->value, 1.0);
-  b.pe.reset_stats();
-  CHECK_EQ(b.pe.macs(), 0u);
-  CHECK_EQ(b.pe.busy_time(), sc_core::SC_ZERO_TIME);
+  b.engine.reset_stats();
+  CHECK_EQ(b.engine.macs(), 0u);
+  CHECK_EQ(b.engine.busy_time(), sc_core::SC_ZERO_TIME);
 }
 
 CHECK_MAIN

@@ -18,6 +18,7 @@ from tlm_models.errors import SimulationError, UserError
 COMMAND_MODULES = (
     "tlm_models.cli.config_cmd",
     "tlm_models.cli.demo_cmd",
+    "tlm_models.cli.run_cmd",
     "tlm_models.cli.bounds_cmd",
     "tlm_models.cli.platform_cmd",
     "tlm_models.cli.trace_cmd",

@@ -19,6 +19,7 @@ from typing import Any
 from tlm_models.errors import UserError
 from tlm_models.replay import TimelineWindow
 from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.summary import format_summary
 from tlm_models.trace.io import detect_format
 
 #: Problems listed when a trace fails its check against the platform.
@@ -202,48 +203,14 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(format_summary(result))
+        print(format_summary(result, _title(result)))
         if args.timeline:
             print(f"timeline: {args.timeline}")
     return 0
 
 
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{100.0 * value:.2f} %"
-
-
-def format_summary(r: dict[str, Any]) -> str:
-    """The replay result as a readable report; every number carries its unit."""
-    sim = r["sim_time_ns"]
-    lines = [
+def _title(r: dict[str, Any]) -> str:
+    return (
         f"{r['trace']}: {r['dataflow']} trace ({r['trace_format']}), {r['ops']:,} ops on "
-        f"platform {r['platform_name']}",
-        f"simulated time         {sim:,.3f} ns",
-        f"off-chip bytes         read {r['offchip_bytes']['read']:,} B, written "
-        f"{r['offchip_bytes']['write']:,} B, total {r['offchip_bytes']['total']:,} B",
-    ]
-    for name, t in r["offchip_bytes_per_tensor"].items():
-        lines.append(f"  {name:<20} read {t['read']:>16,} B   written {t['write']:>16,} B")
-    pe, exp = r["pe"], r["exp"]
-    lines += [
-        f"PE array               busy {_percent(pe['busy_fraction'])}, MAC utilization "
-        f"{_percent(pe['mac_utilization'])} ({pe['macs']:,} MAC)",
-        f"Exp unit               busy {_percent(exp['busy_fraction'])}, lane utilization "
-        f"{_percent(exp['lane_utilization'])} ({exp['exps']:,} exp)",
-        f"memory stall fraction  {_percent(r['memory_stall_fraction'])} of simulated time",
-        f"overlap efficiency     {_percent(r['overlap_efficiency'])} of off-chip I/O time "
-        "hidden under compute",
-        f"exposed I/O            {r['exposed_io_ns']:,.3f} ns "
-        f"(I/O active {r['io_active_ns']:,.3f} ns, compute active "
-        f"{r['compute_active_ns']:,.3f} ns)",
-        "stalls by engine and cause (ns)",
-    ]
-    for engine, causes in r["stalls"].items():
-        shown = ", ".join(f"{cause} {ns:,.3f} ns" for cause, ns in causes.items() if ns)
-        lines.append(f"  {engine:<8} {shown or 'none'}")
-    speed = r.get("ops_per_s")
-    lines.append(
-        f"replay                 {r['replay_wall_s']:.3f} s wall"
-        + (f", {speed / 1e6:.2f} M ops/s" if speed else "")
+        f"platform {r['platform_name']}"
     )
-    return "\n".join(lines)

@@ -6,17 +6,18 @@ the PE array from the d loaded values, one vector op per (degree, variable) pref
 H = U2^T [1 | V] (r x (1+c)) is accumulated row by row as rank-1 matmuls, its rows scaled by
 the folded polynomial factors, then each Q row gives o = u1 H and O = o[1:] / o[0].
 
-Tiling: H is kept on chip for c of the d value columns at a time, c the largest width with
-r(c+1) + 2r + 4(c+1) <= M. Case I (c = d, needs M >= (r+4)(d+1) + 2r): every input row is
-read once and every output row written once, T = 4Nd per head. Otherwise H is tiled by
-columns: K and Q are re-read for each of ceil(d/c) column blocks, V and O are not,
-T = 2Nd*ceil(d/c) + 2Nd per head.
+Tiling (``approx_tiling``): Case I (M >= (r+4)(d+1) + 2r): all of H on chip, every input row
+read once and every output row written once, T = 4Nd per head. Otherwise the tiling with less
+traffic of: "columns", H for c value columns at a time (K and Q re-read per column block,
+T = 2Nd*ceil(d/c) + 2Nd); "features", H in feature blocks of w-variable group combinations
+(``feature_groups.py``) with the partial [D | numerators] rows kept off chip between blocks,
+T = 2NL + NdB + Nd + 2N(d+1)(B-1) (B blocks, L K/Q columns loaded per row over all blocks).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from tlm_models.dataflows.allocator import Buffer
 from tlm_models.dataflows.builder import (
     DEFAULT_CHUNK_OPS,
+    DepRef,
     Ext,
     OffsetFn,
     Prev,
@@ -31,11 +33,20 @@ from tlm_models.dataflows.builder import (
     Template,
     TraceBuilder,
 )
+from tlm_models.dataflows.feature_groups import (
+    FeatureBlock,
+    FeatureGroupPlan,
+    feature_blocks,
+    feature_group_plan,
+)
 from tlm_models.dataflows.polynomial import (
     MonomialPlan,
+    ScaleRun,
     exp_poly_coefficients,
     feature_count,
+    monomial_factors,
     monomial_plan,
+    scale_runs,
 )
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.workload import Workload
@@ -78,29 +89,94 @@ def approx_params(params: Mapping[str, object] | None) -> ApproxParams:
 
 @dataclass(frozen=True)
 class ApproxTiling:
-    features: int  # r
-    cols: int  # value columns of H on chip at once (c)
-    blocks: int  # ceil(d / c)
+    """How H = U2^T [1 | V] is split so that its on-chip part fits.
 
-    @property
-    def case(self) -> str:
-        """'I' when all of H fits on chip, 'II' when H is tiled by columns."""
-        return "I" if self.blocks == 1 else "II"
+    ``case`` "I": all of H on chip. "columns": all r features, c value columns at a time.
+    "features": feature blocks of the group combinations (``feature_groups``), every value
+    column, partial numerators and denominators kept off chip between blocks.
+    """
+
+    features: int  # r
+    case: str
+    cols: int  # value columns of H on chip at once (c; d unless case "columns")
+    blocks: int  # column blocks or feature blocks
+    groups: FeatureGroupPlan | None = None  # case "features"
+
+    def row_traffic(self, head_dim: int) -> dict[str, int]:
+        """Off-chip elements per query/key row and head, per tensor (times N is exact)."""
+        d = head_dim
+        if self.groups is not None:
+            b = self.blocks
+            return {
+                "Q": self.groups.loaded_cols,
+                "K": self.groups.loaded_cols,
+                "V": d * b,
+                "O": d,
+                PARTIAL: 2 * (d + 1) * (b - 1),
+            }
+        return {"Q": d * self.blocks, "K": d * self.blocks, "V": d, "O": d}
+
+    def tile(self) -> dict[str, int | str]:
+        """The parameters that set the traffic (header params and ``bounds`` columns)."""
+        out: dict[str, int | str] = {"case": self.case, "features": self.features}
+        if self.groups is None:
+            return {**out, "cols": self.cols, "blocks": self.blocks}
+        g = self.groups
+        return {
+            **out,
+            "w": g.width,
+            "groups": g.groups,
+            "blocks": self.blocks,
+            "block_features": g.max_features,
+        }
+
+
+#: Off-chip rows of partial [denominator | numerators], N x (d+1), shared by the heads.
+PARTIAL = "Opart"
+
+
+def _column_tiling(d: int, r: int, capacity: int) -> ApproxTiling | None:
+    """Largest c <= d with r(c+1) + 2r + 4(c+1) <= M, or None when not even c = 1 fits."""
+    width = (capacity - 2 * r) // (r + 4)  # c + 1
+    if width < 2:
+        return None
+    cols = min(d, width - 1)
+    blocks = math.ceil(d / cols)
+    return ApproxTiling(r, "I" if blocks == 1 else "columns", cols, blocks)
+
+
+def _feature_tiling(d: int, degree: int, r: int, capacity: int) -> ApproxTiling | None:
+    """The group width w < d whose feature blocks fit with the least traffic (ties: wider)."""
+    best: ApproxTiling | None = None
+    for w in range(1, d):
+        plan = feature_group_plan(d, degree, w)
+        if plan.capacity_needed() > capacity:
+            continue
+        cand = ApproxTiling(r, "features", d, plan.blocks, plan)
+        if best is None or sum(cand.row_traffic(d).values()) <= sum(best.row_traffic(d).values()):
+            best = cand
+    return best
 
 
 def approx_tiling(workload: Workload, capacity: int, degree: int) -> ApproxTiling:
-    """Largest c <= d with r(c+1) + 2r + 4(c+1) <= M; UserError when not even c = 1 fits."""
+    """Case I when H fits; else the column or feature tiling with less traffic (ties: columns)."""
     d = workload.head_dim
     r = feature_count(d, degree)
-    width = (capacity - 2 * r) // (r + 4)  # c + 1
-    if width < 2:
+    columns = _column_tiling(d, r, capacity)
+    if columns is not None and columns.case == "I":
+        return columns
+    features = _feature_tiling(d, degree, r, capacity)
+    options = [t for t in (columns, features) if t is not None]
+    if not options:
+        by_cols = 2 * (r + 4) + 2 * r
+        by_vars = feature_group_plan(d, degree, 1).capacity_needed() if d > 1 else by_cols
         raise UserError(
             f"approx with d = {d}, g = {degree} has r = {r} features and needs M >= "
-            f"{2 * (r + 4) + 2 * r} elements (H of r x 2, two feature rows, row slots); "
-            f"M = {capacity}. Case I needs M >= {(r + 4) * (d + 1) + 2 * r}"
+            f"{min(by_cols, by_vars)} elements (H in blocks of one value column: {by_cols}; "
+            f"in feature blocks of one-variable groups: {by_vars}); M = {capacity}. "
+            f"Case I needs M >= {(r + 4) * (d + 1) + 2 * r}"
         )
-    cols = min(d, width - 1)
-    return ApproxTiling(r, cols, math.ceil(d / cols))
+    return min(options, key=lambda t: sum(t.row_traffic(d).values()))
 
 
 @dataclass(frozen=True)
@@ -122,6 +198,84 @@ class _Shape:
 _FIELDS = ("src0", "src1", "dst")
 
 
+Pair = tuple[Buffer, Buffer]
+
+
+def generate(tpl: Template, base: int, plan: MonomialPlan, load: int, eb: int) -> None:
+    """Monomials of degree 2..g of the row at ``base`` (layout of ``plan``), one op a step."""
+    for i, step in enumerate(plan.steps):
+        tpl.vector(
+            VectorOp.MUL,
+            base + step.dst * eb,
+            base + step.src * eb,
+            1,
+            step.length,
+            src1=base + (1 + step.var) * eb,
+            bcast=Broadcast.ROW,
+            deps=[load] if i == 0 else (),
+        )
+
+
+def row_offsets(
+    tpl: Template,
+    pairs: Sequence[Pair],
+    moves: Sequence[tuple[str, int, int, int]],
+    row0: int,
+    parity0: int,
+) -> OffsetFn:
+    """Offsets of a per-row loop: double-buffer parity and off-chip rows.
+
+    On-chip operands inside ``pairs[i][0]`` move to ``pairs[i][1]`` on odd rows (counted from
+    ``parity0``); each (field, op, base, pitch) in ``moves`` gets base + row * pitch.
+    """
+    recs = tpl.records()
+    reloc: list[tuple[str, int, int]] = []
+    for pair in pairs:
+        lo, hi, step = pair[0].addr, pair[0].addr + pair[0].size, pair[1].addr - pair[0].addr
+        for f in _FIELDS:
+            for col in np.flatnonzero((recs[f] >= lo) & (recs[f] < hi)).tolist():
+                reloc.append((f, col, step))
+
+    def offsets(reps: np.ndarray) -> dict[str, dict[int, np.ndarray | int]]:
+        rows = row0 + reps
+        parity = (parity0 + reps) % 2
+        out: dict[str, dict[int, np.ndarray | int]] = {f: {} for f in _FIELDS}
+        for f, col, step in reloc:
+            out[f][col] = parity * step
+        for f, col, base, pitch in moves:
+            out[f][col] = base + rows * pitch
+        return out
+
+    return offsets
+
+
+def scale_h(
+    b: TraceBuilder, h: int, runs: np.ndarray, width: int, eb: int
+) -> Generator[np.ndarray, None, RepeatResult]:
+    """Multiply H's row runs (start, length, float32 bits) by their folded factors."""
+    tpl = b.template()
+    tpl.vector(VectorOp.MUL, h, h, 0, width + 1, bcast=Broadcast.SCALAR, scalar=0.0)
+    pitch = (width + 1) * eb
+
+    def offsets(reps: np.ndarray) -> dict[str, dict[int, np.ndarray | int]]:
+        addr = runs[reps, 0] * pitch
+        return {
+            "src0": {0: addr},
+            "dst": {0: addr},
+            "m": {0: runs[reps, 1]},
+            "k": {0: runs[reps, 2]},
+        }
+
+    return (yield from b.repeat(tpl, len(runs), offsets))
+
+
+def run_table(runs: Sequence[ScaleRun]) -> np.ndarray:
+    """(start, length, float32 bits) rows of the H scaling runs."""
+    return np.array(
+        [(run.start, run.length, float_bits(run.factor)) for run in runs], dtype=np.int64
+    )
+
+
 class _ApproxEmitter:
     def __init__(
         self,
@@ -140,18 +294,7 @@ class _ApproxEmitter:
 
     def _generate(self, tpl: Template, load: int) -> None:
         """Monomials of degree 2..g of the row in u[0], one vector op per prefix product."""
-        u, eb = self.bufs.u[0].addr, self.setup.elem_bytes
-        for i, step in enumerate(self.plan.steps):
-            tpl.vector(
-                VectorOp.MUL,
-                u + step.dst * eb,
-                u + step.src * eb,
-                1,
-                step.length,
-                src1=u + (1 + step.var) * eb,
-                bcast=Broadcast.ROW,
-                deps=[load] if i == 0 else (),
-            )
+        generate(tpl, self.bufs.u[0].addr, self.plan, load, self.setup.elem_bytes)
 
     def _template(
         self, b: TraceBuilder, shape: _Shape
@@ -216,48 +359,12 @@ class _ApproxEmitter:
         """Per-row off-chip addresses and the double-buffer parity of u, vs, o."""
         s, bufs = self.setup, self.bufs
         eb, d, n = s.elem_bytes, s.workload.head_dim, s.workload.seq_len
-        recs = tpl.records()
-        reloc: dict[str, list[tuple[int, int]]] = {f: [] for f in _FIELDS}
-        for pair in (bufs.u, bufs.vs, bufs.o):
-            lo, hi, step = pair[0].addr, pair[0].addr + pair[0].size, pair[1].addr - pair[0].addr
-            for f in _FIELDS:
-                for col in np.flatnonzero((recs[f] >= lo) & (recs[f] < hi)).tolist():
-                    reloc[f].append((col, step))
         head_off = head * n * d * eb
-
-        def offsets(reps: np.ndarray) -> dict[str, dict[int, np.ndarray | int]]:
-            rows = row0 + reps
-            parity = (parity0 + reps) % 2
-            row_addr = head_off + rows * d * eb
-            out: dict[str, dict[int, np.ndarray | int]] = {f: {} for f in _FIELDS}
-            for f, cols in reloc.items():
-                for col, step in cols:
-                    out[f][col] = parity * step
-            for f, col, kind in offchip:
-                out[f][col] = row_addr + (col0 * eb if kind == "col" else 0)
-            return out
-
-        return offsets
-
-    def _scale_h(self, b: TraceBuilder, width: int) -> Iterator[np.ndarray]:
-        """Multiply H's row runs by their folded polynomial factors (vectorised, no ops per row)."""
-        eb = self.setup.elem_bytes
-        tpl = b.template()
-        h = self.bufs.h.addr
-        tpl.vector(VectorOp.MUL, h, h, 0, width + 1, bcast=Broadcast.SCALAR, scalar=0.0)
-        runs = self.runs
-        pitch = (width + 1) * eb
-
-        def offsets(reps: np.ndarray) -> dict[str, dict[int, np.ndarray | int]]:
-            addr = runs[reps, 0] * pitch
-            return {
-                "src0": {0: addr},
-                "dst": {0: addr},
-                "m": {0: runs[reps, 1]},
-                "k": {0: runs[reps, 2]},
-            }
-
-        yield from b.repeat(tpl, len(runs), offsets)
+        moves = [
+            (f, col, head_off + (col0 * eb if kind == "col" else 0), d * eb)
+            for f, col, kind in offchip
+        ]
+        return row_offsets(tpl, (bufs.u, bufs.vs, bufs.o), moves, row0, parity0)
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, t = self.setup, self.tiling
@@ -283,9 +390,201 @@ class _ApproxEmitter:
                         tpl, count, offsets, first=prev, ext={"o_free": last_store}
                     )
                     rows_done += count
-                yield from self._scale_h(b, width)
+                yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
                 tpl, offchip = self._template(b, _Shape(False, width, False, False))
                 offsets = self._offsets(tpl, offchip, 0, rows_done, head, col0)
+                prev = yield from b.repeat(tpl, n, offsets, first=prev)
+                rows_done += n
+                last_store = prev.handle("st")
+        yield from b.finish()
+
+
+@dataclass(frozen=True)
+class _FeatureBuffers:
+    h: Buffer  # f_max x (d+1): the current block's rows of H
+    row: Pair  # group areas, then the product row and two partial-product rows
+    vs: Pair  # [1, v]
+    o: Pair  # [D_i, numerators] of this block (plus the partial sums read back)
+    part: Pair  # the partial sums of earlier blocks, loaded
+
+
+class _FeatureEmitter:
+    """Case "features": per feature block, a K/V pass builds the block's rows of H, then a Q
+    pass adds u1_block(q) H_block to the row's off-chip partial sums (the last block divides
+    and writes O instead)."""
+
+    def __init__(
+        self, setup: DataflowSetup, bufs: _FeatureBuffers, tiling: ApproxTiling, coeffs: np.ndarray
+    ):
+        assert tiling.groups is not None
+        self.setup = setup
+        self.bufs = bufs
+        self.tiling = tiling
+        self.plan = tiling.groups
+        w = setup.workload
+        self.blocks = list(feature_blocks(w.head_dim, self.plan.degree, self.plan.width))
+        self.runs = [
+            run_table(scale_runs(monomial_factors(blk.monomials, coeffs, w.scale)))
+            for blk in self.blocks
+        ]
+        self._templates: dict[tuple[object, ...], tuple[Template, list[tuple[str, int, bool]]]] = {}
+
+    def _features(
+        self, tpl: Template, blk: FeatureBlock, loads: list[int]
+    ) -> tuple[int, list[int]]:
+        """Generate the block's feature row; returns its address and loads no op waited for."""
+        eb, p = self.setup.elem_bytes, self.plan
+        row = self.bufs.row[0].addr
+        areas = [row + j * p.area * eb for j in range(len(blk.groups))]
+        unwaited = []
+        for area, plan, load in zip(areas, blk.plans, loads, strict=True):
+            generate(tpl, area, plan, load, eb)
+            if not plan.steps:
+                unwaited.append(load)
+        if not blk.products:
+            return areas[0] + blk.first * eb, unwaited
+        prod = row + p.max_groups * p.area * eb
+        partials = (prod + p.max_features * eb, prod + 2 * p.max_features * eb)
+        for product in blk.products:
+            (st, ln), *rest = product.sections
+            cur, size = areas[0] + st * eb, ln
+            for j, (st, ln) in enumerate(rest, start=1):
+                dst = prod + product.dst * eb if j == len(rest) else partials[j % 2]
+                tpl.matmul(cur, areas[j] + st * eb, dst, size, ln, 1)
+                cur, size = dst, size * ln
+        return prod, unwaited
+
+    def _group_loads(
+        self, tpl: Template, blk: FeatureBlock, name: str, deps: list[DepRef]
+    ) -> list[int]:
+        s, eb = self.setup, self.setup.elem_bytes
+        row = self.bufs.row[0].addr
+        return [
+            tpl.load(
+                s.base(name) + start * eb,
+                row + (j * self.plan.area + 1) * eb,
+                1,
+                plan.head_dim * eb,
+                tensor=s.tensor[name],
+                deps=deps if j == 0 else [Prev("mm", 2)],
+            )
+            for j, (start, plan) in enumerate(zip(blk.starts, blk.plans, strict=True))
+        ]
+
+    def _kv_template(
+        self, b: TraceBuilder, index: int, first: bool, init: bool
+    ) -> tuple[Template, list[tuple[str, int, bool]]]:
+        key: tuple[object, ...] = ("kv", index, first, init)
+        if key in self._templates:
+            return self._templates[key]
+        s, bufs, blk = self.setup, self.bufs, self.blocks[index]
+        eb, d = s.elem_bytes, s.workload.head_dim
+        vs = bufs.vs[0].addr
+        tpl = b.template()
+        lks = self._group_loads(tpl, blk, "K", [Prev("mm", 2), Ext("o_free") if first else None])
+        ldv = tpl.load(s.base("V"), vs + eb, 1, d * eb, tensor=s.tensor["V"], deps=[Prev("mm", 2)])
+        offchip = [("src0", ld, False) for ld in (*lks, ldv)]
+        if init:
+            # The constants (feature 0 of both row buffers, [1 | v]) from loaded data, once.
+            one = bufs.row[0].addr
+            tpl.vector(
+                VectorOp.MUL, one, one + eb, 1, 1, bcast=Broadcast.SCALAR, scalar=0.0, deps=[lks[0]]
+            )
+            tpl.vector(VectorOp.ADD, one, one, 1, 1, bcast=Broadcast.SCALAR, scalar=1.0)
+            for dst in (bufs.row[1].addr, vs, bufs.vs[1].addr):
+                tpl.vector(VectorOp.COPY, dst, one, 1, 1)
+        u, unwaited = self._features(tpl, blk, lks)
+        tpl.roles["mm"] = tpl.matmul(
+            u, vs, bufs.h.addr, blk.size, d + 1, 1, accumulate=not first, deps=[ldv, *unwaited]
+        )
+        self._templates[key] = (tpl, offchip)
+        return tpl, offchip
+
+    def _q_template(
+        self, b: TraceBuilder, index: int
+    ) -> tuple[Template, list[tuple[str, int, bool]]]:
+        key: tuple[object, ...] = ("q", index)
+        if key in self._templates:
+            return self._templates[key]
+        s, bufs, blk = self.setup, self.bufs, self.blocks[index]
+        eb, d = s.elem_bytes, s.workload.head_dim
+        o, part = bufs.o[0].addr, bufs.part[0].addr
+        first, last = index == 0, index == len(self.blocks) - 1
+        tpl = b.template()
+        lqs = self._group_loads(tpl, blk, "Q", [Prev("mm", 2)])
+        offchip = [("src0", ld, False) for ld in lqs]
+        if not first:
+            ldp = tpl.load(
+                s.base(PARTIAL),
+                part,
+                1,
+                (d + 1) * eb,
+                tensor=s.tensor[PARTIAL],
+                deps=[Prev("add", 2)],
+            )
+            offchip.append(("src0", ldp, True))
+        u, unwaited = self._features(tpl, blk, lqs)
+        tpl.roles["mm"] = last_pe = tpl.matmul(
+            u, bufs.h.addr, o, 1, d + 1, blk.size, deps=[Prev("st", 2), *unwaited]
+        )
+        if not first:
+            tpl.roles["add"] = last_pe = tpl.vector(
+                VectorOp.ADD, o, o, 1, d + 1, src1=part, deps=[ldp]
+            )
+        if last:
+            div = tpl.vector(VectorOp.DIV, o + eb, o + eb, 1, d, src1=o, bcast=Broadcast.ROW)
+            st = tpl.store(o + eb, s.base("O"), 1, d * eb, tensor=s.tensor["O"], deps=[div])
+        else:
+            st = tpl.store(
+                o, s.base(PARTIAL), 1, (d + 1) * eb, tensor=s.tensor[PARTIAL], deps=[last_pe]
+            )
+        tpl.roles["st"] = st
+        offchip.append(("dst", st, not last))
+        self._templates[key] = (tpl, offchip)
+        return tpl, offchip
+
+    def _offsets(
+        self,
+        tpl: Template,
+        offchip: list[tuple[str, int, bool]],
+        row0: int,
+        parity0: int,
+        head: int,
+    ) -> OffsetFn:
+        """Rows of Q, K, V, O (per head) and of the shared partial sums; buffer parity."""
+        s, bufs = self.setup, self.bufs
+        eb, d, n = s.elem_bytes, s.workload.head_dim, s.workload.seq_len
+        moves = [
+            (f, col, 0, (d + 1) * eb) if partial else (f, col, head * n * d * eb, d * eb)
+            for f, col, partial in offchip
+        ]
+        pairs = (bufs.row, bufs.vs, bufs.o, bufs.part)
+        return row_offsets(tpl, pairs, moves, row0, parity0)
+
+    def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
+        w, d = self.setup.workload, self.setup.workload.head_dim
+        n = w.seq_len
+        b = TraceBuilder(self.setup.header, chunk_ops)
+        prev: RepeatResult | None = None
+        last_store: int | None = None
+        rows_done = 0
+        init = True
+        for head in range(w.head_count):
+            for index in range(len(self.blocks)):
+                loops = [(True, init, 0, 1)]
+                if n > 1:
+                    loops.append((False, False, 1, n - 1))
+                init = False
+                for first, with_init, row0, count in loops:
+                    tpl, offchip = self._kv_template(b, index, first, with_init)
+                    offsets = self._offsets(tpl, offchip, row0, rows_done, head)
+                    prev = yield from b.repeat(
+                        tpl, count, offsets, first=prev, ext={"o_free": last_store}
+                    )
+                    rows_done += count
+                yield from scale_h(b, self.bufs.h.addr, self.runs[index], d, self.setup.elem_bytes)
+                tpl, offchip = self._q_template(b, index)
+                offsets = self._offsets(tpl, offchip, 0, rows_done, head)
                 prev = yield from b.repeat(tpl, n, offsets, first=prev)
                 rows_done += n
                 last_store = prev.handle("st")
@@ -303,6 +602,7 @@ def emit_approx(
     d = workload.head_dim
     tiling = approx_tiling(workload, platform.capacity_elements(workload.elem_bytes), p.degree)
     coeffs = exp_poly_coefficients(p.degree, p.bound)
+    features = tiling.groups is not None
     setup = make_setup(
         "approx",
         workload,
@@ -311,22 +611,25 @@ def emit_approx(
             "degree": p.degree,
             "bound": p.bound,
             "coefficients": [float(c) for c in coeffs],
-            "features": tiling.features,
-            "cols": tiling.cols,
-            "blocks": tiling.blocks,
-            "case": tiling.case,
+            **tiling.tile(),
         },
-    )
-    plan = monomial_plan(d, p.degree)
-    runs = np.array(
-        [
-            (run.start, run.length, float_bits(run.factor))
-            for run in plan.scale_runs(coeffs, workload.scale)
-        ],
-        dtype=np.int64,
+        spill=[(PARTIAL, (workload.seq_len, d + 1))] if features else None,
     )
     sp = setup.scratch
     r, c = tiling.features, tiling.cols
+    if tiling.groups is not None:
+        f, row = tiling.groups.max_features, tiling.groups.row_elements
+        fbufs = _FeatureBuffers(
+            h=sp.alloc("H", f, d + 1),
+            row=(sp.alloc("u.0", 1, row), sp.alloc("u.1", 1, row)),
+            vs=(sp.alloc("v1.0", 1, d + 1), sp.alloc("v1.1", 1, d + 1)),
+            o=(sp.alloc("o.0", 1, d + 1), sp.alloc("o.1", 1, d + 1)),
+            part=(sp.alloc("part.0", 1, d + 1), sp.alloc("part.1", 1, d + 1)),
+        )
+        femitter = _FeatureEmitter(setup, fbufs, tiling, coeffs)
+        return EmittedTrace(setup.header, femitter.chunks(chunk_ops), setup.layout())
+    plan = monomial_plan(d, p.degree)
+    runs = run_table(plan.scale_runs(coeffs, workload.scale))
     bufs = _Buffers(
         h=sp.alloc("H", r, c + 1),
         u=(sp.alloc("u.0", 1, r), sp.alloc("u.1", 1, r)),

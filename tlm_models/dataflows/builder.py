@@ -77,6 +77,35 @@ def role_offsets(
     return columns
 
 
+def _transfer_record(
+    kind: OpKind,
+    engine: int,
+    tensor: int,
+    src: int,
+    dst: int,
+    rows: int,
+    row_bytes: int,
+    src_stride: int,
+    dst_stride: int,
+) -> RecordTuple:
+    """A load or store record: both move ``rows`` x ``row_bytes`` through a DMA channel."""
+    return (
+        kind,
+        engine,
+        tensor,
+        0,
+        (0, 0, 0, 0),
+        rows,
+        row_bytes,
+        0,
+        src,
+        0,
+        dst,
+        src_stride,
+        dst_stride,
+    )
+
+
 class OpSink:
     """Typed constructors for the five record kinds; subclasses decide where records go."""
 
@@ -104,20 +133,8 @@ class OpSink:
         deps: Iterable[DepRef] = (),
     ) -> int:
         """Off-chip ``src`` -> on-chip ``dst``: ``rows`` rows of ``row_bytes`` bytes."""
-        rec = (
-            OpKind.LOAD,
-            self.load_engine,
-            tensor,
-            0,
-            (0, 0, 0, 0),
-            rows,
-            row_bytes,
-            0,
-            src,
-            0,
-            dst,
-            src_stride,
-            dst_stride,
+        rec = _transfer_record(
+            OpKind.LOAD, self.load_engine, tensor, src, dst, rows, row_bytes, src_stride, dst_stride
         )
         return self._add(rec, deps)
 
@@ -134,18 +151,14 @@ class OpSink:
         deps: Iterable[DepRef] = (),
     ) -> int:
         """On-chip ``src`` -> off-chip ``dst``."""
-        rec = (
+        rec = _transfer_record(
             OpKind.STORE,
             self.store_engine,
             tensor,
-            0,
-            (0, 0, 0, 0),
+            src,
+            dst,
             rows,
             row_bytes,
-            0,
-            src,
-            0,
-            dst,
             src_stride,
             dst_stride,
         )

@@ -27,6 +27,11 @@ from tlm_models.dataflows.builder import (
     role_offsets,
     tile_runs,
 )
+from tlm_models.dataflows.row_blocks import (
+    load_rows,
+    normalise_and_store_o,
+    scale_q,
+)
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
@@ -80,7 +85,7 @@ class _FlatEmitter:
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, w = self.s, self.s.workload
-        eb, d, n, r = s.elem_bytes, w.head_dim, w.seq_len, self.tl.rows
+        n, r = w.seq_len, self.tl.rows
         b = TraceBuilder(s.header, chunk_ops)
         blocks = [(h, i, min(r, n - i)) for h in range(w.head_count) for i in range(0, n, r)]
         ring: RepeatResult | None = None  # staging buffers rotate across K and V phases
@@ -88,46 +93,16 @@ class _FlatEmitter:
         last_smm: int | None = None
         last_store: int | None = None
         for head, row0, rows in blocks:
-            q = b.load(
-                s.base("Q", head) + row0 * d * eb,
-                self.q.addr,
-                rows,
-                d * eb,
-                tensor=s.tensor["Q"],
-                deps=[last_smm],
-            )
-            b.vector(
-                VectorOp.MUL,
-                self.q.addr,
-                self.q.addr,
-                rows,
-                d,
-                bcast=Broadcast.SCALAR,
-                scalar=w.scale,
-                deps=[q],
-            )
+            q = load_rows(b, s, "Q", self.q.addr, rows, head=head, row0=row0, deps=[last_smm])
+            scale_q(b, s, self.q.addr, rows, deps=[q])
             ring, staged = yield from self._phase(b, "K", head, rows, ring, staged, None)
             last_smm = ring.handle("smm") if ring else None
             spilled = ring.handle("sts") if ring else None
             ring, staged = yield from self._phase(
                 b, "V", head, rows, ring, staged, {"o_free": last_store, "spilled": spilled}
             )
-            norm = b.vector(
-                VectorOp.DIV,
-                self.o.addr,
-                self.o.addr,
-                rows,
-                d,
-                src1=self.l.addr,
-                bcast=Broadcast.ROW,
-            )
-            last_store = b.store(
-                self.o.addr,
-                s.base("O", head) + row0 * d * eb,
-                rows,
-                d * eb,
-                tensor=s.tensor["O"],
-                deps=[norm],
+            last_store = normalise_and_store_o(
+                b, s, self.o.addr, self.l.addr, rows, head=head, row0=row0
             )
             yield from b.ready()
         yield from b.finish()
@@ -151,14 +126,7 @@ class _FlatEmitter:
             tpl = b.template()
             ro = tpl.roles
             stile = self.srow.addr
-            ro["ld"] = tpl.load(
-                s.base(which, head),
-                st,
-                cols,
-                d * eb,
-                tensor=s.tensor[which],
-                deps=[Prev("reader", 2)],
-            )
+            ro["ld"] = load_rows(tpl, s, which, st, cols, head=head, deps=[Prev("reader", 2)])
             on_tile: list[tuple[str, str]] = []
             if which == "K":
                 ro["smm"] = ro["reader"] = tpl.matmul(

@@ -26,7 +26,7 @@ class Traffic:
     dataflow: str
     elements: dict[str, int]
     elem_bytes: int
-    tile: dict[str, int]
+    tile: dict[str, int | str]  # tile parameters (approx also names its case)
 
     @property
     def total_elements(self) -> int:
@@ -93,16 +93,22 @@ def flat_traffic(w: Workload, p: PlatformInfo) -> Traffic:
 def approx_traffic(
     w: Workload, p: PlatformInfo, params: Mapping[str, object] | None = None
 ) -> Traffic:
-    """Polynomial attention: T = 2Nd*ceil(d/c) + 2Nd (K, Q once per H column block of c);
-    Case I (c = d) is T = 4Nd, every input row read once and every output row written once."""
+    """Polynomial attention, per head (B blocks):
+    Case I (H on chip): T = 4Nd, every input row read once and every output row written once;
+    "columns" (c of the d value columns per block): T = 2Nd*B + 2Nd, K and Q once per block;
+    "features" (w-variable groups, B = sum_{s<=g} C(G, s) blocks): K and Q rows give
+    L = d*sum_{s<=g} C(G-1, s-1) columns over all blocks, V is read once per block and the
+    partial sums [D | numerators] are written after the first block, read and written after
+    the middle ones and read before the last: T = 2NL + NdB + Nd + 2N(d+1)(B-1)."""
     g = approx_params(params).degree
     t = approx_tiling(w, p.capacity_elements(w.elem_bytes), g)
-    nd = w.seq_len * w.head_dim * w.head_count
+    rows = w.seq_len * w.head_count
+    per_row = t.row_traffic(w.head_dim)
     return Traffic(
         "approx",
-        {"Q": nd * t.blocks, "K": nd * t.blocks, "V": nd, "O": nd},
+        {name: count * rows for name, count in per_row.items()},
         w.elem_bytes,
-        {"degree": g, "features": t.features, "cols": t.cols, "blocks": t.blocks},
+        {"degree": g, **t.tile()},
     )
 
 

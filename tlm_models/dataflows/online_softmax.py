@@ -23,8 +23,8 @@ from tlm_models.dataflows.builder import (
     TraceBuilder,
     tile_runs,
 )
+from tlm_models.dataflows.row_blocks import load_rows, normalise_and_store_o, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
-from tlm_models.trace.record import Broadcast, VectorOp
 
 
 @dataclass(frozen=True)
@@ -74,24 +74,13 @@ class OnlineSoftmaxLoop:
         if shape in self._templates:
             return self._templates[shape]
         s, bufs = self.setup, self.bufs
-        eb, d = s.elem_bytes, s.workload.head_dim
         nbuf = len(bufs.k)
         tpl = b.template()
-        tpl.roles["ldk"] = tpl.load(
-            s.base("K"),
-            bufs.k[0].addr,
-            shape.cols,
-            d * eb,
-            tensor=s.tensor["K"],
-            deps=[Prev("smm", nbuf)],
+        tpl.roles["ldk"] = load_rows(
+            tpl, s, "K", bufs.k[0].addr, shape.cols, deps=[Prev("smm", nbuf)]
         )
-        tpl.roles["ldv"] = tpl.load(
-            s.base("V"),
-            bufs.v[0].addr,
-            shape.cols,
-            d * eb,
-            tensor=s.tensor["V"],
-            deps=[Prev("omm", nbuf)],
+        tpl.roles["ldv"] = load_rows(
+            tpl, s, "V", bufs.v[0].addr, shape.cols, deps=[Prev("omm", nbuf)]
         )
         self.body(tpl, bufs, shape, tpl.roles["ldk"], tpl.roles["ldv"])
         # Relocation: which fields name a rotating buffer, resolved per repetition.
@@ -142,7 +131,7 @@ class OnlineSoftmaxLoop:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, bufs = self.setup, self.bufs
         w = s.workload
-        eb, d, n = s.elem_bytes, w.head_dim, w.seq_len
+        eb, n = s.elem_bytes, w.seq_len
         b = TraceBuilder(s.header, chunk_ops)
         blocks = [
             (h, i * self.br, min(self.br, n - i * self.br))
@@ -153,18 +142,9 @@ class OnlineSoftmaxLoop:
         kv_prev: RepeatResult | None = None
         tiles_done = 0
         last_store: int | None = None
-        qload = b.load(s.base("Q"), bufs.q.addr, blocks[0][2], d * eb, tensor=s.tensor["Q"])
+        qload = load_rows(b, s, "Q", bufs.q.addr, blocks[0][2])
         for index, (head, row0, rows) in enumerate(blocks):
-            b.vector(
-                VectorOp.MUL,
-                bufs.q.addr,
-                bufs.q.addr,
-                rows,
-                d,
-                bcast=Broadcast.SCALAR,
-                scalar=w.scale,
-                deps=[qload],
-            )
+            scale_q(b, s, bufs.q.addr, rows, deps=[qload])
             head_off = head * w.tensor_elements * eb
             for j0, count, cols, first in segments:
                 tpl, reloc = self._template(b, TileShape(rows, cols, first))
@@ -176,28 +156,13 @@ class OnlineSoftmaxLoop:
             last_smm = kv_prev.handle("smm") if kv_prev else None
             if index + 1 < len(blocks):
                 nhead, nrow0, nrows = blocks[index + 1]
-                src = s.base("Q", nhead) + nrow0 * d * eb
                 # Q_{i+1} streams in while O_i is normalised: it only waits for the last
                 # reader of the Q buffer.
-                qload = b.load(
-                    src, bufs.q.addr, nrows, d * eb, tensor=s.tensor["Q"], deps=[last_smm]
+                qload = load_rows(
+                    b, s, "Q", bufs.q.addr, nrows, head=nhead, row0=nrow0, deps=[last_smm]
                 )
-            norm = b.vector(
-                VectorOp.DIV,
-                bufs.o.addr,
-                bufs.o.addr,
-                rows,
-                d,
-                src1=bufs.l.addr,
-                bcast=Broadcast.ROW,
-            )
-            last_store = b.store(
-                bufs.o.addr,
-                s.base("O", head) + row0 * d * eb,
-                rows,
-                d * eb,
-                tensor=s.tensor["O"],
-                deps=[norm],
+            last_store = normalise_and_store_o(
+                b, s, bufs.o.addr, bufs.l.addr, rows, head=head, row0=row0
             )
             yield from b.ready()
         yield from b.finish()

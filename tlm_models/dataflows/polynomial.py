@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,29 @@ class ScaleRun:
     factor: float
 
 
+def monomial_factors(
+    monomials: Sequence[tuple[int, ...]], coeffs: np.ndarray, scale: float
+) -> np.ndarray:
+    """c_|alpha| * scale^|alpha| * multinomial(alpha) per monomial (sorted variable indices)."""
+    out = np.empty(len(monomials))
+    for i, mono in enumerate(monomials):
+        multi = math.factorial(len(mono))
+        for count in Counter(mono).values():
+            multi //= math.factorial(count)
+        out[i] = coeffs[len(mono)] * scale ** len(mono) * multi
+    return out
+
+
+def scale_runs(factors: np.ndarray) -> list[ScaleRun]:
+    """Runs of equal consecutive factors: one H scaling op each."""
+    breaks = np.flatnonzero(factors[1:] != factors[:-1]) + 1
+    starts = np.concatenate(([0], breaks))
+    ends = np.concatenate((breaks, [len(factors)]))
+    return [
+        ScaleRun(int(s), int(e - s), float(factors[s])) for s, e in zip(starts, ends, strict=True)
+    ]
+
+
 @dataclass(frozen=True)
 class MonomialPlan:
     """Feature layout of one row u (length r): u[0] = 1, u[1..d] = the row, then degrees 2..g.
@@ -78,24 +102,11 @@ class MonomialPlan:
 
     def factors(self, coeffs: np.ndarray, scale: float) -> np.ndarray:
         """Per-monomial factor c_|alpha| * scale^|alpha| * multinomial(alpha) folded into H."""
-        out = np.empty(self.size)
-        for i, mono in enumerate(self.monomials):
-            multi = math.factorial(len(mono))
-            for count in Counter(mono).values():
-                multi //= math.factorial(count)
-            out[i] = coeffs[len(mono)] * scale ** len(mono) * multi
-        return out
+        return monomial_factors(self.monomials, coeffs, scale)
 
     def scale_runs(self, coeffs: np.ndarray, scale: float) -> list[ScaleRun]:
         """Runs of equal factor in generation order: one H scaling op each."""
-        factors = self.factors(coeffs, scale)
-        breaks = np.flatnonzero(factors[1:] != factors[:-1]) + 1
-        starts = np.concatenate(([0], breaks))
-        ends = np.concatenate((breaks, [len(factors)]))
-        return [
-            ScaleRun(int(s), int(e - s), float(factors[s]))
-            for s, e in zip(starts, ends, strict=True)
-        ]
+        return scale_runs(self.factors(coeffs, scale))
 
     def features(self, rows: np.ndarray) -> np.ndarray:
         """The monomials of each row of ``rows`` (n x d) in layout order, float64 (for checks)."""

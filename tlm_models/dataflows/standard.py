@@ -32,6 +32,7 @@ from tlm_models.dataflows.builder import (
     role_offsets,
     tile_runs,
 )
+from tlm_models.dataflows.row_blocks import load_rows, scale_q, store_o
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
@@ -96,35 +97,14 @@ class _StandardEmitter:
     ) -> Generator[np.ndarray, None, int | None]:
         s, w = self.s, self.s.workload
         eb, d, n, t = s.elem_bytes, w.head_dim, w.seq_len, self.t.tile
-        q = b.load(
-            s.base("Q", head) + row0 * d * eb,
-            self.panel.addr,
-            rows,
-            d * eb,
-            tensor=s.tensor["Q"],
-            deps=[join],
-        )
-        b.vector(
-            VectorOp.MUL,
-            self.panel.addr,
-            self.panel.addr,
-            rows,
-            d,
-            bcast=Broadcast.SCALAR,
-            scalar=w.scale,
-            deps=[q],
-        )
+        q = load_rows(b, s, "Q", self.panel.addr, rows, head=head, row0=row0, deps=[join])
+        scale_q(b, s, self.panel.addr, rows, deps=[q])
         prev: RepeatResult | None = None
         kstep, sstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
         for c0, count, cols, _ in tile_runs(n, t):
             tpl = b.template()
-            tpl.roles["ldk"] = tpl.load(
-                s.base("K", head),
-                self.tin[0].addr,
-                cols,
-                d * eb,
-                tensor=s.tensor["K"],
-                deps=[Prev("smm", 2)],
+            tpl.roles["ldk"] = load_rows(
+                tpl, s, "K", self.tin[0].addr, cols, head=head, deps=[Prev("smm", 2)]
             )
             tpl.roles["smm"] = tpl.matmul(
                 self.panel.addr,
@@ -247,13 +227,8 @@ class _StandardEmitter:
                 src_stride=n * eb,
                 deps=[Ext("join"), Prev("omm", 2)],
             )
-            tpl.roles["ldv"] = tpl.load(
-                s.base("V", head),
-                self.tin[0].addr,
-                cols,
-                d * eb,
-                tensor=s.tensor["V"],
-                deps=[Prev("omm", 2)],
+            tpl.roles["ldv"] = load_rows(
+                tpl, s, "V", self.tin[0].addr, cols, head=head, deps=[Prev("omm", 2)]
             )
             tpl.roles["omm"] = tpl.matmul(
                 self.tsp[0].addr,
@@ -285,14 +260,7 @@ class _StandardEmitter:
 
             prev = yield from b.repeat(tpl, count, offsets, first=prev, ext={"join": join})
         last = prev.handle("omm") if prev else join
-        store = b.store(
-            self.panel.addr,
-            s.base("O", head) + row0 * d * eb,
-            rows,
-            d * eb,
-            tensor=s.tensor["O"],
-            deps=[last],
-        )
+        store = store_o(b, s, self.panel.addr, rows, head=head, row0=row0, deps=[last])
         yield from b.ready()
         return store
 

@@ -47,7 +47,9 @@ def run_one(
     workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim, heads=config.heads)
     emitted = emit(config.dataflow, workload, info, params=dict(config.extra))
     out = replay_in_this_process(
-        platform, emitted.header, emitted.chunks,
+        platform,
+        emitted.header,
+        emitted.chunks,
         timeline=(window or TimelineWindow()) if timeline else None,
     )
     if timeline and out.timeline is not None:

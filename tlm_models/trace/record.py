@@ -64,6 +64,11 @@ MATMUL_TRANS_B = 0x1
 MATMUL_ACCUMULATE = 0x2
 BROADCAST_SHIFT = 4
 
+# Lower-case names as the text form, checks, statistics and timelines print them.
+KIND_NAMES = {k.value: k.name.lower() for k in OpKind}
+VECTOR_OP_NAMES = {v.value: v.name.lower() for v in VectorOp}
+BROADCAST_NAMES = {b.value: b.name.lower() for b in Broadcast}
+
 
 def vector_code(op: VectorOp, bcast: Broadcast = Broadcast.FULL) -> int:
     """The ``code`` byte of a vector record."""

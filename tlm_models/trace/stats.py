@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 
 from tlm_models.trace.header import TraceHeader
-from tlm_models.trace.record import NO_TENSOR, RECORD_DTYPE, OpKind
+from tlm_models.trace.record import KIND_NAMES, NO_TENSOR, RECORD_DTYPE, OpKind
 
-_KIND_NAMES = {k.value: k.name.lower() for k in OpKind}
 # Distinct on-chip buffers are remembered up to this many, then only counted as "at least".
 MAX_TRACKED_BUFFERS = 1 << 16
 
@@ -119,7 +118,7 @@ class StatsCollector:
     def finish(self) -> TraceStats:
         s = self.stats
         s.ops_by_kind = {
-            _KIND_NAMES.get(i, f"kind {i}"): int(c) for i, c in enumerate(self._kinds) if c
+            KIND_NAMES.get(i, f"kind {i}"): int(c) for i, c in enumerate(self._kinds) if c
         }
         engines = self.header.engines
         s.ops_by_engine = {

@@ -28,22 +28,21 @@ from tlm_models.errors import UserError
 from tlm_models.trace.header import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, TraceHeader
 from tlm_models.trace.header_codec import header_from_dict
 from tlm_models.trace.record import (
+    BROADCAST_NAMES,
     BROADCAST_SHIFT,
+    KIND_NAMES,
     MATMUL_ACCUMULATE,
     MATMUL_TRANS_B,
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    VECTOR_OP_NAMES,
     Broadcast,
     OpKind,
-    VectorOp,
     bits_float,
     float_bits,
 )
 
-KIND_NAMES = {k.value: k.name.lower() for k in OpKind}
-VECTOR_OP_NAMES = {v.value: v.name.lower() for v in VectorOp}
-BROADCAST_NAMES = {b.value: b.name.lower() for b in Broadcast}
 MATMUL_FLAG_NAMES = {MATMUL_TRANS_B: "trans_b", MATMUL_ACCUMULATE: "acc"}
 
 # Raw record fields settable on any line, with their upper bounds.

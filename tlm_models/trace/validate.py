@@ -17,6 +17,7 @@ from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
     BROADCAST_SHIFT,
+    KIND_NAMES,
     MATMUL_ACCUMULATE,
     MATMUL_TRANS_B,
     NO_TENSOR,
@@ -37,7 +38,6 @@ ENGINE_KIND_OPS = {
     "pe": (OpKind.MATMUL, OpKind.VECTOR),
     "exp": (OpKind.EXP,),
 }
-_KIND_NAMES = {k.value: k.name.lower() for k in OpKind}
 # Vector ops that read a second operand (copy, rowmax and rowsum read only src0).
 _BINARY_VECTOR_OPS = [
     v.value for v in VectorOp if v not in (VectorOp.COPY, VectorOp.ROWMAX, VectorOp.ROWSUM)
@@ -219,7 +219,7 @@ def check_trace(
 
 
 def _kind(r: np.void) -> str:
-    return _KIND_NAMES.get(int(r["kind"]), f"kind {r['kind']}")
+    return KIND_NAMES.get(int(r["kind"]), f"kind {r['kind']}")
 
 
 def _engine(h: TraceHeader, index: int) -> str:

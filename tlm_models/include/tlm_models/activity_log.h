@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <vector>
 
 #include "tlm_models/time_ticks.h"
+#include "tlm_models/windowed_log.h"
 
 namespace tlm_models {
 
@@ -21,45 +23,50 @@ class ActivityLog {
  public:
   void enable(Ticks from, Ticks to, std::size_t max_entries) {
     enabled_ = max_entries > 0 && to > from;
-    from_ = from;
-    to_ = to;
-    max_entries_ = max_entries;
-    entries_.clear();
-    dropped_ = 0;
+    log_.reset(from, to, max_entries);
   }
   void disable() { enabled_ = false; }
   bool enabled() const { return enabled_; }
 
-  // Intervals are clipped to the window. Intervals are expected in nondecreasing start order
-  // (a bandwidth server produces them so); one that starts at or before the last entry's end
-  // extends that entry.
+  // Intervals are clipped to the window and kept sorted and disjoint: overlapping or touching
+  // ones merge. They mostly arrive in start order (appended); a bandwidth server that fills a
+  // gap before work it booked earlier produces one out of order, which is inserted in place.
   void record(Ticks start, Ticks end) {
     if (!enabled_) return;
-    start = std::max(start, from_);
-    end = std::min(end, to_);
+    start = std::max(start, log_.from());
+    end = std::min(end, log_.to());
     if (end <= start) return;
-    if (!entries_.empty() && start <= entries_.back().end) {
-      entries_.back().end = std::max(entries_.back().end, end);
+    std::vector<BusyInterval>& entries = log_.entries();
+    if (entries.empty() || start >= entries.back().start) {
+      if (!entries.empty() && start <= entries.back().end) {
+        entries.back().end = std::max(entries.back().end, end);
+        return;
+      }
+      log_.append(BusyInterval{start, end});
       return;
     }
-    if (entries_.size() >= max_entries_) {
-      ++dropped_;
-      return;
+    auto it = std::upper_bound(entries.begin(), entries.end(), start,
+                               [](Ticks t, const BusyInterval& b) { return t < b.start; });
+    if (it != entries.begin() && std::prev(it)->end >= start) {
+      --it;  // extends its predecessor
+      it->end = std::max(it->end, end);
+    } else {
+      it = entries.insert(it, BusyInterval{start, end});
     }
-    entries_.push_back(BusyInterval{start, end});
+    auto next = std::next(it);
+    while (next != entries.end() && next->start <= it->end) {
+      it->end = std::max(it->end, next->end);
+      next = entries.erase(next);
+    }
   }
 
-  const std::vector<BusyInterval>& entries() const { return entries_; }
+  const std::vector<BusyInterval>& entries() const { return log_.entries(); }
   // Intervals not recorded because the cap was reached.
-  std::size_t dropped() const { return dropped_; }
+  std::size_t dropped() const { return log_.dropped(); }
 
  private:
   bool enabled_ = false;
-  Ticks from_ = 0;
-  Ticks to_ = 0;
-  std::size_t max_entries_ = 0;
-  std::vector<BusyInterval> entries_;
-  std::size_t dropped_ = 0;
+  WindowedLog<BusyInterval> log_;
 };
 
 }  // namespace tlm_models

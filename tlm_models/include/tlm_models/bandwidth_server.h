@@ -1,10 +1,22 @@
 // A resource that serves one transfer at a time at a fixed rate: an HBM channel's data bus, an
-// SRAM port, an interconnect output link. Requests are served first come, first served in
-// call order; the caller passes the arrival time and the service duration.
+// SRAM port, an interconnect output link.
+//
+// Loosely-timed initiators annotate requests with future times, and not in time order: a DMA
+// channel books the SRAM writes of its in-flight bursts hundreds of nanoseconds ahead, while a
+// compute engine's access for "now" arrives after them. The server therefore keeps a short
+// table of booked intervals and gives each request the earliest gap, at or after its arrival,
+// that is long enough — so an early request is not queued behind later work (which would
+// invent contention that the hardware does not have). Requests arriving in time order get
+// plain first-come-first-served service. Bookings that ended before the current simulation
+// time can never matter again and are dropped, so the table holds only work in flight.
 #ifndef TLM_MODELS_BANDWIDTH_SERVER_H
 #define TLM_MODELS_BANDWIDTH_SERVER_H
 
 #include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
 
 #include "tlm_models/activity_log.h"
 #include "tlm_models/time_ticks.h"
@@ -13,26 +25,33 @@ namespace tlm_models {
 
 class BandwidthServer {
  public:
-  // Returns the start of service: max(arrival, busy_until). A request whose arrival is earlier
-  // than the end of work already accepted (an out-of-order caller) simply queues behind it.
+  // Books `duration` at the earliest gap starting at or after `arrival`; returns its start.
   Ticks serve(Ticks arrival, Ticks duration) {
-    Ticks start = std::max(arrival, busy_until_);
-    busy_until_ = start + duration;
+    prune(to_ticks(sc_core::sc_time_stamp()));
+    std::size_t at = 0;
+    const Ticks start = earliest(arrival, duration, &at);
+    book(at, start, start + duration);
     busy_ticks_ += duration;
     wait_ticks_ += start - arrival;
     ++requests_;
-    activity_.record(start, busy_until_);
+    activity_.record(start, start + duration);
     return start;
   }
 
-  Ticks busy_until() const { return busy_until_; }
+  // The start `serve` would give, without booking (to choose among equivalent servers).
+  Ticks earliest_start(Ticks arrival, Ticks duration) const {
+    return earliest(arrival, duration, nullptr);
+  }
+
+  // End of the last booked interval.
+  Ticks busy_until() const { return booked_.empty() ? last_end_ : booked_.back().end; }
   Ticks busy_ticks() const { return busy_ticks_; }
   Ticks wait_ticks() const { return wait_ticks_; }
   std::uint64_t requests() const { return requests_; }
   ActivityLog& activity() { return activity_; }
   const ActivityLog& activity() const { return activity_; }
 
-  // Clears the accumulated statistics; the queue state (busy_until) is timing, not statistics.
+  // Clears the accumulated statistics; the bookings are timing state, not statistics.
   void reset_stats() {
     busy_ticks_ = 0;
     wait_ticks_ = 0;
@@ -40,7 +59,48 @@ class BandwidthServer {
   }
 
  private:
-  Ticks busy_until_ = 0;
+  // First fit: walk the bookings that end after `arrival` (sorted, disjoint) and stop at the
+  // first gap of `duration`. `at` receives the index before which the new booking goes.
+  Ticks earliest(Ticks arrival, Ticks duration, std::size_t* at) const {
+    auto it = std::upper_bound(booked_.begin(), booked_.end(), arrival,
+                               [](Ticks t, const BusyInterval& b) { return t < b.end; });
+    Ticks start = arrival;
+    for (; it != booked_.end(); ++it) {
+      if (it->start >= start + duration) break;
+      start = std::max(start, it->end);
+    }
+    if (at) *at = static_cast<std::size_t>(it - booked_.begin());
+    return start;
+  }
+
+  // Inserts [start, end) before index `at`, merging with touching neighbours so that
+  // back-to-back service stays one entry.
+  void book(std::size_t at, Ticks start, Ticks end) {
+    if (at > 0 && booked_[at - 1].end == start) {
+      booked_[at - 1].end = end;
+      if (at < booked_.size() && booked_[at].start == end) {
+        booked_[at - 1].end = booked_[at].end;
+        booked_.erase(booked_.begin() + static_cast<std::ptrdiff_t>(at));
+      }
+      return;
+    }
+    if (at < booked_.size() && booked_[at].start == end) {
+      booked_[at].start = start;
+      return;
+    }
+    booked_.insert(booked_.begin() + static_cast<std::ptrdiff_t>(at), BusyInterval{start, end});
+  }
+
+  void prune(Ticks now) {
+    std::size_t n = 0;
+    while (n < booked_.size() && booked_[n].end <= now) ++n;
+    if (n == 0) return;
+    last_end_ = std::max(last_end_, booked_[n - 1].end);
+    booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+
+  std::vector<BusyInterval> booked_;  // future and current work, sorted and disjoint
+  Ticks last_end_ = 0;                // end of the latest booking already dropped
   Ticks busy_ticks_ = 0;
   Ticks wait_ticks_ = 0;
   std::uint64_t requests_ = 0;

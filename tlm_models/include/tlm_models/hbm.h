@@ -172,23 +172,13 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    tlm::tlm_command cmd = t.get_command();
-    if (cmd == tlm::TLM_IGNORE_COMMAND) {
-      t.set_response_status(tlm::TLM_OK_RESPONSE);
-      return;
-    }
-    if (reject_streaming(t)) {
-      ++errors_;
+    if (!admit_memory_access(t, p_.size)) {
+      if (t.is_response_error()) ++errors_;
       return;
     }
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
-    if (addr >= p_.size || len > p_.size - addr) {
-      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      ++errors_;
-      return;
-    }
-    bool write = cmd == tlm::TLM_WRITE_COMMAND;
+    bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
     Ticks now = to_ticks(sc_core::sc_time_stamp());
     Ticks arrival = now + to_ticks(delay);
     if (requests_++ == 0) first_arrival_ = arrival;

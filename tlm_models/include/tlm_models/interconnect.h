@@ -142,8 +142,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     return addr <= it->last() ? &*it : nullptr;
   }
 
-  // Link grant g = max(arrival, link busy_until); the link is then busy for ceil(len / width)
-  // cycles. The target sees the request at g + hop; the response reaches the initiator at
+  // Link grant g = the link's earliest free gap at or after arrival (bandwidth_server.h); the
+  // link is then busy for ceil(len / width) cycles. The target sees the request at g + hop; the response reaches the initiator at
   // max(target response, g + hop + transfer) + hop.
   void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     std::uint64_t addr = t.get_address();

@@ -1,5 +1,6 @@
-// Base-protocol helpers shared by the memory targets: the streaming-width rule and byte-enable
-// aware copies between a payload's data array and a memory's storage.
+// Base-protocol helpers shared by the memory targets: the checks before a request is served,
+// the streaming-width rule, and byte-enable aware copies between a payload's data array and a
+// memory's storage.
 #ifndef TLM_MODELS_PAYLOAD_ACCESS_H
 #define TLM_MODELS_PAYLOAD_ACCESS_H
 
@@ -31,6 +32,24 @@ inline bool reject_streaming(tlm::tlm_generic_payload& t) {
     return true;
   }
   return false;
+}
+
+// What a memory of `size` bytes checks before it times a request. An ignore command completes
+// with OK and no access; streaming (see reject_streaming) and any byte of
+// [address, address + length) beyond the memory are answered with the error the base protocol
+// names. Returns true when the request is to be served; otherwise the response status is set.
+inline bool admit_memory_access(tlm::tlm_generic_payload& t, std::uint64_t size) {
+  if (t.get_command() == tlm::TLM_IGNORE_COMMAND) {
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    return false;
+  }
+  if (reject_streaming(t)) return false;
+  std::uint64_t addr = t.get_address();
+  if (addr >= size || t.get_data_length() > size - addr) {
+    t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return false;
+  }
+  return true;
 }
 
 // Copies `len` bytes between memory and the payload data array, where `data` points at payload

@@ -114,30 +114,26 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   };
 
   void b_transport(int, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    tlm::tlm_command cmd = t.get_command();
-    if (cmd == tlm::TLM_IGNORE_COMMAND) {
-      t.set_response_status(tlm::TLM_OK_RESPONSE);
-      return;
-    }
-    if (reject_streaming(t)) {
-      ++errors_;
+    if (!admit_memory_access(t, p_.capacity)) {
+      if (t.is_response_error()) ++errors_;
       return;
     }
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
-    if (addr >= p_.capacity || len > p_.capacity - addr) {
-      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      ++errors_;
-      return;
-    }
-    bool write = cmd == tlm::TLM_WRITE_COMMAND;
+    bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
     Ticks now = to_ticks(sc_core::sc_time_stamp());
     Ticks arrival = now + to_ticks(delay);
-    // The port that frees up first (lowest index on a tie) takes the request.
-    unsigned port = 0;
-    for (unsigned i = 1; i < ports_.size(); ++i)
-      if (ports_[i].busy_until() < ports_[port].busy_until()) port = i;
     Ticks duration = ceil_div(len, p_.port_width) * period_;
+    // The port that can serve it first (lowest index on a tie) takes the request.
+    unsigned port = 0;
+    Ticks best = ports_[0].earliest_start(arrival, duration);
+    for (unsigned i = 1; i < ports_.size(); ++i) {
+      const Ticks s = ports_[i].earliest_start(arrival, duration);
+      if (s < best) {
+        best = s;
+        port = i;
+      }
+    }
     Ticks start = ports_[port].serve(arrival, duration);
     Ticks end = start + duration;
     account_banks(addr, len, start, end);

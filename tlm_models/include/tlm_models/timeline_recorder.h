@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tlm_models/time_ticks.h"
+#include "tlm_models/windowed_log.h"
 
 namespace tlm_models {
 
@@ -28,34 +29,23 @@ class TimelineRecorder {
  public:
   // Keeps operations in flight at some time in [from, to): start < to and done >= from.
   void configure(Ticks from, Ticks to, std::uint64_t max_entries) {
-    from_ = from;
-    to_ = to;
-    max_entries_ = max_entries;
-    records_.clear();
-    dropped_ = 0;
+    log_.reset(from, to, max_entries);
   }
 
   void on_issue(std::uint64_t index, std::uint8_t engine, std::uint8_t kind, Ticks start, Ticks done) {
-    if (start >= to_ || done < from_) return;
-    if (records_.size() >= max_entries_) {
-      ++dropped_;
-      return;
-    }
-    records_.push_back(TimelineRecord{index, engine, kind, 0, 0, ticks_to_ns(start), ticks_to_ns(done)});
+    if (start >= log_.to() || done < log_.from()) return;
+    log_.append(TimelineRecord{index, engine, kind, 0, 0, ticks_to_ns(start), ticks_to_ns(done)});
   }
 
-  const std::vector<TimelineRecord>& records() const { return records_; }
-  std::uint64_t dropped() const { return dropped_; }
+  const std::vector<TimelineRecord>& records() const { return log_.entries(); }
+  std::uint64_t dropped() const { return log_.dropped(); }
   void copy_to(void* out) const {
-    if (!records_.empty()) std::memcpy(out, records_.data(), records_.size() * sizeof(TimelineRecord));
+    const std::vector<TimelineRecord>& records = log_.entries();
+    if (!records.empty()) std::memcpy(out, records.data(), records.size() * sizeof(TimelineRecord));
   }
 
  private:
-  Ticks from_ = 0;
-  Ticks to_ = 0;
-  std::uint64_t max_entries_ = 0;
-  std::vector<TimelineRecord> records_;
-  std::uint64_t dropped_ = 0;
+  WindowedLog<TimelineRecord> log_;
 };
 
 }  // namespace tlm_models

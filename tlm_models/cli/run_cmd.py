@@ -1,0 +1,94 @@
+"""``attn-tlm run``: simulate one attention configuration and print where the time goes.
+
+The dataflow's trace streams from its emitter into the replayer inside one worker process;
+the result is the study's result JSON (``--json`` prints only that).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tlm_models.cli.replay_cmd import parse_window
+from tlm_models.errors import UserError
+from tlm_models.replay import TimelineWindow
+from tlm_models.study.config import (
+    DATAFLOWS,
+    DEFAULT_PLATFORM,
+    RunConfig,
+    parse_key_value,
+    parse_seq_len,
+    resolve_platform,
+)
+from tlm_models.study.run import run_one
+from tlm_models.summary import format_summary
+from tlm_models.worker import run_in_worker
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = subparsers.add_parser(
+        "run",
+        help="simulate one dataflow on one platform and report where the time goes",
+        description="Emits the dataflow's trace for the workload and platform and replays it "
+        "through the platform's engines.",
+    )
+    run.add_argument("--dataflow", required=True, choices=DATAFLOWS)
+    run.add_argument("--seq-len", required=True, metavar="N", help="N, e.g. 8192 or 8K")
+    run.add_argument("--head-dim", required=True, type=int, metavar="D")
+    run.add_argument("--heads", type=int, default=1, metavar="H", help="attention heads (1)")
+    run.add_argument(
+        "--platform", default=DEFAULT_PLATFORM, metavar="FILE",
+        help=f"platform YAML (default {DEFAULT_PLATFORM})",
+    )  # fmt: skip
+    run.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        help="override a platform parameter, e.g. --set sram.capacity=256KiB (repeatable)",
+    )  # fmt: skip
+    run.add_argument(
+        "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
+        help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
+    )  # fmt: skip
+    run.add_argument("--json", action="store_true", help="print only the result JSON")
+    run.add_argument("--timeline", metavar="OUT.json", help="write a Perfetto timeline")
+    run.add_argument(
+        "--timeline-window", metavar="START_NS:END_NS",
+        help="simulated time range kept in the timeline (default 0:50000)",
+    )  # fmt: skip
+    run.set_defaults(func=_run)
+
+
+def config_of(args: argparse.Namespace) -> RunConfig:
+    """The configuration named by the command line (validated)."""
+    if args.timeline_window and not args.timeline:
+        raise UserError("--timeline-window needs --timeline OUT.json")
+    resolve_platform(args.platform)
+    return RunConfig(
+        dataflow=args.dataflow,
+        seq_len=parse_seq_len(args.seq_len),
+        head_dim=args.head_dim,
+        heads=args.heads,
+        platform=args.platform,
+        overrides=tuple(args.overrides),
+        extra=tuple(parse_key_value(p, what="--param") for p in args.params),
+    )
+
+
+def _title(r: dict[str, Any]) -> str:
+    return (
+        f"{r['dataflow']}: N = {r['seq_len']:,}, d = {r['head_dim']}, heads = {r['heads']} on "
+        f"platform {r['platform_name']} ({r['ops']:,} ops)"
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    config = config_of(args)
+    window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
+    result = run_in_worker(run_one, config, args.timeline, window)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(format_summary(result, _title(result)))
+    if args.timeline:
+        print(f"timeline: {args.timeline}")
+    return 0

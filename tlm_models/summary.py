@@ -1,0 +1,45 @@
+"""The readable summary of one result JSON, shared by ``attn-tlm run`` and ``attn-tlm replay``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.2f} %"
+
+
+def format_summary(r: dict[str, Any], title: str) -> str:
+    """A result JSON (run or replay) as a readable report; every number carries its unit."""
+    sim = r["sim_time_ns"]
+    lines = [
+        title,
+        f"simulated time         {sim:,.3f} ns",
+        f"off-chip bytes         read {r['offchip_bytes']['read']:,} B, written "
+        f"{r['offchip_bytes']['write']:,} B, total {r['offchip_bytes']['total']:,} B",
+    ]
+    for name, t in r["offchip_bytes_per_tensor"].items():
+        lines.append(f"  {name:<20} read {t['read']:>16,} B   written {t['write']:>16,} B")
+    pe, exp = r["pe"], r["exp"]
+    lines += [
+        f"PE array               busy {_percent(pe['busy_fraction'])}, MAC utilization "
+        f"{_percent(pe['mac_utilization'])} ({pe['macs']:,} MAC)",
+        f"Exp unit               busy {_percent(exp['busy_fraction'])}, lane utilization "
+        f"{_percent(exp['lane_utilization'])} ({exp['exps']:,} exp)",
+        f"memory stall fraction  {_percent(r['memory_stall_fraction'])} of simulated time",
+        f"overlap efficiency     {_percent(r['overlap_efficiency'])} of off-chip I/O time "
+        "hidden under compute",
+        f"exposed I/O            {r['exposed_io_ns']:,.3f} ns "
+        f"(I/O active {r['io_active_ns']:,.3f} ns, compute active "
+        f"{r['compute_active_ns']:,.3f} ns)",
+        "stalls by engine and cause (ns)",
+    ]
+    for engine, causes in r["stalls"].items():
+        shown = ", ".join(f"{cause} {ns:,.3f} ns" for cause, ns in causes.items() if ns)
+        lines.append(f"  {engine:<8} {shown or 'none'}")
+    speed = r.get("ops_per_s")
+    lines.append(
+        f"replay                 {r['replay_wall_s']:.3f} s wall"
+        + (f", {speed / 1e6:.2f} M ops/s" if speed else "")
+    )
+    return "\n".join(lines)
