@@ -7,10 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tlm_models import kernel
-
 
 def _python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -33,16 +29,21 @@ def test_importing_the_package_does_not_load_cppyy() -> None:
     assert float(seconds) < 0.5
 
 
-def test_stub_cache_is_rebuilt_when_invalid(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    first = kernel.stub_library()
-    assert first.parent == tmp_path / "attn-tlm"
-    first.write_bytes(b"not a shared library")
-    rebuilt = kernel.stub_library()
-    assert rebuilt == first
-    assert rebuilt.read_bytes()[:4] == b"\x7fELF"
+def test_stub_cache_is_rebuilt_when_invalid(tmp_path: Path) -> None:
+    # In a fresh process: overwriting a library this process has mapped would crash it.
+    proc = _python(
+        "from tlm_models import kernel\n"
+        "first = kernel.stub_library()\n"
+        "print(first.parent)\n"
+        "first.write_bytes(b'not a shared library')\n"
+        "rebuilt = kernel.stub_library()\n"
+        "print(rebuilt == first, rebuilt.read_bytes()[:4] == b'\\x7fELF')\n",
+        env={"XDG_CACHE_HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    parent, line = proc.stdout.splitlines()
+    assert parent == str(tmp_path / "attn-tlm")
+    assert line == "True True"
 
 
 def test_missing_systemc_home_gives_one_clear_message(tmp_path: Path) -> None:

@@ -132,16 +132,24 @@ def stub_key(cc: str) -> str:
     return h.hexdigest()[:20]
 
 
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def _stub_valid(path: Path) -> bool:
+    """The cached stub is intact: its digest matches the one recorded when it was built.
+
+    Checked without loading it, so that a damaged file never reaches the dynamic loader.
+    """
+    digest = path.with_suffix(".sha256")
     try:
-        lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
-        return hasattr(lib, "sc_main")
+        return digest.read_text().strip() == _file_digest(path)
     except OSError:
         return False
 
 
 def stub_library() -> Path:
-    """Returns the cached ``sc_main`` stub, building it when missing or unusable."""
+    """Returns the cached ``sc_main`` stub, building it when missing or damaged."""
     cc = _compiler()
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
@@ -159,9 +167,12 @@ def stub_library() -> Path:
         )
         if proc.returncode != 0:
             raise SystemCNotFound(f"building the sc_main stub with {cc} failed:\n{proc.stderr}")
-        os.replace(out, path)  # atomic: a racing worker sees the old file or the new one
-    if not _stub_valid(path):
-        raise SystemCNotFound(f"the sc_main stub {path} was built but cannot be loaded")
+        digest = Path(tmp) / "stub.sha256"
+        digest.write_text(_file_digest(out))
+        # Atomic renames: a racing worker sees the old files or the new ones, and a process
+        # that has the old library mapped keeps its (unlinked) copy.
+        os.replace(digest, path.with_suffix(".sha256"))
+        os.replace(out, path)
     return path
 
 
