@@ -54,6 +54,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--timeline", metavar="OUT.json", help="write a Perfetto / Chrome-trace timeline"
     )
     parser.add_argument(
+        "--vcd", metavar="OUT.vcd", help="write engine and HBM-channel busy signals (VCD)"
+    )
+    parser.add_argument(
         "--timeline-window",
         metavar="START_NS:END_NS",
         help="simulated time range kept in the timeline (default 0:50000)",
@@ -99,6 +102,7 @@ def replay_trace_file(
     timeline_path: str | None = None,
     window: TimelineWindow | None = None,
     check: bool = True,
+    vcd_path: str | None = None,
 ) -> dict[str, Any]:
     """Worker job: open, check and replay an operation trace; the result JSON as a dict.
 
@@ -110,6 +114,7 @@ def replay_trace_file(
     from tlm_models.result import compose_result
     from tlm_models.timeline import write_chrome_json
     from tlm_models.trace.io import open_trace
+    from tlm_models.vcd import write_vcd
 
     started = time.perf_counter()
     platform = load_platform(platform_path, overrides)
@@ -123,10 +128,12 @@ def replay_trace_file(
         platform,
         trace.header,
         trace.chunks(),
-        timeline=(window or TimelineWindow()) if timeline_path else None,
+        timeline=(window or TimelineWindow()) if timeline_path or vcd_path else None,
     )
     if timeline_path and out.timeline is not None:
         write_chrome_json(out.timeline, Path(timeline_path))
+    if vcd_path and out.timeline is not None:
+        write_vcd(out.timeline, Path(vcd_path))
     identity = {
         "trace": trace_path,
         "trace_format": trace.format,
@@ -169,16 +176,18 @@ def _replay(args: argparse.Namespace) -> int:
 
     platform_path = str(resolve_platform(args.platform))
     window = parse_window(args.timeline_window) if args.timeline_window else None
-    if window is not None and not args.timeline:
-        raise UserError("--timeline-window needs --timeline OUT.json")
+    if window is not None and not (args.timeline or args.vcd):
+        raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
     if not Path(args.trace).is_file():
         raise UserError(f"{args.trace}: no such trace file")
     fmt = detect_format(args.trace)
     if fmt in ("stl", "rstl"):
         from tlm_models.stl_replay import format_stl_summary, replay_stl_file
 
-        if args.timeline:
-            raise UserError("--timeline applies to operation traces, not to STL memory traces")
+        if args.timeline or args.vcd:
+            raise UserError(
+                "--timeline and --vcd apply to operation traces, not to STL memory traces"
+            )
         if not (math.isfinite(args.stl_clock) and args.stl_clock > 0):
             raise UserError(f"--stl-clock must be a positive frequency in Hz, not {args.stl_clock}")
         result = run_in_worker(
@@ -198,14 +207,17 @@ def _replay(args: argparse.Namespace) -> int:
         tuple(args.overrides),
         args.timeline,
         window,
+        True,
+        args.vcd,
         timeout=args.timeout,
     )
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(format_summary(result, _title(result)))
-        if args.timeline:
-            print(f"timeline: {args.timeline}")
+        for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
+            if path:
+                print(f"{label}: {path}")
     return 0
 
 

@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--json", action="store_true", help="print only the result JSON")
     run.add_argument("--timeline", metavar="OUT.json", help="write a Perfetto timeline")
     run.add_argument(
+        "--vcd", metavar="OUT.vcd", help="write engine and HBM-channel busy signals (VCD)"
+    )
+    run.add_argument(
         "--timeline-window", metavar="START_NS:END_NS",
         help="simulated time range kept in the timeline (default 0:50000)",
     )  # fmt: skip
@@ -60,8 +63,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def config_of(args: argparse.Namespace) -> RunConfig:
     """The configuration named by the command line (validated)."""
-    if args.timeline_window and not args.timeline:
-        raise UserError("--timeline-window needs --timeline OUT.json")
+    if args.timeline_window and not (args.timeline or args.vcd):
+        raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
     resolve_platform(args.platform)
     return RunConfig(
         dataflow=args.dataflow,
@@ -84,11 +87,12 @@ def _title(r: dict[str, Any]) -> str:
 def _run(args: argparse.Namespace) -> int:
     config = config_of(args)
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
-    result = run_in_worker(run_one, config, args.timeline, window)
+    result = run_in_worker(run_one, config, args.timeline, window, args.vcd)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(format_summary(result, _title(result)))
-    if args.timeline:
-        print(f"timeline: {args.timeline}")
+    for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
+        if path:
+            print(f"{label}: {path}")
     return 0

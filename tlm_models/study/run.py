@@ -19,6 +19,7 @@ from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.result import compose_result
 from tlm_models.study.config import RunConfig
 from tlm_models.timeline import write_chrome_json
+from tlm_models.vcd import write_vcd
 
 
 def bounds_bytes(workload: Workload, info: PlatformInfo, dataflow: str) -> dict[str, float]:
@@ -39,8 +40,10 @@ def run_one(
     config: RunConfig,
     timeline: str | None = None,
     window: TimelineWindow | None = None,
+    vcd: str | None = None,
 ) -> dict[str, Any]:
-    """The result JSON of one configuration; writes a Perfetto timeline when asked."""
+    """The result JSON of one configuration; writes a Perfetto timeline and/or a VCD of the
+    same window when asked."""
     started = time.perf_counter()
     platform = load_platform(config.platform_path(), config.overrides)
     info = platform.info()
@@ -50,10 +53,12 @@ def run_one(
         platform,
         emitted.header,
         emitted.chunks,
-        timeline=(window or TimelineWindow()) if timeline else None,
+        timeline=(window or TimelineWindow()) if timeline or vcd else None,
     )
     if timeline and out.timeline is not None:
         write_chrome_json(out.timeline, Path(timeline))
+    if vcd and out.timeline is not None:
+        write_vcd(out.timeline, Path(vcd))
     identity = {
         "dataflow": config.dataflow,
         "platform": config.platform,

@@ -1,0 +1,82 @@
+"""Value Change Dump of engine and memory-channel activity, for waveform viewers (GTKWave).
+
+One 1-bit signal per timeline track (engines, HBM channels): 1 while the track is busy. The
+replayer runs loosely timed — it books each operation's interval when it issues it, ahead of
+the kernel's time — so the waveform is written from the same recorded intervals as the
+Perfetto timeline, in the same window, rather than traced live with ``sc_trace``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from tlm_models.timeline import Timeline
+
+TIMESCALE_PS = 1
+
+
+def _identifier(index: int) -> str:
+    """Short VCD identifier codes: printable ASCII 33..126, little-endian base 94."""
+    chars = []
+    index += 1
+    while index:
+        index, digit = divmod(index - 1, 94)
+        chars.append(chr(33 + digit))
+    return "".join(chars)
+
+
+def _signal_name(track: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", track)
+
+
+def _changes(starts_ns: np.ndarray, ends_ns: np.ndarray) -> Iterator[tuple[int, int]]:
+    """(time in ps, value) edges of a busy signal; overlapping intervals merge."""
+    order = np.argsort(starts_ns, kind="stable")
+    busy_until = -1
+    for i in order:
+        start = round(float(starts_ns[i]) * 1000)
+        end = round(float(ends_ns[i]) * 1000)
+        if end <= start:
+            continue
+        if start > busy_until:
+            if busy_until >= 0:
+                yield busy_until, 0
+            yield start, 1
+        busy_until = max(busy_until, end)
+    if busy_until >= 0:
+        yield busy_until, 0
+
+
+def write_vcd(timeline: Timeline, path: Path) -> None:
+    """Writes the busy signals of every track; changes at one instant settle to the last."""
+    ids = [_identifier(i) for i in range(len(timeline.tracks))]
+    events: list[tuple[int, int, str]] = []
+    for ident, track in zip(ids, timeline.tracks, strict=True):
+        for time_ps, value in _changes(np.asarray(track.starts_ns), np.asarray(track.ends_ns)):
+            events.append((time_ps, value, ident))
+    events.sort(key=lambda e: e[0])
+    lines = [
+        "$comment attn-tlm engine and memory-channel activity $end",
+        f"$timescale {TIMESCALE_PS} ps $end",
+        "$scope module attn_tlm $end",
+    ]
+    lines += [
+        f"$var wire 1 {ident} {_signal_name(track.name)} $end"
+        for ident, track in zip(ids, timeline.tracks, strict=True)
+    ]
+    lines += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
+    lines += [f"0{ident}" for ident in ids]
+    lines.append("$end")
+    current: int | None = None
+    for time_ps, value, ident in events:
+        if time_ps != current:
+            lines.append(f"#{time_ps}")
+            current = time_ps
+        lines.append(f"{value}{ident}")
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)
