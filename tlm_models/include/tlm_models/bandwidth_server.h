@@ -26,8 +26,11 @@ namespace tlm_models {
 class BandwidthServer {
  public:
   // Books `duration` at the earliest gap starting at or after `arrival`; returns its start.
-  Ticks serve(Ticks arrival, Ticks duration) {
-    prune(to_ticks(sc_core::sc_time_stamp()));
+  Ticks serve(Ticks arrival, Ticks duration) { return serve(arrival, duration, now_ticks()); }
+
+  // The same with the current simulation time `now` (= now_ticks()) already at hand.
+  Ticks serve(Ticks arrival, Ticks duration, Ticks now) {
+    prune(now);
     std::size_t at = 0;
     const Ticks start = earliest(arrival, duration, &at);
     book(at, start, start + duration);
@@ -44,7 +47,7 @@ class BandwidthServer {
   }
 
   // End of the last booked interval.
-  Ticks busy_until() const { return booked_.empty() ? last_end_ : booked_.back().end; }
+  Ticks busy_until() const { return booked_.size() == head_ ? last_end_ : booked_.back().end; }
   Ticks busy_ticks() const { return busy_ticks_; }
   Ticks wait_ticks() const { return wait_ticks_; }
   std::uint64_t requests() const { return requests_; }
@@ -62,8 +65,13 @@ class BandwidthServer {
   // First fit: walk the bookings that end after `arrival` (sorted, disjoint) and stop at the
   // first gap of `duration`. `at` receives the index before which the new booking goes.
   Ticks earliest(Ticks arrival, Ticks duration, std::size_t* at) const {
-    auto it = std::upper_bound(booked_.begin(), booked_.end(), arrival,
-                               [](Ticks t, const BusyInterval& b) { return t < b.end; });
+    // Common case: the request arrives after all booked work (in-order traffic).
+    if (booked_.size() == head_ || booked_.back().end <= arrival) {
+      if (at) *at = booked_.size();
+      return arrival;
+    }
+    auto it = std::upper_bound(booked_.begin() + static_cast<std::ptrdiff_t>(head_), booked_.end(),
+                               arrival, [](Ticks t, const BusyInterval& b) { return t < b.end; });
     Ticks start = arrival;
     for (; it != booked_.end(); ++it) {
       if (it->start >= start + duration) break;
@@ -76,7 +84,7 @@ class BandwidthServer {
   // Inserts [start, end) before index `at`, merging with touching neighbours so that
   // back-to-back service stays one entry.
   void book(std::size_t at, Ticks start, Ticks end) {
-    if (at > 0 && booked_[at - 1].end == start) {
+    if (at > head_ && booked_[at - 1].end == start) {
       booked_[at - 1].end = end;
       if (at < booked_.size() && booked_[at].start == end) {
         booked_[at - 1].end = booked_[at].end;
@@ -88,18 +96,35 @@ class BandwidthServer {
       booked_[at].start = start;
       return;
     }
-    booked_.insert(booked_.begin() + static_cast<std::ptrdiff_t>(at), BusyInterval{start, end});
+    if (at == booked_.size())
+      booked_.push_back(BusyInterval{start, end});
+    else
+      booked_.insert(booked_.begin() + static_cast<std::ptrdiff_t>(at), BusyInterval{start, end});
   }
 
+  // Drops the bookings that ended by `now`. They leave from the front, so they are skipped by
+  // advancing head_ and the storage is compacted only once they make up most of it.
   void prune(Ticks now) {
-    std::size_t n = 0;
+    std::size_t n = head_;
     while (n < booked_.size() && booked_[n].end <= now) ++n;
-    if (n == 0) return;
+    if (n == head_) return;
     last_end_ = std::max(last_end_, booked_[n - 1].end);
-    booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(n));
+    if (n == booked_.size()) {
+      booked_.clear();
+      head_ = 0;
+      return;
+    }
+    head_ = n;
+    if (head_ >= 64 && head_ * 2 >= booked_.size()) {
+      booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
   }
 
-  std::vector<BusyInterval> booked_;  // future and current work, sorted and disjoint
+  // booked_[head_, size): future and current work, sorted and disjoint; [0, head_) are
+  // bookings already dropped, not yet removed from the storage.
+  std::vector<BusyInterval> booked_;
+  std::size_t head_ = 0;
   Ticks last_end_ = 0;                // end of the latest booking already dropped
   Ticks busy_ticks_ = 0;
   Ticks wait_ticks_ = 0;

@@ -46,7 +46,7 @@ class BlockAccess {
  private:
   Ticks transport(tlm::tlm_command cmd, std::uint64_t address, unsigned char* data,
                   std::uint32_t bytes, Ticks at) {
-    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks now = now_ticks();
     if (at < now) fail(cmd, address, bytes, "requested in the past");
     payload_.set_command(cmd);
     payload_.set_address(address);

@@ -127,7 +127,7 @@ class DmaChannel : public OpExecutor {
       while (queue_.empty()) sc_core::wait(queue_event_);
       Pending p = std::move(queue_.front());
       queue_.pop_front();
-      const Ticks now = to_ticks(sc_core::sc_time_stamp());
+      const Ticks now = now_ticks();
       OpTiming t;
       try {
         t = transfer(p.desc, now);
@@ -146,7 +146,7 @@ class DmaChannel : public OpExecutor {
 
   // Body of the channel's completion method (sensitive to completion_timer()).
   void fire_completions() {
-    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks now = now_ticks();
     while (!completions_.empty() && completions_.front().at <= now) {
       std::function<void()> cb = std::move(completions_.front().on_done);
       completions_.pop_front();

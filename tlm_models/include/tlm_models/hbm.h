@@ -179,7 +179,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
-    Ticks now = to_ticks(sc_core::sc_time_stamp());
+    Ticks now = now_ticks();
     Ticks arrival = now + to_ticks(delay);
     if (requests_++ == 0) first_arrival_ = arrival;
     ++(write ? writes_ : reads_);

@@ -155,15 +155,15 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    Ticks now = to_ticks(sc_core::sc_time_stamp());
+    Ticks now = now_ticks();
     Ticks xfer = ceil_div(len, p_.width) * period_;
-    Ticks grant = links_[r->out].serve(now + to_ticks(delay), xfer);
+    Ticks grant = links_[r->out].serve(now + to_ticks(delay), xfer, now);
     out_bytes_[r->out] += len;
     sc_core::sc_time fwd = from_ticks(grant + hop_ - now);
     t.set_address(addr - r->base);
     out[static_cast<int>(r->out)]->b_transport(t, fwd);
     t.set_address(addr);
-    Ticks after = to_ticks(sc_core::sc_time_stamp());  // the target may have waited
+    Ticks after = now_ticks();  // the target may have waited
     Ticks done = std::max(after + to_ticks(fwd), grant + hop_ + xfer) + hop_;
     delay = from_ticks(done - after);
   }

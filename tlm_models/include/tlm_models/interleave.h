@@ -28,7 +28,11 @@ inline void add_interleaved_bytes(std::uint64_t addr, std::uint64_t len, std::ui
   std::uint64_t extra = whole % units;
   if (rounds)
     for (unsigned u = 0; u < units; ++u) bytes[u] += rounds * granule;
-  for (std::uint64_t i = 0; i < extra; ++i) bytes[(first + 1 + i) % units] += granule;
+  auto u = static_cast<unsigned>((first + 1) % units);
+  for (std::uint64_t i = 0; i < extra; ++i) {
+    bytes[u] += granule;
+    if (++u == units) u = 0;
+  }
 }
 
 }  // namespace tlm_models

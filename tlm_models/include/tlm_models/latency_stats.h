@@ -25,18 +25,19 @@ class LatencyStats {
     ++count_;
     sum_ += latency;
     max_ = std::max(max_, latency);
-    ++hist_[bucket(latency)];
+    // ticks_per_second() is fixed once it has been read (reading it fixes the time resolution).
+    if (ticks_per_second_ == 0) ticks_per_second_ = ticks_per_second();
+    ++hist_[bucket(latency, ticks_per_second_)];
   }
 
-  static unsigned bucket(Ticks latency) {
-    // The bucket index is the bit width of the whole nanoseconds.
-    auto ns = static_cast<std::uint64_t>(ticks_to_ns(latency));
-    unsigned width = 0;
-    while (ns != 0 && width < kBuckets - 1) {
-      ++width;
-      ns >>= 1;
-    }
-    return width;
+  static unsigned bucket(Ticks latency) { return bucket(latency, ticks_per_second()); }
+
+  // The bucket index is the bit width of the whole nanoseconds (as ticks_to_ns computes them).
+  static unsigned bucket(Ticks latency, double ticks_per_second) {
+    auto ns = static_cast<std::uint64_t>(static_cast<double>(latency) * 1e9 / ticks_per_second);
+    if (ns == 0) return 0;
+    const auto width = static_cast<unsigned>(64 - __builtin_clzll(ns));
+    return width < kBuckets - 1 ? width : kBuckets - 1;
   }
 
   static std::string bucket_name(unsigned b) {
@@ -65,6 +66,7 @@ class LatencyStats {
   Ticks sum_ = 0;
   Ticks max_ = 0;
   std::array<std::uint64_t, kBuckets> hist_{};
+  double ticks_per_second_ = 0;  // cached on first use
 };
 
 }  // namespace tlm_models

@@ -246,7 +246,7 @@ class Replayer : public sc_core::sc_module {
       if (fill_state == Fill::at_cap) ++lookahead_limited_;
       issue(pick);
     }
-    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks now = now_ticks();
     if (metrics_.last_done() > now) wait(from_ticks(metrics_.last_done() - now));
   }
 
@@ -279,7 +279,7 @@ class Replayer : public sc_core::sc_module {
       await_input();
       return false;
     }
-    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks now = now_ticks();
     if (pick.start <= now) return true;
     awaiting_input_ = true;
     wait(from_ticks(pick.start - now), input_arrived_);
@@ -327,31 +327,32 @@ class Replayer : public sc_core::sc_module {
   }
 
   void check_record(const TraceOp& op, std::uint64_t pos) const {
-    const std::string at = "record " + std::to_string(pos) + ": ";
+    // The message prefix is built only on the way to an error.
+    auto at = [pos] { return "record " + std::to_string(pos) + ": "; };
     const char* kind = op_kind_name(op.kind);
     if (kind == nullptr)
-      throw ReplayStop(at + "unknown operation kind " + std::to_string(op.kind), pos);
+      throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
     if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
-      throw ReplayStop(at + "engine " + std::to_string(op.engine) + " is not bound (platform has: " +
+      throw ReplayStop(at() + "engine " + std::to_string(op.engine) + " is not bound (platform has: " +
                        bound_names() + ")", pos);
     const EngineMetrics& em = metrics_.engine(op.engine);
     if (!runs_on(op.kind, em.kind))
-      throw ReplayStop(at + "a " + kind + " cannot run on " + em.name + " (a " +
+      throw ReplayStop(at() + "a " + kind + " cannot run on " + em.name + " (a " +
                        engine_kind_name(em.kind) + " engine)", pos);
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
       if (d > pos)
-        throw ReplayStop(at + "dependency " + std::to_string(d) +
+        throw ReplayStop(at() + "dependency " + std::to_string(d) +
                          " reaches before the start of the trace", pos);
       if (d > window_)
-        throw ReplayStop(at + "dependency " + std::to_string(d) + " reaches beyond the window " +
+        throw ReplayStop(at() + "dependency " + std::to_string(d) + " reaches beyond the window " +
                          std::to_string(window_), pos);
     }
   }
 
   Pick choose() const {
     Pick best;
-    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks now = now_ticks();
     const Ticks floor = sched_now_ > now ? sched_now_ : now;
     for (unsigned idx : bound_) {
       const Engine& e = engines_[idx];
@@ -394,7 +395,7 @@ class Replayer : public sc_core::sc_module {
     OpWindow::Slot& slot = window_buf_.at(pick.pos);
     const TraceOp& op = slot.op;
 
-    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    const Ticks now = now_ticks();
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
     OpTiming timing;

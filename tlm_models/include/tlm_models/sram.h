@@ -15,7 +15,6 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "tlm_models/bandwidth_server.h"
-#include "tlm_models/interleave.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
@@ -57,7 +56,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     ports_.resize(p.ports);
     port_bytes_.assign(p.ports, 0);
     banks_.resize(p.banks);
-    scratch_.assign(p.banks, 0);
+    extra_diff_.assign(p.banks + 1, 0);
     if (p.storage) data_.assign(p.capacity, 0);
     target.register_b_transport(this, &Sram::b_transport);
     target.register_transport_dbg(this, &Sram::transport_dbg);
@@ -69,7 +68,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   std::uint64_t bank_word() const { return bank_word_; }
   unsigned bank_of(std::uint64_t addr) const { return static_cast<unsigned>((addr / bank_word_) % p_.banks); }
   const BandwidthServer& port(unsigned i) const { return ports_[i]; }
-  std::uint64_t bank_conflicts(unsigned b) const { return banks_[b].conflicts; }
+  std::uint64_t bank_conflicts(unsigned b) const { return bank_conflict_count(b); }
 
   void collect_stats(StatsGroup& g) const override {
     std::uint64_t conflicts = 0;
@@ -82,11 +81,11 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     }
     for (unsigned b = 0; b < banks_.size(); ++b) {
       StatsGroup& bg = g.child("bank" + std::to_string(b));
-      bg.add("bytes", static_cast<double>(banks_[b].bytes), "B", "bytes in this bank's words");
-      bg.add("busy_time", ticks_to_ns(banks_[b].busy), "ns", "time some port was accessing the bank");
-      bg.add("conflicts", static_cast<double>(banks_[b].conflicts), "requests",
+      bg.add("bytes", static_cast<double>(bank_bytes(b)), "B", "bytes in this bank's words");
+      bg.add("busy_time", ticks_to_ns(bank_busy(b)), "ns", "time some port was accessing the bank");
+      bg.add("conflicts", static_cast<double>(bank_conflict_count(b)), "requests",
              "requests that found the bank in use by another port");
-      conflicts += banks_[b].conflicts;
+      conflicts += bank_conflict_count(b);
     }
     g.add("reads", static_cast<double>(reads_), "requests", "read transactions served");
     g.add("writes", static_cast<double>(writes_), "requests", "write transactions served");
@@ -101,6 +100,8 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     for (auto& p : ports_) p.reset_stats();
     std::fill(port_bytes_.begin(), port_bytes_.end(), 0);
     for (auto& b : banks_) b.bytes = b.busy = b.conflicts = 0;
+    shared_bytes_ = shared_busy_ = shared_conflicts_ = 0;
+    std::fill(extra_diff_.begin(), extra_diff_.end(), 0);
     reads_ = writes_ = bytes_read_ = bytes_written_ = errors_ = 0;
     latency_stats_.reset();
   }
@@ -121,7 +122,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
-    Ticks now = to_ticks(sc_core::sc_time_stamp());
+    Ticks now = now_ticks();
     Ticks arrival = now + to_ticks(delay);
     Ticks duration = ceil_div(len, p_.port_width) * period_;
     // The port that can serve it first (lowest index on a tie) takes the request.
@@ -134,7 +135,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
         port = i;
       }
     }
-    Ticks start = ports_[port].serve(arrival, duration);
+    Ticks start = ports_[port].serve(arrival, duration, now);
     Ticks end = start + duration;
     account_banks(addr, len, start, end);
     port_bytes_[port] += len;
@@ -161,19 +162,113 @@ class Sram : public sc_core::sc_module, public StatsProvider {
 
   // Banks are accounted, not timed: a request holds every bank it touches for its port interval
   // [start, end); finding one still held by an earlier request counts a conflict there.
+  // The bytes per bank are those of add_interleaved_bytes (interleave.h): the partial head and
+  // tail words, whole rounds over all banks, and `extra` words in the banks after the head's.
+  //
+  // Most requests touch every bank. While every bank has the same busy_until (uniform_), such a
+  // request changes all banks alike, so it is accounted once in shared_ counters that every
+  // bank's figures include, and its round-robin words as a range update of extra_diff_: O(1)
+  // instead of a pass over the banks.
   void account_banks(std::uint64_t addr, std::uint64_t len, Ticks start, Ticks end) {
-    add_interleaved_bytes(addr, len, bank_word_, p_.banks, scratch_);
-    for (unsigned b = 0; b < p_.banks; ++b) {
-      if (!scratch_[b]) continue;
-      Bank& bank = banks_[b];
-      if (bank.busy_until > start) ++bank.conflicts;
-      Ticks from = std::max(start, bank.busy_until);
-      if (end > from) bank.busy += end - from;
-      bank.busy_until = std::max(bank.busy_until, end);
-      bank.bytes += scratch_[b];
-      scratch_[b] = 0;
+    if (len == 0) return;
+    const unsigned banks = p_.banks;
+    const std::uint64_t first = addr / bank_word_;
+    const std::uint64_t last = (addr + len - 1) / bank_word_;
+    const auto first_bank = static_cast<unsigned>(first % banks);
+    if (first == last) {
+      if (banks == 1 && uniform_) {
+        hold_all(start, end);
+        shared_bytes_ += len;
+        return;
+      }
+      materialize();
+      hold_bank(first_bank, len, start, end);
+      return;
+    }
+    const std::uint64_t head = (first + 1) * bank_word_ - addr;
+    const std::uint64_t tail = addr + len - last * bank_word_;
+    const auto last_bank = static_cast<unsigned>(last % banks);
+    const std::uint64_t whole = last - first - 1;
+    const std::uint64_t round_bytes = (whole / banks) * bank_word_;
+    const auto extra = static_cast<unsigned>(whole % banks);
+    const unsigned after_head = first_bank + 1 == banks ? 0 : first_bank + 1;
+    if (uniform_ && whole + 2 >= banks) {  // head, whole words and tail cover every bank
+      hold_all(start, end);
+      shared_bytes_ += round_bytes;
+      add_extra(after_head, extra);
+      banks_[first_bank].bytes += head;
+      banks_[last_bank].bytes += tail;
+      return;
+    }
+    materialize();
+    // Walk the banks starting after the head's: the first `extra` of them get one more word.
+    unsigned b = after_head;
+    Ticks latest = 0;
+    bool all = true;
+    for (unsigned i = 0; i < banks; ++i) {
+      std::uint64_t bytes = round_bytes + (i < extra ? bank_word_ : 0);
+      if (b == first_bank) bytes += head;
+      if (b == last_bank) bytes += tail;
+      latest = std::max(latest, banks_[b].busy_until);
+      if (bytes)
+        hold_bank(b, bytes, start, end);
+      else
+        all = false;
+      if (++b == banks) b = 0;
+    }
+    if (all && latest <= end) {  // every bank now busy until `end`
+      uniform_ = true;
+      common_until_ = end;
     }
   }
+
+  // A hold of every bank while they share busy_until (common_until_).
+  void hold_all(Ticks start, Ticks end) {
+    if (common_until_ > start) ++shared_conflicts_;
+    Ticks from = std::max(start, common_until_);
+    if (end > from) shared_busy_ += end - from;
+    common_until_ = std::max(common_until_, end);
+  }
+
+  // One more bank word in each of the `count` banks from `from` on (wrapping): a range update
+  // of the difference array whose prefix sums are the banks' extra bytes.
+  void add_extra(unsigned from, unsigned count) {
+    if (count == 0) return;
+    const unsigned banks = p_.banks;
+    extra_diff_[from] += bank_word_;
+    if (from + count <= banks) {
+      extra_diff_[from + count] -= bank_word_;
+    } else {
+      extra_diff_[banks] -= bank_word_;
+      extra_diff_[0] += bank_word_;
+      extra_diff_[from + count - banks] -= bank_word_;
+    }
+  }
+
+  // Leaves the uniform state: every bank gets its own busy_until again.
+  void materialize() {
+    if (!uniform_) return;
+    for (auto& bank : banks_) bank.busy_until = common_until_;
+    uniform_ = false;
+  }
+
+  void hold_bank(unsigned b, std::uint64_t bytes, Ticks start, Ticks end) {
+    Bank& bank = banks_[b];
+    if (bank.busy_until > start) ++bank.conflicts;
+    Ticks from = std::max(start, bank.busy_until);
+    if (end > from) bank.busy += end - from;
+    bank.busy_until = std::max(bank.busy_until, end);
+    bank.bytes += bytes;
+  }
+
+  // A bank's figures: its own plus the shared ones.
+  std::uint64_t bank_bytes(unsigned b) const {
+    std::uint64_t extra = 0;
+    for (unsigned i = 0; i <= b; ++i) extra += extra_diff_[i];
+    return banks_[b].bytes + shared_bytes_ + extra;
+  }
+  Ticks bank_busy(unsigned b) const { return banks_[b].busy + shared_busy_; }
+  std::uint64_t bank_conflict_count(unsigned b) const { return banks_[b].conflicts + shared_conflicts_; }
 
   unsigned transport_dbg(int, tlm::tlm_generic_payload& t) {
     std::uint64_t addr = t.get_address();
@@ -215,8 +310,13 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   std::uint64_t bank_word_ = 1;
   std::vector<BandwidthServer> ports_;
   std::vector<std::uint64_t> port_bytes_;
-  std::vector<Bank> banks_;
-  std::vector<std::uint64_t> scratch_;  // per-bank bytes of the request being accounted
+  std::vector<Bank> banks_;  // busy_until is common_until_ for every bank while uniform_
+  bool uniform_ = true;
+  Ticks common_until_ = 0;
+  std::uint64_t shared_bytes_ = 0;  // in every bank's figures
+  Ticks shared_busy_ = 0;
+  std::uint64_t shared_conflicts_ = 0;
+  std::vector<std::uint64_t> extra_diff_;  // banks + 1 entries; prefix sums: extra bytes per bank
   std::vector<unsigned char> data_;
   LatencyStats latency_stats_;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, errors_ = 0;

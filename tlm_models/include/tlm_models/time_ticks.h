@@ -14,7 +14,31 @@ namespace tlm_models {
 using Ticks = std::uint64_t;
 
 inline Ticks to_ticks(const sc_core::sc_time& t) { return t.value(); }
-inline sc_core::sc_time from_ticks(Ticks v) { return sc_core::sc_time::from_value(v); }
+
+// One tick as an sc_time (reading it, like from_value of a non-zero value, fixes the time
+// resolution).
+inline const sc_core::sc_time& one_tick() {
+  static const sc_core::sc_time tick = sc_core::sc_time::from_value(1);
+  return tick;
+}
+
+// sc_time::from_value(v), without a call into the SystemC library on the per-request path: one
+// tick scaled by v (sc_time's inline operator*=) is exact below 2^52 ticks, where v + 0.5 is
+// representable and the product is truncated back to v.
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline sc_core::sc_time from_ticks(Ticks v) {
+  if (v == 0) return sc_core::sc_time();
+  if (v < (Ticks{1} << 52)) return one_tick() * static_cast<double>(v);
+  return sc_core::sc_time::from_value(v);
+}
+
+// to_ticks(sc_core::sc_time_stamp()), inlined (sc_time_stamp() is a library call).
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline Ticks now_ticks() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
 
 // Ticks in one second at the current time resolution (1e12 for the default 1 ps).
 inline double ticks_per_second() {
