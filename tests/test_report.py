@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.study_jobs import fake_result
+from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
 from tlm_models.study.grid import GridSpec, expand_grid
 from tlm_models.study.report import render_report, write_report
@@ -133,3 +134,70 @@ def test_variants_get_their_own_sections_and_plots(tmp_path: Path) -> None:
     text = write_report(tmp_path).read_text()
     assert "## platforms/attenio.yaml, sram.capacity=256KiB" in text
     assert (tmp_path / "speedup-1.png").exists() and (tmp_path / "speedup-2.png").exists()
+
+
+def _write_approx_results(directory: Path) -> None:
+    """Exact dataflows with quadratic traffic and approx with linear traffic, d = 16 and 64."""
+    store = ResultStore(directory)
+    for d in (16, 64):
+        for n in (8192, 16384, 32768):
+            for dataflow, per_row in (("flash2", n // 32), ("attenio", n // 1024)):
+                config = RunConfig(dataflow, n, d)
+                result = fake_result(config)
+                total = 2 * n * d * per_row
+                result["offchip_bytes"] = {"read": total - 2 * n * d, "write": 2 * n * d}
+                result["offchip_bytes"]["total"] = total
+                result["bounds"] = {"closed_form": total, "mmm_lower": n * n}
+                store.append(result_record(config, result))
+            for degree in (1, 2, 3):
+                config = RunConfig("approx", n, d, extra=(("degree", str(degree)),))
+                result = fake_result(config)
+                result["offchip_bytes"] = {"read": 6 * n * d, "write": 2 * n * d}
+                result["offchip_bytes"]["total"] = 8 * n * d
+                result["sim_time_ns"] = 0.5 * n * d * degree
+                result["bounds"] = {"closed_form": 8 * n * d, "approx_lower_bound": 8 * n * d}
+                store.append(result_record(config, result))
+
+
+def test_report_has_approx_slopes_and_tradeoff(tmp_path: Path) -> None:
+    _write_approx_results(tmp_path)
+    text = render_report(list(ResultStore(tmp_path).latest().values()))
+    assert "## Approximate attention" in text
+    lines = text.splitlines()
+    slopes = lines[lines.index("| Dataflow | d = 16 | d = 64 |") :]
+    rows = {line.split("|")[1].strip(): line for line in slopes[2:] if line.startswith("| ")}
+    assert rows["flash2"].split("|")[2].strip() == "2.00 (N 8K–32K)"
+    assert rows["attenio"].split("|")[3].strip() == "2.00 (N 8K–32K)"
+    for degree in (1, 2, 3):
+        assert rows[f"approx degree={degree}"].split("|")[2].strip() == "1.00 (N 8K–32K)"
+    tradeoff = [line for line in lines if line.startswith("| 64 | 3 | 1 | 32K |")]
+    assert len(tradeoff) == 1
+    cells = [cell.strip() for cell in tradeoff[0].split("|")[1:-1]]
+    error = approx_error(3, 1.0, 64)
+    assert cells[4] == f"{0.5 * 32768 * 64 * 3 * 1e-6:.3f}"  # simulated time, ms
+    assert cells[5] == "16.00"  # 8 N d bytes at N = 32K, d = 64, in MiB
+    assert cells[7] == f"{error['max_rel']:.2e}" and cells[8] == f"{error['mean_rel']:.2e}"
+    # AttenIO (fake) runs n^2 d / 6144 ns; approx 1.5 n d ns at g = 3.
+    assert cells[6] == f"{(32768 * 32768 * 64 / 2048 / 3) / (0.5 * 32768 * 64 * 3):.2f}"
+
+
+def test_report_without_approx_has_no_approx_section(tmp_path: Path) -> None:
+    _write_results(tmp_path)
+    assert "Approximate attention" not in render_report(
+        list(ResultStore(tmp_path).latest().values())
+    )
+
+
+def test_write_report_draws_the_approx_plots(tmp_path: Path) -> None:
+    _write_approx_results(tmp_path)
+    text = write_report(tmp_path).read_text()
+    section = text[text.index("## Approximate attention") :]
+    for stem in ("approx_slopes", "approx_tradeoff"):
+        assert f"({stem}.png)" in section
+        width, height = _png_size(tmp_path / f"{stem}.png")
+        assert 400 <= width <= 3000 and 200 <= height <= 3000
+        image = pytest.importorskip("matplotlib.image").imread(tmp_path / f"{stem}.png")
+        assert image.std() > 0.05
+    svg = (tmp_path / "approx_slopes.svg").read_text()
+    assert "slope 1.00" in svg and "slope 2.00" in svg  # the fitted slopes are in the legend
+    assert not (tmp_path / "speedup.png").exists()  # no Standard runs: no speedup plot

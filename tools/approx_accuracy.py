@@ -1,42 +1,29 @@
-"""Max error of polynomial attention against softmax attention, by degree g and entry bound B.
+"""Error of polynomial attention against softmax attention, by degree g and entry bound B.
 
-Inputs are uniform with |q.k| / sqrt(d) <= B (entries in [-a, a], a = sqrt(B) / d^(1/4)); the
-error is max |O_poly - O_softmax| / max |O_softmax| over 4 heads. Prints a Markdown table.
+The error is the study's ``approx_error`` (tlm_models.study.approx_study): seeded uniform
+Q, K, V of 512 rows with |q.k| / sqrt(d) <= B, max |O_poly - O_softmax| / max |O_softmax|.
+Prints a Markdown table for docs/dataflows.md.
 
-    .venv/bin/python tools/approx_accuracy.py [N] [d]
+    .venv/bin/python tools/approx_accuracy.py [d]
 """
 
 from __future__ import annotations
 
 import sys
 
-import numpy as np
-
-from tlm_models.dataflows.polynomial import exp_poly_coefficients, poly_attention
-from tlm_models.reference import attention
+from tlm_models.study.approx_study import ERROR_SEQ_LEN, approx_error
 
 DEGREES = (1, 2, 3, 4)
 BOUNDS = (0.5, 1.0, 2.0, 4.0)
 
 
-def max_error(n: int, d: int, degree: int, bound: float, seed: int = 0) -> float:
-    """Relative max error of degree-g polynomial attention on inputs bounded by ``bound``."""
-    rng = np.random.default_rng(seed)
-    a = np.sqrt(bound) / d**0.25
-    q, k, v = (rng.uniform(-a, a, (4, n, d)) for _ in range(3))
-    exact = attention(q, k, v)
-    approx = poly_attention(q, k, v, exp_poly_coefficients(degree, bound))
-    return float(np.abs(approx - exact).max() / np.abs(exact).max())
-
-
 def main(argv: list[str]) -> int:
-    n = int(argv[0]) if argv else 512
-    d = int(argv[1]) if len(argv) > 1 else 64
-    print(f"N = {n}, d = {d}: max |O_poly - O_softmax| / max |O_softmax|\n")
+    d = int(argv[0]) if argv else 64
+    print(f"N = {ERROR_SEQ_LEN}, d = {d}: max |O_poly - O_softmax| / max |O_softmax|\n")
     print("| B | " + " | ".join(f"g = {g}" for g in DEGREES) + " |")
     print("|---|" + "---|" * len(DEGREES))
     for bound in BOUNDS:
-        cells = " | ".join(f"{max_error(n, d, g, bound):.1e}" for g in DEGREES)
+        cells = " | ".join(f"{approx_error(g, bound, d)['max_rel']:.1e}" for g in DEGREES)
         print(f"| {bound:g} | {cells} |")
     return 0
 

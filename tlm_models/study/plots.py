@@ -1,5 +1,6 @@
 """Sweep plots (PNG + SVG): speedup, off-chip bytes beside their bounds, utilization, stalls
-and overlap, and a timeline excerpt of each dataflow from DIR/timelines/*.json.
+and overlap, a timeline excerpt of each dataflow from DIR/timelines/*.json, and, when approx
+ran, off-chip bytes against N with fitted slopes and approx's time/traffic/error trade-off.
 
 Timelines are Chrome trace JSON: ``{"traceEvents": [{"name", "ph": "X", "ts", "dur", "pid",
 "tid"}, ...]}`` with times in microseconds; ``"M"`` events named ``thread_name`` /
@@ -24,9 +25,16 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from tlm_models.errors import UserError
+from tlm_models.study.approx_study import (
+    TradeoffRow,
+    approx_records,
+    slope_series,
+    tradeoff_rows,
+)
 from tlm_models.study.config import DATAFLOWS
 from tlm_models.study.variants import (
     Variant,
+    approx_heading,
     format_tokens,
     group_variants,
     label_of,
@@ -34,22 +42,33 @@ from tlm_models.study.variants import (
     metric,
 )
 
-__all__ = ["TIMELINE_DIR", "plot_timelines", "plot_variant", "write_plots"]
+__all__ = ["TIMELINE_DIR", "plot_approx", "plot_timelines", "plot_variant", "write_plots"]
 
 TIMELINE_DIR = "timelines"
 _MIB = 2**20
 _PALETTE = plt.get_cmap("tab10")
+#: Legends of many series go under their panel, clear of the lines.
+_LEGEND_BELOW: dict[str, Any] = {
+    "fontsize": 8,
+    "loc": "upper center",
+    "bbox_to_anchor": (0.5, -0.2),
+    "ncol": 2,
+}
 
 
 def write_plots(
     directory: Path, records: Sequence[dict[str, Any]]
 ) -> dict[str, list[tuple[str, str]]]:
-    """Writes every plot into ``directory``; maps variant title ("" = all) to (caption, PNG)."""
+    """Writes every plot into ``directory``; maps section title to (caption, PNG) pairs: the
+    variant's title, its ``approx_heading`` (when approx ran), "" for the whole sweep."""
     variants = group_variants(records)
+    titled = len(variants) > 1
     figures: dict[str, list[tuple[str, str]]] = {}
     for index, variant in enumerate(variants):
-        suffix = f"-{index + 1}" if len(variants) > 1 else ""
+        suffix = f"-{index + 1}" if titled else ""
         figures[variant.title()] = plot_variant(variant, directory, suffix)
+        if approx_records(variant.records):
+            figures[approx_heading(variant, titled)] = plot_approx(variant, directory, suffix)
     traces = sorted((directory / TIMELINE_DIR).glob("*.json"), key=_dataflow_order)
     if traces:
         plot_timelines(traces, directory / "timeline.png")
@@ -71,14 +90,17 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
         _save(fig, directory / f"{stem}{suffix}.png")
         written.append((caption, f"{stem}{suffix}.png"))
 
-    fig, axes = _grid(1, len(head_dims))
-    for ax, d in zip(axes[0], head_dims, strict=True):
-        subset = [r for r in records if int(r["head_dim"]) == d]
-        _grouped_bars(ax, subset, colors, partial(_speedup, records=subset), {"standard"})
-        ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
-        ax.set_ylabel("Speedup over standard (×)")
-        ax.set_title(f"d = {d}")
-    save(fig, "speedup", "Speedup over Standard")
+    # Speedups exist only where Standard ran (a side study may add other head dims).
+    baseline_dims = sorted({int(r["head_dim"]) for r in records if label_of(r) == "standard"})
+    if baseline_dims:
+        fig, axes = _grid(1, len(baseline_dims))
+        for ax, d in zip(axes[0], baseline_dims, strict=True):
+            subset = [r for r in records if int(r["head_dim"]) == d]
+            _grouped_bars(ax, subset, colors, partial(_speedup, records=subset), {"standard"})
+            ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+            ax.set_ylabel("Speedup over standard (×)")
+            ax.set_title(f"d = {d}")
+        save(fig, "speedup", "Speedup over Standard")
 
     fig, axes = _grid(1, len(head_dims))
     for ax, d in zip(axes[0], head_dims, strict=True):
@@ -113,6 +135,93 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
                 ax.set_ylim(0, 105)
                 ax.set_title(f"d = {d}")
         save(fig, stem, caption)
+    return written
+
+
+def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
+    """Off-chip bytes vs N with fitted slopes (one panel per d that has approx runs), and
+    approx's error against time and traffic per token; returns (caption, PNG) pairs."""
+    records = variant.ok_records()
+    rows = tradeoff_rows(records)
+    if not rows:
+        return []
+    colors = {label: _PALETTE(i % 10) for i, label in enumerate(labels_in(records))}
+    written: list[tuple[str, str]] = []
+    approx_dims = sorted({row.head_dim for row in rows})
+    series = [s for s in slope_series(records) if s.head_dim in approx_dims]
+    dims = sorted({s.head_dim for s in series})
+    if dims:
+        fig, axes = _grid(1, len(dims), height=4.2)
+        for ax, d in zip(axes[0], dims, strict=True):
+            at_d = [s for s in series if s.head_dim == d]
+            for s in at_d:
+                ns, values = zip(*s.points, strict=True)
+                ax.plot(
+                    ns,
+                    [v / _MIB for v in values],
+                    marker="o",
+                    color=colors[s.label],
+                    linestyle=":" if s.label.startswith("approx") else "-",
+                    label=f"{s.label}: slope {s.slope:.2f}",
+                )
+            seq_lens = sorted({n for s in at_d for n, _ in s.points})
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xticks(seq_lens, [format_tokens(n) for n in seq_lens])
+            ax.minorticks_off()
+            ax.set_xlabel("Sequence length N (tokens, log scale)")
+            ax.set_ylabel("Off-chip traffic (MiB, log scale)")
+            ax.set_title(f"d = {d}")
+            ax.grid(alpha=0.3, which="major")
+            ax.legend(title="fitted slope of log bytes vs log N", title_fontsize=8, **_LEGEND_BELOW)
+        caption = "Off-chip traffic against N, exact and approximate, with fitted slopes"
+        fig.suptitle(f"{caption} — {variant.title()}", fontsize=11)
+        _save(fig, directory / f"approx_slopes{suffix}.png")
+        written.append((caption, f"approx_slopes{suffix}.png"))
+
+    # Per token, so runs at different N share one axis (approx cost is linear in N);
+    # each (d, g, B) is shown at the largest N it ran.
+    largest: dict[tuple[int, int, float], TradeoffRow] = {}
+    for row in rows:
+        if row.time_ns is None or row.offchip_bytes is None:
+            continue
+        ident = (row.head_dim, row.degree, row.bound)
+        if ident not in largest or row.seq_len > largest[ident].seq_len:
+            largest[ident] = row
+    fig, axes = _grid(1, 2, height=4.2)
+    dim_colors = {d: _PALETTE(i % 10) for i, d in enumerate(approx_dims)}
+    for ax, cost, xlabel in (
+        (axes[0][0], "time_ns", "Simulated time per token (ns/token, log scale)"),
+        (axes[0][1], "offchip_bytes", "Off-chip traffic per token (bytes/token, log scale)"),
+    ):
+        for d in approx_dims:
+            for bound in sorted({b for (dd, _, b) in largest if dd == d}):
+                chosen = sorted(
+                    (row for (dd, _, b), row in largest.items() if dd == d and b == bound),
+                    key=lambda row: row.degree,
+                )
+                xs = [getattr(row, cost) / row.seq_len for row in chosen]
+                ys = [row.max_rel for row in chosen]
+                ax.plot(xs, ys, marker="o", color=dim_colors[d], label=f"d = {d}, B = {bound:g}")
+                for row, x, y in zip(chosen, xs, ys, strict=True):
+                    ax.annotate(
+                        f"g={row.degree} ({format_tokens(row.seq_len)})",
+                        (x, y),
+                        textcoords="offset points",
+                        # Alternate sides: neighbouring degrees can land on one spot.
+                        xytext=(5, 4) if row.degree % 2 else (5, -10),
+                        fontsize=7,
+                    )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("Max relative error vs softmax (log scale)")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+    caption = "Approximate attention: error against time and traffic by degree g"
+    fig.suptitle(f"{caption} — {variant.title()}", fontsize=11)
+    _save(fig, directory / f"approx_tradeoff{suffix}.png")
+    written.append((caption, f"approx_tradeoff{suffix}.png"))
     return written
 
 
@@ -240,17 +349,26 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
         )
         if points:
             ax.plot(*zip(*points, strict=True), marker="o", label=label, color=colors[label])
+    # Each dataflow's closed form is its own (dotted, in its colour); lower bounds are shared.
+    closed: dict[str, dict[int, float]] = {}
     bounds: dict[str, dict[int, float]] = {}
     for r in records:
         for name, value in dict(r.get("bounds") or {}).items():
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-                bounds.setdefault(str(name), {})[int(r["seq_len"])] = float(value) / _MIB
+                group = closed.setdefault(label_of(r), {}) if name == "closed_form" else None
+                by_n = bounds.setdefault(str(name), {}) if group is None else group
+                by_n[int(r["seq_len"])] = float(value) / _MIB
+    for label, by_n in closed.items():
+        xs = sorted(by_n)
+        ax.plot(xs, [by_n[n] for n in xs], linestyle=":", color=colors[label], linewidth=1.2)
+    if closed:
+        ax.plot([], [], linestyle=":", color="0.3", label="closed form (dotted, per dataflow)")
     for index, (name, by_n) in enumerate(sorted(bounds.items())):
         xs = sorted(by_n)
         ax.plot(
             xs,
             [by_n[n] for n in xs],
-            linestyle=("--", ":", "-.")[index % 3],
+            linestyle=("--", "-.", (0, (6, 2, 1, 2, 1, 2)))[index % 3],
             color="0.3",
             marker="x",
             label=f"bound: {name}",
@@ -262,7 +380,7 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
     ax.set_xlabel("Sequence length N (tokens)")
     ax.set_ylabel("Off-chip traffic (MiB, log scale)")
     ax.grid(alpha=0.3, which="major")
-    ax.legend(fontsize=8)
+    ax.legend(**_LEGEND_BELOW)
 
 
 def _speedup(record: dict[str, Any], records: list[dict[str, Any]]) -> float | None:

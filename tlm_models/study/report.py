@@ -1,4 +1,6 @@
-"""DIR/report.md from a sweep's results.jsonl: a table per (N, d) and the failed configurations.
+"""DIR/report.md from a sweep's results.jsonl: a table per (N, d), an approximate-attention
+section when approx ran (traffic growth in N, time and accuracy trade-off), and the failed
+configurations.
 
 Every column carries its unit; speedups compare each dataflow with Standard on the same
 variant (platform, overrides, heads).
@@ -11,10 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.study.approx_study import (
+    SlopeSeries,
+    approx_records,
+    slope_series,
+    tradeoff_rows,
+)
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
 from tlm_models.study.variants import (
     Variant,
+    approx_heading,
     format_tokens,
     group_variants,
     label_of,
@@ -33,6 +42,7 @@ _COLUMNS = (
     "Time (ms)",
     "Speedup over standard (×)",
     "Off-chip {unit}",
+    "Closed form {unit}",
     "PE MAC util. (%)",
     "Exp lane util. (%)",
     "Memory stall (%)",
@@ -67,7 +77,8 @@ def write_report(directory: Path, plots: bool = True) -> Path:
 def render_report(
     records: Sequence[dict[str, Any]], figures: Mapping[str, Sequence[tuple[str, str]]] = {}
 ) -> str:
-    """The Markdown text. ``figures`` maps a variant title ("" for all) to (caption, file)."""
+    """The Markdown text. ``figures`` maps a section title to (caption, file) pairs: a variant's
+    title, its ``approx_heading``, or "" for figures of the whole sweep."""
     failed = [record for record in records if "error" in record]
     variants = group_variants(records)
     lines = [
@@ -78,8 +89,12 @@ def render_report(
         "plus written.",
         "",
     ]
+    titled = len(variants) > 1
     for variant in variants:
-        lines += _variant_section(variant, len(variants) > 1, figures.get(variant.title(), ()))
+        lines += _variant_section(variant, titled, figures.get(variant.title(), ()))
+        if approx_records(variant.records):
+            heading = approx_heading(variant, titled)
+            lines += _approx_section(variant, heading, figures.get(heading, ()))
     for caption, filename in figures.get("", ()):
         lines += [f"![{caption}]({filename})", ""]
     if failed:
@@ -128,6 +143,7 @@ def _shape_table(rows: list[dict[str, Any]]) -> list[str]:
             _fmt(time_ns, 1e-6, 3),
             _fmt(speedup, 1.0, 2),
             _fmt(offchip, 1.0 / scale, digits),
+            _fmt(metric(record, "bounds.closed_form"), 1.0 / scale, digits),
             _fmt(metric(record, "pe.mac_utilization"), 100.0, 1),
             _fmt(metric(record, "exp.lane_utilization"), 100.0, 1),
             _fmt(metric(record, "memory_stall_fraction"), 100.0, 1),
@@ -143,13 +159,78 @@ def _shape_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _bounds(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """The closed-form bounds reported with the rows (same workload, so the first wins)."""
+    """The lower bounds reported with the rows (same workload, so the first wins); each
+    dataflow's own closed form is a column of the table instead."""
     bounds: dict[str, float] = {}
     for record in rows:
         for name, value in dict(record.get("bounds") or {}).items():
+            if name == "closed_form":
+                continue
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 bounds.setdefault(str(name), float(value))
     return bounds
+
+
+def _approx_section(
+    variant: Variant, heading: str, figures: Sequence[tuple[str, str]]
+) -> list[str]:
+    """Growth of off-chip bytes in N per dataflow, and time, traffic and error per (g, d)."""
+    records = variant.ok_records()
+    lines = [f"## {heading}", ""]
+    series = slope_series(records)
+    if series:
+        dims = sorted({s.head_dim for s in series})
+        slopes = {(s.label, s.head_dim): s for s in series}
+        lines += [
+            "Growth of off-chip traffic with N: the least-squares slope p of log(bytes) "
+            "against log(N), i.e. bytes ~ N^p (2 = quadratic, 1 = linear), over the N listed.",
+            "",
+            "| Dataflow | " + " | ".join(f"d = {d}" for d in dims) + " |",
+            "|---|" + "---:|" * len(dims),
+        ]
+        for label in labels_in(records):
+            cells = [_slope_cell(slopes.get((label, d))) for d in dims]
+            if any(cell != "–" for cell in cells):
+                lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append("")
+    rows = tradeoff_rows(records)
+    bounds = sorted({row.bound for row in rows})
+    lines += [
+        "Time and accuracy: simulated time and off-chip traffic of each approx run, and the "
+        "error of its polynomial against softmax attention on fixed random inputs with "
+        f"|q·k|/√d ≤ B (B = {', '.join(f'{b:g}' for b in bounds)}): max relative error "
+        "max|O_poly − O| / max|O|, mean relative error mean|O_poly − O| / mean|O|. "
+        "The error depends on g, d and B only, not on the platform.",
+        "",
+        "| d | g | B | N (tokens) | Time (ms) | Off-chip (MiB) | Speedup over attenio (×) "
+        "| Max rel. error | Mean rel. error |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        speedup = row.attenio_time_ns / row.time_ns if row.attenio_time_ns and row.time_ns else None
+        cells = [
+            str(row.head_dim),
+            str(row.degree),
+            f"{row.bound:g}",
+            format_tokens(row.seq_len),
+            _fmt(row.time_ns, 1e-6, 3),
+            _fmt(row.offchip_bytes, 1.0 / _MIB, 2),
+            "–" if speedup is None else f"{speedup:.3g}",
+            f"{row.max_rel:.2e}",
+            f"{row.mean_rel:.2e}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for caption, filename in figures:
+        lines += [f"![{caption}]({filename})", ""]
+    return lines
+
+
+def _slope_cell(series: SlopeSeries | None) -> str:
+    if series is None:
+        return "–"
+    ns = [n for n, _ in series.points]
+    return f"{series.slope:.2f} (N {format_tokens(ns[0])}–{format_tokens(ns[-1])})"
 
 
 def _fmt(value: float | None, scale: float, digits: int) -> str:

@@ -7,31 +7,51 @@ the trace streams from the emitter straight into the replayer, never to disk.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows import emit
-from tlm_models.dataflows.io_formulas import TRAFFIC, attention_order_bound, mmm_lower_bound
+from tlm_models.dataflows.approx import approx_params
+from tlm_models.dataflows.io_formulas import (
+    TRAFFIC,
+    approx_lower_bound,
+    approx_traffic,
+    attention_order_bound,
+    mmm_lower_bound,
+)
 from tlm_models.dataflows.workload import Workload
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.result import compose_result
+from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
 from tlm_models.timeline import write_chrome_json
 from tlm_models.vcd import write_vcd
 
 
-def bounds_bytes(workload: Workload, info: PlatformInfo, dataflow: str) -> dict[str, float]:
-    """Closed-form off-chip bytes of the dataflow's tiling and the lower bounds, for reports."""
+def bounds_bytes(
+    workload: Workload,
+    info: PlatformInfo,
+    dataflow: str,
+    params: Mapping[str, object] | None = None,
+) -> dict[str, float]:
+    """Closed-form off-chip bytes of the dataflow's tiling and the lower bounds, for reports.
+
+    ``params`` are the dataflow's parameters (approx: degree, bound); approx runs also get
+    their own lower bound, reading Q, K, V and writing O once (4Nd elements).
+    """
     m = info.capacity_elements(workload.elem_bytes)
     n, d, eb, heads = workload.seq_len, workload.head_dim, workload.elem_bytes, workload.head_count
     bounds: dict[str, float] = {
         "mmm_lower_bound": mmm_lower_bound(n, d, m) * eb * heads,
         "attention_order_bound": attention_order_bound(n, d, m) * eb * heads,
     }
-    formula = TRAFFIC.get(dataflow)
-    if formula is not None:
+    if dataflow == "approx":
+        bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
+        bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
+    elif (formula := TRAFFIC.get(dataflow)) is not None:
         bounds["closed_form"] = float(formula(workload, info).total_bytes)
     return bounds
 
@@ -70,7 +90,11 @@ def run_one(
         "tiling": dict(emitted.header.params),
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
-    result["bounds"] = bounds_bytes(workload, info, config.dataflow)
+    params = dict(config.extra)
+    result["bounds"] = bounds_bytes(workload, info, config.dataflow, params)
+    if config.dataflow == "approx":
+        p = approx_params(params)
+        result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result

@@ -12,7 +12,15 @@ from typing import Any
 from tlm_models.study.config import DATAFLOWS
 from tlm_models.study.table import sort_records
 
-__all__ = ["Variant", "format_tokens", "group_variants", "label_of", "labels_in", "metric"]
+__all__ = [
+    "Variant",
+    "approx_heading",
+    "format_tokens",
+    "group_variants",
+    "label_of",
+    "labels_in",
+    "metric",
+]
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,11 @@ class Variant:
         """The (N, d) pairs present, sorted by d then N."""
         pairs = {(int(r["seq_len"]), int(r["head_dim"])) for r in self.records}
         return sorted(pairs, key=lambda pair: (pair[1], pair[0]))
+
+
+def approx_heading(variant: Variant, titled: bool) -> str:
+    """The title of a variant's approximate-attention section (and the key of its figures)."""
+    return f"Approximate attention — {variant.title()}" if titled else "Approximate attention"
 
 
 def group_variants(records: Iterable[dict[str, Any]]) -> list[Variant]:
