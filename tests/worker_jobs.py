@@ -69,3 +69,21 @@ def tick() -> tuple[int, float, int]:
     m = gbl.worker_test.Ticker("ticker")
     gbl.sc_core.sc_start()
     return int(m.ticks), float(gbl.sc_core.sc_time_stamp().to_seconds() * 1e9), os.getpid()
+
+
+def traffic_platform(path: str) -> dict[str, int]:
+    """Elaborates a platform holding a traffic generator ``gen``, runs it to the end."""
+    from tlm_models.platform import load_platform
+    from tlm_models.platform.builder import build_platform
+
+    gbl = kernel.load_models()
+    built = build_platform(load_platform(path))
+    gbl.sc_core.sc_start()
+    gen = built.modules["gen"]
+    return {
+        "sim_time_ps": int(gbl.sc_core.sc_time_stamp().value()),
+        "last_completion_ps": int(gen.last_completion().value()),
+        "bytes": int(gen.bytes()),
+        "completed": int(gen.completed()),
+        "errors": int(gen.errors()),
+    }
