@@ -13,7 +13,7 @@ setup: systemc $(STAMP)
 systemc:
 	@if [ -n "$$SYSTEMC_HOME" ]; then \
 	  echo "using SystemC from SYSTEMC_HOME=$$SYSTEMC_HOME"; \
-	elif [ -f /usr/include/systemc.h ] && ls /usr/lib/*/libsystemc.so /usr/lib/libsystemc.so >/dev/null 2>&1; then \
+	elif [ -f /usr/include/systemc.h ] && ls /usr/lib/libsystemc.so /usr/lib/*/libsystemc.so 2>/dev/null | grep -q .; then \
 	  :; \
 	elif [ "$$(id -u)" = "0" ]; then \
 	  echo "installing libsystemc-dev with apt-get"; \

@@ -134,34 +134,39 @@ def _double_buffered(tiles: int) -> str:
 
 @pytest.mark.parametrize("tiles", [2, 4, 7])
 def test_double_buffered_loop_overlap(tmp_path: Path, tiles: int) -> None:
-    # pe.sram_traffic=false: a matmul takes exactly ceil(16*16/16) * 62 + 8 = 1000 ns.
+    # pe.sram_traffic=false: a matmul takes exactly ceil(16*16 / 16) * 62 + 8 = 1000 ns, of
+    # which 16 * 62 = 992 ns are issue: the array takes the next matmul at start + 992. The
+    # matmuls read A (0x1000..) and their K buffer and write disjoint blocks at 0x4000 + 0x200 j,
+    # so none waits for another's result.
     # Loads alternate HBM channels (tile j at 0x100*j) and always find their channel idle, so
     # each takes 375 ns (docstring).
     #   L0: [0, 375], engine_free 10.  L1: starts at 10 (channel free), [10, 385]: its read is
     #       granted at 20, HBM ch1 [21, 277], resp 378; write granted 378, SRAM port 1, done 385.
-    #   M0: [375, 1375] (needs L0).  M_j: [375 + 1000 j, 1375 + 1000 j] (PE-bound).
-    #   L_j, j >= 2: waits for M_{j-2} (buffer reuse): [1375 + 1000 (j-2), +375], entirely
-    #       under M_{j-1}.
+    #   M0: [375, 1375] (needs L0), free at 1367.  M_j: [375 + 992 j, 1375 + 992 j], each
+    #       starting when the array takes it (PE-bound; L_j is done long before, see below).
+    #   L_j, j >= 2: waits for M_{j-2} (buffer reuse): [1375 + 992 (j-2), +375], done at
+    #       992 j - 234 < 375 + 992 j, the start of M_j, and entirely under M_{j-1}.
     # io_active = 385 + 375 (T-2); hidden = 10 (L1 under M0) + 375 (T-2)
     #   overlap = (10 + 375 (T-2)) / (385 + 375 (T-2)); exposed = 375
-    # sim_time = 1375 + 1000 (T-1); compute_active = 1000 T; stall fraction = 375 / sim_time
+    # sim_time = 1375 + 992 (T-1); compute_active = |[375, 1375 + 992 (T-1)]| = 1000 + 992 (T-1)
+    #   (successive matmuls overlap by 8 ns); stall fraction = 375 / sim_time
     # dma0 idle: L_j (j >= 2) from engine_free(L_{j-1}) to M_{j-2} done, charged to buffer_free:
     #   L2: from engine_free(L1) = 20 to 1375 = 1355;
-    #   L_j (j >= 3): from engine_free(L_{j-1}) = start(L_{j-1}) + 10 = 1375 + 1000 (j-3) + 10
-    #   to 1375 + 1000 (j-2): 990 each.
+    #   L_j (j >= 3): from engine_free(L_{j-1}) = start(L_{j-1}) + 10 = 1375 + 992 (j-3) + 10
+    #   to 1375 + 992 (j-2): 982 each.
     # dma_credits: L1 was ready at 0 but the channel took it at L0's engine_free = 10.
     r = _replay(tmp_path, _double_buffered(tiles), ("pe.sram_traffic=false",))
     t = tiles
-    assert r["sim_time_ns"] == 1375.0 + 1000.0 * (t - 1)
-    assert r["compute_active_ns"] == 1000.0 * t
+    assert r["sim_time_ns"] == 1375.0 + 992.0 * (t - 1)
+    assert r["compute_active_ns"] == 1000.0 + 992.0 * (t - 1)
     assert r["io_active_ns"] == 385.0 + 375.0 * (t - 2)
     assert r["exposed_io_ns"] == 375.0
     assert r["overlap_efficiency"] == pytest.approx(
         (10 + 375 * (t - 2)) / (385 + 375 * (t - 2)), abs=1e-12
     )
-    assert r["memory_stall_fraction"] == pytest.approx(375 / (1375 + 1000 * (t - 1)), abs=1e-12)
+    assert r["memory_stall_fraction"] == pytest.approx(375 / (1375 + 992 * (t - 1)), abs=1e-12)
     assert r["stalls"]["pe"]["load_data"] == 375.0
-    expected_buffer_free = (1355.0 if t > 2 else 0.0) + 990.0 * max(0, t - 3)
+    expected_buffer_free = (1355.0 if t > 2 else 0.0) + 982.0 * max(0, t - 3)
     assert r["stalls"]["dma0"]["buffer_free"] == expected_buffer_free
     assert r["stalls"]["dma0"]["dma_credits"] == 10.0
     assert r["offchip_bytes_per_tensor"]["K"]["read"] == 256 * t

@@ -1,4 +1,5 @@
-// ExpUnit: cycle formula, SRAM traffic on/off, errors, statistics.
+// ExpUnit: cycle formula, pipelined issue and the result interlock, SRAM traffic on/off,
+// errors, statistics.
 #include <string>
 
 #include "check.h"
@@ -39,12 +40,36 @@ TEST_CASE(cycles_without_traffic) {
     // ceil(64*100/128) + 4 = 54 cycles at 1 GHz
     OpTiming t = b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(54, SC_NS));
-    CHECK_EQ(t.engine_free, sc_time(54, SC_NS));
+    // the next operation enters after the 50 issue cycles; the 4 of latency overlap it
+    CHECK_EQ(t.engine_free, sc_time(50, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
     // a partial lane group still costs a cycle: ceil(1/128) + 4
     t = b.engine.execute(exp_op(1, 1), sc_time(100, SC_NS));
     CHECK_EQ(t.done, sc_time(105, SC_NS));
     CHECK_EQ(b.mem.reads() + b.mem.writes(), 0u);
+  });
+}
+
+TEST_CASE(pipelined_issue_and_interlock) {
+  Bench b(no_traffic());
+  simulate([&] {
+    // 64 x 100: issue 50, done 54
+    OpTiming a = b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));
+    // independent (src 0x0, dst 0x80000) at 50: free 100, done 104
+    TraceOp other = exp_op(64, 100);
+    other.dst = 0x80000;
+    OpTiming c = b.engine.execute(other, a.engine_free);
+    CHECK_EQ(c.engine_free, sc_time(100, SC_NS));
+    CHECK_EQ(c.done, sc_time(104, SC_NS));
+    // reading the second result (src 0x80000) at 100 waits for its done at 104:
+    // free 104 + 50 = 154, done 104 + 54 = 158
+    TraceOp dependent = exp_op(64, 100);
+    dependent.src0 = 0x80000;
+    dependent.dst = 0xc0000;
+    OpTiming t = b.engine.execute(dependent, c.engine_free);
+    CHECK_EQ(t.engine_free, sc_time(154, SC_NS));
+    CHECK_EQ(t.done, sc_time(158, SC_NS));
+    CHECK_EQ(b.engine.interlock_wait(), sc_time(4, SC_NS));
   });
 }
 
@@ -67,6 +92,8 @@ TEST_CASE(sram_traffic_extends_done) {
     // compute 54 ns; read 12800 B (200 ns) then write 12800 B (200 ns) on one channel + 1 ns
     OpTiming t = b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(401, SC_NS));
+    // free once the read is in: 200 + 1 = 201 > issue end 50
+    CHECK_EQ(t.engine_free, sc_time(201, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_time(401 - 54, SC_NS));
     CHECK_EQ(b.mem.bytes_read(), 12800u);
     CHECK_EQ(b.mem.bytes_written(), 12800u);
@@ -104,8 +131,10 @@ TEST_CASE(errors_are_op_errors) {
 TEST_CASE(statistics_and_utilization) {
   Bench b(no_traffic());
   simulate([&] {
-    b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));   // [0, 54]
-    b.engine.execute(exp_op(64, 100), sc_time(50, SC_NS));  // [50, 104]
+    b.engine.execute(exp_op(64, 100), sc_time(0, SC_NS));  // [0, 54]
+    TraceOp second = exp_op(64, 100);
+    second.dst = 0x80000;  // independent of the first: no interlock
+    b.engine.execute(second, sc_time(50, SC_NS));  // [50, 104]
   });
   CHECK_EQ(b.engine.busy_time(), sc_time(104, SC_NS));
   CHECK_EQ(b.engine.exps(), 12800u);

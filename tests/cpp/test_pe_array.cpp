@@ -1,5 +1,5 @@
-// PeArray: cycle formulas of both mappings and of vector ops, SRAM traffic and its effect on
-// timing, errors, statistics.
+// PeArray: cycle formulas of both mappings and of vector ops, pipelined issue and the result
+// interlock, SRAM traffic and its effect on timing, errors, statistics.
 #include <cstring>
 #include <string>
 
@@ -58,7 +58,10 @@ TEST_CASE(output_stationary_matmul_cycles) {
     // passes = ceil(64/64)*ceil(32/32) = 1; 1*64 + (64+32-2) + 2 = 160 cycles
     OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(160, SC_NS));
-    CHECK_EQ(t.engine_free, sc_time(160, SC_NS));
+    // issue = passes * k = 64 cycles; the skew (94) and the pipeline latency (2) overlap
+    // the next operation
+    CHECK_EQ(t.engine_free, sc_time(64, SC_NS));
+    CHECK_EQ(b.engine.matmul_issue_cycles(64, 32, 64), 64u);
     CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
     // passes = ceil(65/64)*1 = 2; 2*10 + 94 + 2 = 116 cycles, from 1000 ns
     t = b.engine.execute(matmul(65, 32, 10), sc_time(1000, SC_NS));
@@ -106,20 +109,72 @@ TEST_CASE(sram_traffic_sets_done_when_the_port_is_slower) {
     // = 128 + 64 + 64 ns serialised from 0, plus 1 ns latency
     OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(257, SC_NS));
-    CHECK_EQ(t.engine_free, sc_time(257, SC_NS));
+    // the array takes the next operation once its operands are in: A done at 128 + 1,
+    // B at 128 + 64 + 1 = 193 > issue end 64
+    CHECK_EQ(t.engine_free, sc_time(193, SC_NS));
     CHECK_EQ(t.bandwidth_wait, sc_time(257 - 66, SC_NS));
     CHECK_EQ(b.mem.reads(), 2u);
     CHECK_EQ(b.mem.writes(), 1u);
     CHECK_EQ(b.engine.sram_bytes_read(), 12288u);
     CHECK_EQ(b.engine.sram_bytes_written(), 4096u);
-    // accumulate also reads C: another 64 ns on the port
+    // accumulate also reads C: another 64 ns on the port; the reads end at
+    // 1000 + 128 + 64 + 64 + 1 = 1257, the write at 1257 + 64 = 1321
     t = b.engine.execute(matmul(64, 32, 64, kMatmulAccumulate), sc_time(1000, SC_NS));
     CHECK_EQ(t.done, sc_time(1000 + 321, SC_NS));
+    CHECK_EQ(t.engine_free, sc_time(1257, SC_NS));
     CHECK_EQ(b.mem.reads(), 5u);
     // the result write carries zeros, not stale operand bytes
     CHECK_EQ(b.mem.data(0)[0x20000], 0);
     CHECK_EQ(b.mem.data(0)[0x20000 + 4095], 0);
   });
+}
+
+TEST_CASE(independent_operations_issue_back_to_back) {
+  Bench b(no_traffic("broadcast"));
+  simulate([&] {
+    // broadcast 64x32x64: issue ceil(2048/2048) * 64 = 64 cycles, done after 64 + 2
+    OpTiming a = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    CHECK_EQ(a.engine_free, sc_time(64, SC_NS));
+    CHECK_EQ(a.done, sc_time(66, SC_NS));
+    // another result block (0x30000) and operands nobody is producing: enters at 64, while
+    // the first is still in the pipeline
+    TraceOp other = matmul(64, 32, 64);
+    other.dst = 0x30000;
+    OpTiming c = b.engine.execute(other, a.engine_free);
+    CHECK_EQ(c.engine_free, sc_time(128, SC_NS));
+    CHECK_EQ(c.done, sc_time(130, SC_NS));
+    CHECK_EQ(b.engine.interlock_wait(), sc_core::SC_ZERO_TIME);
+  });
+  // busy = |[0, 66] u [64, 130]| = 130
+  CHECK_EQ(b.engine.busy_time(), sc_time(130, SC_NS));
+}
+
+TEST_CASE(an_operation_reading_a_result_in_flight_waits_for_it) {
+  Bench b(no_traffic("broadcast"));
+  simulate([&] {
+    // result C at 0x20000 (64x32), done at 66; the array is free at 64
+    OpTiming a = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    // add reading C (src0 = 0x20000) handed over at 64: the interlock holds it to 66;
+    // issue ceil(2048/2048) = 1, latency 2: free 67, done 69
+    TraceOp add = vector(VectorOp::add, Broadcast::full, 64, 32);
+    add.src0 = 0x20000;
+    add.dst = 0x30000;
+    OpTiming t = b.engine.execute(add, a.engine_free);
+    CHECK_EQ(t.engine_free, sc_time(67, SC_NS));
+    CHECK_EQ(t.done, sc_time(69, SC_NS));
+    CHECK_EQ(b.engine.interlock_wait(), sc_time(2, SC_NS));
+    // overwriting a result in flight waits as well (write after write): copy into 0x30000
+    // handed over at 67 waits for the add's done at 69, then 1 + 2 cycles
+    TraceOp copy = vector(VectorOp::copy, Broadcast::full, 64, 32);
+    copy.src0 = 0x0;
+    copy.dst = 0x30000;
+    t = b.engine.execute(copy, t.engine_free);
+    CHECK_EQ(t.done, sc_time(72, SC_NS));
+    CHECK_EQ(b.engine.interlock_wait(), sc_time(4, SC_NS));
+  });
+  StatsGroup g("pe");
+  b.engine.collect_stats(g);
+  CHECK_EQ(g.find("interlock_wait")->value, 4.0);
 }
 
 TEST_CASE(sram_traffic_hidden_under_compute) {
@@ -205,9 +260,14 @@ TEST_CASE(errors_are_op_errors) {
 TEST_CASE(statistics_and_utilization) {
   Bench b(no_traffic("output_stationary"));
   simulate([&] {
-    b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));    // [0, 160]
-    b.engine.execute(matmul(64, 32, 64), sc_time(100, SC_NS));  // [100, 260], overlaps
-    b.engine.execute(vector(VectorOp::max, Broadcast::full, 64, 64), sc_time(300, SC_NS));  // [300, 304]
+    // three independent results (0x20000, 0x30000, 0x40000), so no interlock
+    b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));  // [0, 160]
+    TraceOp second = matmul(64, 32, 64);
+    second.dst = 0x30000;
+    b.engine.execute(second, sc_time(100, SC_NS));  // [100, 260], overlaps
+    TraceOp max = vector(VectorOp::max, Broadcast::full, 64, 64);
+    max.dst = 0x40000;
+    b.engine.execute(max, sc_time(300, SC_NS));  // [300, 304]
   });
   CHECK_EQ(b.engine.busy_time(), sc_time(264, SC_NS));
   CHECK_EQ(b.engine.macs(), 2u * 64 * 32 * 64);

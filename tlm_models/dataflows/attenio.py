@@ -70,14 +70,19 @@ def _row_body(tpl: Template, bufs: SoftmaxBuffers, shape: TileShape, ldk: int, l
         )
         return
     tpl.vector(VectorOp.MAX, mnext, mcur, a, 1, src1=s)
-    sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext)
+    # m_old - m_new first: alpha is the Exp unit's first task, and the PE array's work until
+    # it returns is the subtraction below; exp(s - m_new) then runs behind alpha while the
+    # PE array rescales O, so only alpha's latency stays on the row's critical path.
     dm = tpl.vector(VectorOp.SUB, mcur, mcur, a, 1, src1=mnext)
-    # The Exp unit computes p while the PE array forms m_old - m_new.
-    p = tpl.exp(s, s, a, 1, deps=[sub])
     alpha = tpl.exp(mcur, mcur, a, 1, deps=[dm])
+    sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext)
+    p = tpl.exp(s, s, a, 1, deps=[sub])
+    tpl.vector(
+        VectorOp.MUL, bufs.o.addr, bufs.o.addr, a, d, src1=mcur, bcast=Broadcast.ROW, deps=[alpha]
+    )
+    # The l update fills the gap while the rescaled O is written back for the O update.
     tpl.vector(VectorOp.MUL, l_, l_, a, 1, src1=mcur, deps=[alpha])
     tpl.vector(VectorOp.ADD, l_, l_, a, 1, src1=s, deps=[p])
-    tpl.vector(VectorOp.MUL, bufs.o.addr, bufs.o.addr, a, d, src1=mcur, bcast=Broadcast.ROW)
     tpl.roles["omm"] = tpl.matmul(
         s, bufs.v[0].addr, bufs.o.addr, a, d, 1, accumulate=True, deps=[ldv, p]
     )

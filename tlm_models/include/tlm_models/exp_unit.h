@@ -10,9 +10,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "tlm_models/busy_time.h"
 #include "tlm_models/op_executor.h"
-#include "tlm_models/operand_port.h"
+#include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
@@ -43,7 +42,7 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
         sram_port("sram_port"),
         params_(p),
         period_(p.clock > 0 ? period_ticks(p.clock) : 0),
-        port_(sram_port, this->name(), p.elem_bytes, p.sram_traffic) {
+        pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/exp_unit", (std::string(this->name()) + ": " + err).c_str());
   }
@@ -51,27 +50,28 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
   const Params& params() const { return params_; }
 
   std::uint64_t cycles(std::uint64_t m, std::uint64_t n) const {
-    return ceil_div(m * n, params_.lanes) + params_.pipeline_latency;
+    return issue_cycles(m, n) + params_.pipeline_latency;
+  }
+
+  // Cycles before the next operation may enter: one per group of `lanes` elements.
+  std::uint64_t issue_cycles(std::uint64_t m, std::uint64_t n) const {
+    return ceil_div(m * n, params_.lanes);
   }
 
   OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
     if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
                     std::to_string(op.kind) + " (the Exp unit runs exp)");
-    const Ticks t0 = to_ticks(start);
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
-    const std::uint64_t c = cycles(op.m, op.n);
-    port_.begin(t0);
-    port_.read(op.src0, mn);
-    port_.write(op.dst, mn);
-    const Ticks compute_end = t0 + c * period_;
-    const Ticks sram_end = port_.completion();
-    const Ticks done = compute_end > sram_end ? compute_end : sram_end;
-    busy_.add(t0, done);
+    OperandBlocks blocks;
+    blocks.read(op.src0, mn);
+    blocks.write = {op.dst, mn};
+    const std::uint64_t issue = issue_cycles(op.m, op.n);
+    const std::uint64_t c = issue + params_.pipeline_latency;
     exps_ += mn;
     cycles_ += c;
     ++ops_;
-    return OpTiming{from_ticks(done), from_ticks(done), from_ticks(done - compute_end)};
+    return pipe_.run(to_ticks(start), blocks, issue, c);
   }
 
   // Exponentials computed / (exponentials the lanes could have computed in `interval`).
@@ -81,32 +81,34 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return static_cast<double>(exps_) / capacity;
   }
 
-  sc_core::sc_time busy_time() const { return from_ticks(busy_.total()); }
+  sc_core::sc_time busy_time() const { return from_ticks(pipe_.busy_ticks()); }
+  // Summed time operations waited for a result of an earlier operation still in the pipeline.
+  sc_core::sc_time interlock_wait() const { return from_ticks(pipe_.interlock_wait_ticks()); }
   std::uint64_t exps() const { return exps_; }
   std::uint64_t ops() const { return ops_; }
-  std::uint64_t sram_bytes_read() const { return port_.bytes_read(); }
-  std::uint64_t sram_bytes_written() const { return port_.bytes_written(); }
+  std::uint64_t sram_bytes_read() const { return pipe_.port().bytes_read(); }
+  std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
 
   void collect_stats(StatsGroup& g) const override {
-    g.add("busy_time", ticks_to_ns(busy_.total()), "ns", "union of operation intervals");
+    g.add("busy_time", ticks_to_ns(pipe_.busy_ticks()), "ns", "union of operation intervals");
+    g.add("interlock_wait", ticks_to_ns(pipe_.interlock_wait_ticks()), "ns",
+          "summed waits for results of earlier operations still in the pipeline");
     g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
     g.add("ops", static_cast<double>(ops_), "ops", "exp records executed");
     g.add("exps", static_cast<double>(exps_), "elements", "exponentials computed (m*n)");
-    g.add("sram_bytes_read", static_cast<double>(port_.bytes_read()), "B");
-    g.add("sram_bytes_written", static_cast<double>(port_.bytes_written()), "B");
+    g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
+    g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
   }
 
   void reset_stats() override {
-    busy_.reset();
+    pipe_.reset_stats();
     exps_ = cycles_ = ops_ = 0;
-    port_.reset_stats();
   }
 
  private:
   Params params_;
   Ticks period_;
-  OperandPort port_;
-  BusyTime busy_;
+  PipelinedIssue pipe_;
   std::uint64_t exps_ = 0;
   std::uint64_t cycles_ = 0;
   std::uint64_t ops_ = 0;

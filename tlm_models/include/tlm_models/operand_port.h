@@ -29,13 +29,16 @@ class OperandPort {
   void begin(Ticks start) {
     start_ = start;
     last_completion_ = start;
+    last_read_completion_ = start;
   }
 
   void read(std::uint64_t address, std::uint64_t elements) {
     if (!enabled_ || elements == 0) return;
     std::uint32_t bytes = block_bytes(elements);
     if (read_buf_.size() < bytes) read_buf_.resize(bytes);
-    note(access_.read(address, read_buf_.data(), bytes, start_));
+    const Ticks completion = access_.read(address, read_buf_.data(), bytes, start_);
+    note(completion);
+    if (completion > last_read_completion_) last_read_completion_ = completion;
     bytes_read_ += bytes;
   }
 
@@ -49,6 +52,8 @@ class OperandPort {
 
   // Latest completion of this operation's transactions (`start` when there were none).
   Ticks completion() const { return last_completion_; }
+  // Latest completion of this operation's operand reads (`start` when there were none).
+  Ticks read_completion() const { return last_read_completion_; }
 
   std::uint64_t bytes_read() const { return bytes_read_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
@@ -73,6 +78,7 @@ class OperandPort {
   bool enabled_;
   Ticks start_ = 0;
   Ticks last_completion_ = 0;
+  Ticks last_read_completion_ = 0;
   std::vector<unsigned char> read_buf_;
   std::vector<unsigned char> zeros_;  // never written, so writes always carry zeros
   std::uint64_t bytes_read_ = 0;

@@ -11,9 +11,8 @@
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "tlm_models/busy_time.h"
 #include "tlm_models/op_executor.h"
-#include "tlm_models/operand_port.h"
+#include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
@@ -51,7 +50,7 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
         params_(p),
         broadcast_(p.mapping == "broadcast"),
         period_(p.clock > 0 ? period_ticks(p.clock) : 0),
-        port_(sram_port, this->name(), p.elem_bytes, p.sram_traffic) {
+        pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/pe_array", (std::string(this->name()) + ": " + err).c_str());
   }
@@ -60,30 +59,39 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
 
   // Cycles of a matmul C[m x n] = A[m x k] . B[k x n] under the configured mapping.
   std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
-    if (broadcast_)
-      return ceil_div(m * n, lanes()) * k + params_.pipeline_latency;
-    std::uint64_t passes = ceil_div(m, params_.rows) * ceil_div(n, params_.cols);
-    return passes * k + (params_.rows + params_.cols - 2) + params_.pipeline_latency;
+    return matmul_issue_cycles(m, n, k) + matmul_latency();
+  }
+
+  // Cycles before the next operation may enter: the k-steps of every pass. The systolic fill
+  // and drain overlap the next operation's as successive passes overlap theirs.
+  std::uint64_t matmul_issue_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    if (broadcast_) return ceil_div(m * n, lanes()) * k;
+    return ceil_div(m, params_.rows) * ceil_div(n, params_.cols) * k;
   }
 
   // Cycles of a vector op on an m x n block; row reductions add a log2(n)-deep adder/max tree.
   std::uint64_t vector_cycles(VectorOp op, std::uint64_t m, std::uint64_t n) const {
-    std::uint64_t cycles = ceil_div(m * n, lanes()) + params_.pipeline_latency;
-    if (op == VectorOp::rowmax || op == VectorOp::rowsum) cycles += ceil_log2(n);
-    return cycles;
+    return vector_issue_cycles(m, n) + vector_latency(op, n);
+  }
+
+  // Cycles before the next operation may enter: one per group of `rows x cols` elements (the
+  // reduction tree is pipelined like the rest of the array).
+  std::uint64_t vector_issue_cycles(std::uint64_t m, std::uint64_t n) const {
+    return ceil_div(m * n, lanes());
   }
 
   OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
-    const Ticks t0 = to_ticks(start);
-    std::uint64_t cycles = 0;
-    port_.begin(t0);
+    OperandBlocks blocks;
+    std::uint64_t issue = 0;
+    std::uint64_t total = 0;
+    const std::uint64_t mn = std::uint64_t{op.m} * op.n;
     if (op.kind == static_cast<std::uint8_t>(OpKind::matmul)) {
-      cycles = matmul_cycles(op.m, op.n, op.k);
-      const std::uint64_t mn = std::uint64_t{op.m} * op.n;
-      port_.read(op.src0, std::uint64_t{op.m} * op.k);
-      port_.read(op.src1, std::uint64_t{op.k} * op.n);
-      if (op.code & kMatmulAccumulate) port_.read(op.dst, mn);
-      port_.write(op.dst, mn);
+      issue = matmul_issue_cycles(op.m, op.n, op.k);
+      total = issue + matmul_latency();
+      blocks.read(op.src0, std::uint64_t{op.m} * op.k);
+      blocks.read(op.src1, std::uint64_t{op.k} * op.n);
+      if (op.code & kMatmulAccumulate) blocks.read(op.dst, mn);
+      blocks.write = {op.dst, mn};
       macs_ += mn * op.k;
       ++matmul_ops_;
     } else if (op.kind == static_cast<std::uint8_t>(OpKind::vector)) {
@@ -91,20 +99,17 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
       if (static_cast<unsigned>(vop) >= kVectorOps)
         throw OpError(std::string(name()) + ": unsupported vector op code " +
                       std::to_string(static_cast<unsigned>(vop)));
-      cycles = vector_cycles(vop, op.m, op.n);
-      vector_traffic(op, vop);
-      vector_elements_ += std::uint64_t{op.m} * op.n;
+      issue = vector_issue_cycles(op.m, op.n);
+      total = issue + vector_latency(vop, op.n);
+      vector_blocks(op, vop, blocks);
+      vector_elements_ += mn;
       ++vector_ops_[static_cast<unsigned>(vop)];
     } else {
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
                     std::to_string(op.kind) + " (the PE array runs matmul and vector)");
     }
-    const Ticks compute_end = t0 + cycles * period_;
-    const Ticks sram_end = port_.completion();
-    const Ticks done = compute_end > sram_end ? compute_end : sram_end;
-    busy_.add(t0, done);
-    cycles_ += cycles;
-    return OpTiming{from_ticks(done), from_ticks(done), from_ticks(done - compute_end)};
+    cycles_ += total;
+    return pipe_.run(to_ticks(start), blocks, issue, total);
   }
 
   // MACs performed / (MACs the array could have performed in `interval`).
@@ -114,18 +119,22 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return static_cast<double>(macs_) / capacity;
   }
 
-  sc_core::sc_time busy_time() const { return from_ticks(busy_.total()); }
+  sc_core::sc_time busy_time() const { return from_ticks(pipe_.busy_ticks()); }
+  // Summed time operations waited for a result of an earlier operation still in the pipeline.
+  sc_core::sc_time interlock_wait() const { return from_ticks(pipe_.interlock_wait_ticks()); }
   std::uint64_t macs() const { return macs_; }
   std::uint64_t vector_elements() const { return vector_elements_; }
   std::uint64_t matmul_ops() const { return matmul_ops_; }
   std::uint64_t vector_ops(VectorOp op) const { return vector_ops_[static_cast<unsigned>(op)]; }
-  std::uint64_t sram_bytes_read() const { return port_.bytes_read(); }
-  std::uint64_t sram_bytes_written() const { return port_.bytes_written(); }
+  std::uint64_t sram_bytes_read() const { return pipe_.port().bytes_read(); }
+  std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
 
   void collect_stats(StatsGroup& g) const override {
     static const char* const kNames[kVectorOps] = {"copy", "add", "sub", "mul", "div",
                                                    "max", "fma", "rowmax", "rowsum"};
-    g.add("busy_time", ticks_to_ns(busy_.total()), "ns", "union of operation intervals");
+    g.add("busy_time", ticks_to_ns(pipe_.busy_ticks()), "ns", "union of operation intervals");
+    g.add("interlock_wait", ticks_to_ns(pipe_.interlock_wait_ticks()), "ns",
+          "summed waits for results of earlier operations still in the pipeline");
     g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
     g.add("matmul_ops", static_cast<double>(matmul_ops_), "ops", "matmul records executed");
     std::uint64_t vops = 0;
@@ -137,15 +146,14 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     g.add("macs", static_cast<double>(macs_), "MAC", "matmul multiply-accumulates (m*n*k)");
     g.add("vector_elements", static_cast<double>(vector_elements_), "elements",
           "vector element operations (m*n)");
-    g.add("sram_bytes_read", static_cast<double>(port_.bytes_read()), "B");
-    g.add("sram_bytes_written", static_cast<double>(port_.bytes_written()), "B");
+    g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
+    g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
   }
 
   void reset_stats() override {
-    busy_.reset();
+    pipe_.reset_stats();
     cycles_ = macs_ = vector_elements_ = matmul_ops_ = 0;
     vector_ops_.fill(0);
-    port_.reset_stats();
   }
 
  private:
@@ -157,28 +165,36 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return depth;
   }
 
-  void vector_traffic(const TraceOp& op, VectorOp vop) {
+  std::uint64_t matmul_latency() const {
+    return (broadcast_ ? 0 : params_.rows + params_.cols - 2) + params_.pipeline_latency;
+  }
+
+  std::uint64_t vector_latency(VectorOp op, std::uint64_t n) const {
+    const bool reduction = op == VectorOp::rowmax || op == VectorOp::rowsum;
+    return params_.pipeline_latency + (reduction ? ceil_log2(n) : 0);
+  }
+
+  static void vector_blocks(const TraceOp& op, VectorOp vop, OperandBlocks& blocks) {
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
-    port_.read(op.src0, mn);
+    blocks.read(op.src0, mn);
     const bool binary = vop != VectorOp::copy && vop != VectorOp::rowmax && vop != VectorOp::rowsum;
     if (binary) {
       switch (broadcast(op)) {
-        case Broadcast::full: port_.read(op.src1, mn); break;
-        case Broadcast::row: port_.read(op.src1, op.m); break;
-        case Broadcast::col: port_.read(op.src1, op.n); break;
+        case Broadcast::full: blocks.read(op.src1, mn); break;
+        case Broadcast::row: blocks.read(op.src1, op.m); break;
+        case Broadcast::col: blocks.read(op.src1, op.n); break;
         case Broadcast::scalar: break;  // the operand travels in the record
       }
     }
-    if (vop == VectorOp::fma) port_.read(op.dst, mn);
+    if (vop == VectorOp::fma) blocks.read(op.dst, mn);
     const bool reduction = vop == VectorOp::rowmax || vop == VectorOp::rowsum;
-    port_.write(op.dst, reduction ? op.m : mn);
+    blocks.write = {op.dst, reduction ? op.m : mn};
   }
 
   Params params_;
   bool broadcast_;
   Ticks period_;
-  OperandPort port_;
-  BusyTime busy_;
+  PipelinedIssue pipe_;
   std::uint64_t cycles_ = 0;
   std::uint64_t macs_ = 0;
   std::uint64_t vector_elements_ = 0;

@@ -1,0 +1,91 @@
+// Timing of one operation on an in-order pipelined compute engine (PE array, Exp unit), shared
+// by both. The engine accepts its next operation once the current one has been issued and its
+// operands have been read; the result is available after the pipeline latency and its write.
+// Formulas: docs/models/pe_array.md ("Pipelined issue").
+#ifndef TLM_MODELS_PIPELINED_ISSUE_H
+#define TLM_MODELS_PIPELINED_ISSUE_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "tlm_models/block_access.h"
+#include "tlm_models/busy_time.h"
+#include "tlm_models/op_executor.h"
+#include "tlm_models/operand_port.h"
+#include "tlm_models/result_scoreboard.h"
+#include "tlm_models/time_ticks.h"
+
+namespace tlm_models {
+
+// The on-chip blocks one operation reads and the one it writes, in elements.
+struct OperandBlocks {
+  struct Block {
+    std::uint64_t address = 0;
+    std::uint64_t elements = 0;
+  };
+  std::array<Block, 3> reads{};
+  unsigned read_count = 0;
+  Block write{};
+
+  void read(std::uint64_t address, std::uint64_t elements) { reads[read_count++] = Block{address, elements}; }
+};
+
+class PipelinedIssue {
+ public:
+  PipelinedIssue(BlockAccess::Socket& socket, const std::string& owner, std::uint64_t elem_bytes,
+                 bool sram_traffic, Ticks period)
+      : port_(socket, owner, elem_bytes, sram_traffic), elem_bytes_(elem_bytes), period_(period) {}
+
+  // Executes an operation handed over at `requested` that takes `issue_cycles` to enter the
+  // pipeline and `total_cycles` (issue plus latency) until its result leaves it.
+  OpTiming run(Ticks requested, const OperandBlocks& blocks, std::uint64_t issue_cycles,
+               std::uint64_t total_cycles) {
+    scoreboard_.retire(requested);
+    Ticks start = requested;
+    for (unsigned i = 0; i < blocks.read_count; ++i)
+      start = scoreboard_.clear_after(start, blocks.reads[i].address, bytes(blocks.reads[i]));
+    start = scoreboard_.clear_after(start, blocks.write.address, bytes(blocks.write));
+    interlock_wait_ += start - requested;
+
+    port_.begin(start);
+    for (unsigned i = 0; i < blocks.read_count; ++i)
+      port_.read(blocks.reads[i].address, blocks.reads[i].elements);
+    port_.write(blocks.write.address, blocks.write.elements);
+
+    const Ticks issue_end = start + issue_cycles * period_;
+    const Ticks compute_end = start + total_cycles * period_;
+    const Ticks done = max_ticks(compute_end, port_.completion());
+    // Operands are read before the next operation is taken, so a later operation of this engine
+    // that overwrites them (write-after-read) never races the reads.
+    const Ticks engine_free = max_ticks(issue_end, port_.read_completion());
+    scoreboard_.add(blocks.write.address, bytes(blocks.write), done);
+    busy_.add(requested, done);
+    return OpTiming{from_ticks(engine_free), from_ticks(done), from_ticks(done - compute_end)};
+  }
+
+  const OperandPort& port() const { return port_; }
+  Ticks busy_ticks() const { return busy_.total(); }
+  Ticks interlock_wait_ticks() const { return interlock_wait_; }
+
+  void reset_stats() {
+    busy_.reset();
+    interlock_wait_ = 0;
+    port_.reset_stats();
+  }
+
+ private:
+  static Ticks max_ticks(Ticks a, Ticks b) { return a > b ? a : b; }
+  std::uint64_t bytes(const OperandBlocks::Block& b) const { return b.elements * elem_bytes_; }
+
+  OperandPort port_;
+  ResultScoreboard scoreboard_;
+  BusyTime busy_;
+  std::uint64_t elem_bytes_;
+  Ticks period_;
+  Ticks interlock_wait_ = 0;
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_PIPELINED_ISSUE_H
