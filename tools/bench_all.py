@@ -34,6 +34,7 @@ def main() -> None:
     for name, args in (
         ("bench_memory", []),
         ("bench_memory", ["tg"]),
+        ("bench_memory", ["onchip"]),
         ("bench_engines", ["64"]),
         ("bench_replayer", ["10000000"]),
     ):

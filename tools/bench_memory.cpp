@@ -3,6 +3,7 @@
 //       -o build/bench_memory -lsystemc
 //   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory          # HBM numbers
 //   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory tg       # TrafficGenerator -> HBM
+//   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory onchip   # Sram, Interconnect -> Sram
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -15,6 +16,9 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tlm_models/hbm.h"
+#include "tlm_models/interconnect.h"
+#include "tlm_models/sram.h"
+#include "tlm_models/timing_only.h"
 #include "tlm_models/traffic_generator.h"
 
 using namespace sc_core;
@@ -77,8 +81,51 @@ int bench_traffic_generator() {
   return 0;
 }
 
+// The on-chip path of platforms/attenio.yaml: the scratchpad alone, and behind the compute
+// interconnect, with requests paced at the port rate (LT, no wait per call).
+int bench_onchip() {
+  tlm_models::Sram::Params sp;
+  sp.port_width = 4096;  // attenio.yaml: 2 ports x 4 KiB per cycle, 16 banks, 512 KiB
+  tlm_models::Sram direct("direct", sp);
+  tlm_models::Sram routed("routed", sp);
+  tlm_models::Interconnect::Params np;
+  np.width = 8192;
+  tlm_models::Interconnect noc("noc", np);
+  noc.out.bind(routed.target);
+  noc.add_route(0, sp.capacity, 0);
+
+  Driver d("d", [&](Driver& self) {
+    std::vector<unsigned char> buf(8192);
+    auto run = [&](const char* what, tlm_utils::simple_initiator_socket<Driver>& s, unsigned len,
+                   bool timing_only) {
+      tlm::tlm_generic_payload t;  // frees its extension when the series ends
+      setup(t, buf.data(), len);
+      if (timing_only) t.set_extension(new tlm_models::TimingOnly);
+      const std::uint64_t n = 2'000'000;
+      auto t0 = std::chrono::steady_clock::now();
+      for (std::uint64_t i = 0; i < n; ++i)
+        self.read(s, t, (i * len) % sp.capacity, sc_time(static_cast<double>(i), SC_NS));
+      double secs = seconds_since(t0);
+      std::printf("%s: %llu x %u B reads%s in %.3f s = %.2f M transactions/s\n", what,
+                  static_cast<unsigned long long>(n), len, timing_only ? " (timing only)" : "",
+                  secs, n / secs / 1e6);
+      sc_core::wait(sc_time(10, SC_MS));  // past every booking before the next series
+    };
+    run("sram", self.fast, 256, false);
+    run("sram", self.fast, 8192, false);
+    run("sram", self.fast, 8192, true);
+    run("interconnect -> sram", self.bank, 256, false);
+    run("interconnect -> sram", self.bank, 8192, true);
+  });
+  d.fast.bind(direct.target);
+  d.bank.bind(noc.in);
+  sc_start();
+  return 0;
+}
+
 int sc_main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "tg") return bench_traffic_generator();
+  if (argc > 1 && std::string(argv[1]) == "onchip") return bench_onchip();
   HbmMemory::Params bw;  // defaults: 16 x 8 GB/s, 100 ns, 256 B interleave, 8 GiB
   HbmMemory::Params bank = bw;  // one channel of it at bank level
   bank.fidelity = "bank";
