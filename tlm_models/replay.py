@@ -149,7 +149,17 @@ def _memory_tracks(built: BuiltPlatform) -> list[Track]:
             raw = np.ctypeslib.as_array(
                 (ctypes.c_uint64 * (2 * count)).from_address(address)
             ).reshape(count, 2)
-            tracks.append(Track(f"{name}.ch{channel}", 2, raw[:, 0] / 1e3, raw[:, 1] / 1e3))
+            # One label for every channel: the pictures colour by label, and a channel's
+            # activity is one kind of thing (its data bus transferring).
+            tracks.append(
+                Track(
+                    f"{name}.ch{channel}",
+                    2,
+                    raw[:, 0] / 1e3,
+                    raw[:, 1] / 1e3,
+                    ["transfer"] * count,
+                )
+            )
     return tracks
 
 

@@ -32,6 +32,7 @@ def main() -> None:
         run_in_worker(run_one, RunConfig(dataflow, 8192, 64), str(trace), WINDOW)
         png = images / f"timeline-{dataflow}.png"
         plot_timelines([trace], png, window_us=5.0)
+        png.with_suffix(".svg").unlink()  # the docs use the PNG
         print(png.relative_to(ROOT))
 
 

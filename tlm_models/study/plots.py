@@ -257,7 +257,7 @@ def plot_timelines(paths: Sequence[Path], png: Path, window_us: float = 5.0) -> 
         ax.set_xlabel("Time from first operation (µs)")
     handles = [Patch(color=color, label=name) for name, color in categories.items()]
     if handles:
-        fig.legend(handles=handles, loc="upper right", fontsize=8, ncol=min(len(handles), 6))
+        fig.legend(handles=handles, loc="outside lower center", fontsize=8, ncol=len(handles))
     fig.suptitle(
         f"Timeline excerpt: first {window_us:g} µs of each dataflow", fontsize=11, x=0.02, ha="left"
     )
