@@ -227,10 +227,12 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
 
 def plot_timelines(paths: Sequence[Path], png: Path, window_us: float = 5.0) -> None:
     """A Gantt picture of the first ``window_us`` µs of each trace, one panel per file."""
-    fig, axes = _grid(len(paths), 1, width=10.0, height=0.5)
+    traces = [_read_trace(path) for path in paths]
+    # A panel tall enough for its rows (engines plus every memory channel) to stay readable.
+    most_rows = max((len(names) for names, _ in traces), default=1)
+    fig, axes = _grid(len(paths), 1, width=10.0, height=1.2 + 0.2 * most_rows)
     categories: dict[str, Any] = {}
-    for ax, path in zip((row[0] for row in axes), paths, strict=True):
-        names, events = _read_trace(path)
+    for ax, path, (names, events) in zip((row[0] for row in axes), paths, traces, strict=True):
         rows = list(names)
         start = min((ev["ts"] for ev in events), default=0.0)
         end = start + window_us
