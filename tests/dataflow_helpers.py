@@ -1,13 +1,20 @@
-"""Shared test helpers: emit a whole trace, count off-chip elements per tensor."""
+"""Shared test helpers: emit a whole trace, count off-chip elements per tensor, and measure a
+trace's numeric error against a reference in every adversarial engine order."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 from tlm_models.dataflows import Workload, emit
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.reference import adversarial_orders, run_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import OpKind
+
+#: What a correct trace computes from its inputs (softmax attention, or its approximation).
+Reference = Callable[[TraceHeader, dict[str, np.ndarray]], np.ndarray]
 
 
 def emit_all(
@@ -25,3 +32,31 @@ def offchip_elements(header: TraceHeader, recs: np.ndarray) -> dict[str, int]:
         nbytes = int((sel["m"].astype(np.int64) * sel["n"]).sum())
         out[header.tensors[int(t)].name] = nbytes // header.elem_bytes
     return out
+
+
+def relative_error(
+    header: TraceHeader,
+    recs: np.ndarray,
+    p: PlatformInfo,
+    inputs: dict[str, np.ndarray],
+    order: list[str] | None,
+    reference: Reference,
+) -> float:
+    """max |O - O_ref| / max |O_ref| of the trace executed in ``order`` (inf when not finite)."""
+    with np.errstate(all="ignore"):
+        out = run_attention(header, [recs], p, inputs, order)
+    ref = reference(header, inputs)
+    err = float(np.abs(out - ref).max() / np.abs(ref).max())
+    return err if np.isfinite(err) else float("inf")
+
+
+def worst_error(
+    header: TraceHeader,
+    recs: np.ndarray,
+    p: PlatformInfo,
+    inputs: dict[str, np.ndarray],
+    reference: Reference,
+) -> float:
+    """The largest relative error over trace order and every adversarial engine order."""
+    orders: list[list[str] | None] = [None, *adversarial_orders(header.engines)]
+    return max(relative_error(header, recs, p, inputs, o, reference) for o in orders)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.dataflow_helpers import offchip_elements
+from tests.dataflow_helpers import offchip_elements, relative_error, worst_error
 from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.cli import bounds_cmd
 from tlm_models.dataflows import APPROXIMATE, Workload, emit
@@ -31,7 +31,7 @@ from tlm_models.dataflows.polynomial import (
 )
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.reference import adversarial_orders, attention, run_attention
+from tlm_models.reference import attention, run_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import MATMUL_ACCUMULATE, Broadcast, OpKind, VectorOp, vector_code
 
@@ -55,6 +55,11 @@ def _inputs(heads: int, n: int, d: int, bound: float = 1.0) -> dict[str, np.ndar
     return {k: rng.uniform(-a, a, (heads, n, d)).astype(np.float32) for k in "QKV"}
 
 
+def _polynomial(header: TraceHeader, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    coeffs = np.array(header.params["coefficients"])
+    return poly_attention(inputs["Q"], inputs["K"], inputs["V"], coeffs)
+
+
 def _error(
     header: TraceHeader,
     recs: np.ndarray,
@@ -62,19 +67,13 @@ def _error(
     inputs: dict[str, np.ndarray],
     order: list[str] | None,
 ) -> float:
-    with np.errstate(all="ignore"):
-        out = run_attention(header, [recs], p, inputs, order)
-    coeffs = np.array(header.params["coefficients"])
-    ref = poly_attention(inputs["Q"], inputs["K"], inputs["V"], coeffs)
-    err = float(np.abs(out - ref).max() / np.abs(ref).max())
-    return err if np.isfinite(err) else float("inf")
+    return relative_error(header, recs, p, inputs, order, _polynomial)
 
 
 def _worst(
     header: TraceHeader, recs: np.ndarray, p: PlatformInfo, inputs: dict[str, np.ndarray]
 ) -> float:
-    orders: list[list[str] | None] = [None, *adversarial_orders(header.engines)]
-    return max(_error(header, recs, p, inputs, o) for o in orders)
+    return worst_error(header, recs, p, inputs, _polynomial)
 
 
 # -- polynomial and feature map ---------------------------------------------------------------
