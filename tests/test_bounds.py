@@ -33,3 +33,12 @@ def test_table_lists_every_dataflow(capsys: pytest.CaptureFixture[str]) -> None:
     out = _run(["bounds", "--seq-len", "16384", "--head-dim", "128"], capsys)
     for word in ("standard", "flat", "flash2", "attenio", "MMM lower bound", "order of growth"):
         assert word in out
+
+
+def test_set_overrides_the_platform(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["bounds", "--seq-len", "8K", "--head-dim", "64", "--json"]
+    out = json.loads(_run([*argv, "--set", "sram.capacity=256KiB"], capsys))
+    m, d, n = 131072, 64, 8192
+    assert out["capacity_elements"] == m
+    a = (m - d) // (2 * d + 4)
+    assert out["dataflows"]["attenio"]["elements"] == 2 * n * d + 2 * n * d * -(-n // a)

@@ -19,10 +19,10 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.polynomial import feature_count
-from tlm_models.dataflows.reference_machine import attenio_machine
 from tlm_models.dataflows.workload import Workload, parse_count
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +32,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seq-len", required=True, help="sequence length N (8192 or 8K)")
     p.add_argument("--head-dim", required=True, type=int, help="head dimension d")
     p.add_argument("--heads", type=int, default=1, help="attention heads (default 1)")
-    p.add_argument("--platform", help="platform YAML (default: the AttenIO paper's machine)")
+    p.add_argument(
+        "--platform",
+        metavar="FILE",
+        default=DEFAULT_PLATFORM,
+        help=f"platform YAML (default {DEFAULT_PLATFORM})",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a platform parameter, e.g. --set sram.capacity=256KiB (repeatable)",
+    )
     p.add_argument(
         "--degree",
         type=int,
@@ -43,12 +56,10 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _platform(path: str | None) -> PlatformInfo:
-    if path is None:
-        return attenio_machine()
+def _platform(path: str, overrides: list[str]) -> PlatformInfo:
     from tlm_models.platform import load_platform
 
-    return load_platform(path).info()
+    return load_platform(resolve_platform(path), overrides).info()
 
 
 def bounds_report(
@@ -119,7 +130,7 @@ def bounds_report(
 
 def run(args: argparse.Namespace) -> int:
     workload = Workload(parse_count(args.seq_len), args.head_dim, heads=args.heads)
-    report = bounds_report(workload, _platform(args.platform), args.degree)
+    report = bounds_report(workload, _platform(args.platform, args.overrides), args.degree)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

@@ -24,6 +24,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--platform", metavar="FILE", help="also check engines and addresses against a platform"
     )
     check.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a parameter of --platform, e.g. --set sram.capacity=256KiB (repeatable)",
+    )
+    check.add_argument(
         "--max-problems", type=int, default=10, metavar="N", help="list at most N (default 10)"
     )
     check.set_defaults(func=_check)
@@ -49,15 +57,17 @@ def _open_operation_trace(path: str) -> OpenedTrace:
     return trace
 
 
-def _platform_info(path: str) -> PlatformInfo:
+def _platform_info(path: str, overrides: list[str]) -> PlatformInfo:
     from tlm_models.platform import load_platform  # heavy; only when asked for
 
-    return load_platform(path).info()
+    return load_platform(path, overrides).info()
 
 
 def _check(args: argparse.Namespace) -> int:
     trace = _open_operation_trace(args.trace)
-    platform = _platform_info(args.platform) if args.platform else None
+    if args.overrides and not args.platform:
+        raise UserError("--set changes a platform: give it with --platform FILE")
+    platform = _platform_info(args.platform, args.overrides) if args.platform else None
     report = check_trace(trace.header, trace.chunks(), platform, max(1, args.max_problems))
     if report.ok:
         against = f" against {platform.name}" if platform else ""
