@@ -32,6 +32,13 @@ from tlm_models.study.approx_study import (
     tradeoff_rows,
 )
 from tlm_models.study.config import DATAFLOWS
+from tlm_models.study.design_space import (
+    METRICS,
+    Axis,
+    axis_position,
+    design_heading,
+    swept_axes,
+)
 from tlm_models.study.variants import (
     Variant,
     approx_heading,
@@ -42,7 +49,14 @@ from tlm_models.study.variants import (
     metric,
 )
 
-__all__ = ["TIMELINE_DIR", "plot_approx", "plot_timelines", "plot_variant", "write_plots"]
+__all__ = [
+    "TIMELINE_DIR",
+    "plot_approx",
+    "plot_design_axis",
+    "plot_timelines",
+    "plot_variant",
+    "write_plots",
+]
 
 TIMELINE_DIR = "timelines"
 _MIB = 2**20
@@ -69,6 +83,10 @@ def write_plots(
         figures[variant.title()] = plot_variant(variant, directory, suffix)
         if approx_records(variant.records):
             figures[approx_heading(variant, titled)] = plot_approx(variant, directory, suffix)
+    for index, axis in enumerate(swept_axes(records)):
+        png = f"design-{index + 1}.png"
+        plot_design_axis(axis, directory / png)
+        figures[design_heading(axis)] = [(f"Time and off-chip traffic against {axis.key}", png)]
     traces = sorted((directory / TIMELINE_DIR).glob("*.json"), key=_dataflow_order)
     if traces:
         plot_timelines(traces, directory / "timeline.png")
@@ -419,3 +437,39 @@ def _save(fig: Figure, png: Path) -> None:
     fig.savefig(png, dpi=110)
     fig.savefig(png.with_suffix(".svg"))
     plt.close(fig)
+
+
+def plot_design_axis(axis: Axis, png: Path) -> None:
+    """Simulated time and off-chip bytes of each (dataflow, N, d) against a swept parameter."""
+    fig, axes = _grid(1, 2, width=5.6, height=3.8)
+    labels = list(dict.fromkeys(series.label for series in axis.series))
+    colors = {label: _PALETTE(i % 10) for i, label in enumerate(labels)}
+    shapes = list(dict.fromkeys((s.seq_len, s.head_dim) for s in axis.series))
+    markers = ["o", "s", "^", "D", "v", "P", "X", "*"]
+    panels = [
+        (ax, f"{name} ({unit}{', log scale' if log else ''})", value, log)
+        for ax, (name, unit, value), log in zip(axes[0], METRICS, (False, True), strict=True)
+    ]
+    for ax, ylabel, value, log in panels:
+        for series in axis.series:
+            xs = [axis_position(axis, v) for v, _ in series.points]
+            ys = [value(r) for _, r in series.points]
+            marker = markers[shapes.index((series.seq_len, series.head_dim)) % len(markers)]
+            ax.plot(
+                xs, ys, marker=marker, color=colors[series.label],
+                label=f"{series.label}, N = {format_tokens(series.seq_len)}, d = {series.head_dim}",
+            )  # fmt: skip
+        ticks = [axis_position(axis, v) for v in axis.values]
+        if axis.numeric and min(ticks) > 0:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, list(axis.values))
+        ax.minorticks_off()
+        ax.set_xlabel(axis.key)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        if log:
+            ax.set_yscale("log")
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", fontsize=8, ncol=min(len(names), 3))
+    fig.suptitle(f"Design space: {axis.title()}", fontsize=11)
+    _save(fig, png)

@@ -19,6 +19,7 @@ from tlm_models.study.approx_study import (
     slope_series,
     tradeoff_rows,
 )
+from tlm_models.study.design_space import METRICS, Axis, design_heading, swept_axes
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
 from tlm_models.study.variants import (
@@ -95,6 +96,8 @@ def render_report(
         if approx_records(variant.records):
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))
+    for axis in swept_axes(records):
+        lines += _design_section(axis, figures.get(design_heading(axis), ()))
     for caption, filename in figures.get("", ()):
         lines += [f"![{caption}]({filename})", ""]
     if failed:
@@ -235,3 +238,24 @@ def _slope_cell(series: SlopeSeries | None) -> str:
 
 def _fmt(value: float | None, scale: float, digits: int) -> str:
     return "–" if value is None else f"{value * scale:,.{digits}f}"
+
+
+def _design_section(axis: Axis, figures: Sequence[tuple[str, str]]) -> list[str]:
+    """Simulated time and off-chip traffic of every workload against one swept parameter."""
+    lines = [f"## {design_heading(axis)}", ""]
+    header = "| Dataflow | N | d | " + " | ".join(axis.values) + " |"
+    rule = "|---|---:|---:|" + "---:|" * len(axis.values)
+    for caption, unit, value in METRICS:
+        lines += [f"{caption} ({unit}) against `{axis.key}`:", "", header, rule]
+        for series in axis.series:
+            by_value = dict(series.points)
+            cells = [f"{value(by_value[v]):,.3f}" if v in by_value else "–" for v in axis.values]
+            lines.append(
+                f"| {series.label} | {format_tokens(series.seq_len)} | {series.head_dim} | "
+                + " | ".join(cells)
+                + " |"
+            )
+        lines.append("")
+    for caption, filename in figures:
+        lines += [f"![{caption}]({filename})", ""]
+    return lines
