@@ -146,6 +146,20 @@ unsigned char g_buf[64];
 
 }  // namespace
 
+// Sends one LT transaction, shaped by `shape`, through the checker and expects exactly one
+// violation whose message contains `what`.
+void expect_one_violation(const std::function<void(tlm_generic_payload&)>& shape, const char* what) {
+  Bench b;
+  b.ini.body = [shape](ScriptedInitiator& i) {
+    tlm_generic_payload t;
+    shape(t);
+    sc_time d;
+    i.socket->b_transport(t, d);
+  };
+  b.run();
+  b.expect_violations(1, what);
+}
+
 TEST_CASE(correct_lt_pair_has_no_violations) {
   Bench b;
   b.ini.body = [](ScriptedInitiator& i) {
@@ -281,28 +295,20 @@ TEST_CASE(sequential_reuse_is_fine) {
 }
 
 TEST_CASE(invalid_command) {
-  Bench b;
-  b.ini.body = [](ScriptedInitiator& i) {
-    tlm_generic_payload t;
-    prepare(t, static_cast<tlm::tlm_command>(7), 0, g_buf, 4);
-    sc_time d;
-    i.socket->b_transport(t, d);
-  };
-  b.run();
-  b.expect_violations(1, "invalid command value 7");
+  expect_one_violation(
+      [](tlm_generic_payload& t) {
+        prepare(t, static_cast<tlm::tlm_command>(7), 0, g_buf, 4);
+      },
+      "invalid command value 7");
 }
 
 TEST_CASE(zero_data_length) {
-  Bench b;
-  b.ini.body = [](ScriptedInitiator& i) {
-    tlm_generic_payload t;
-    prepare(t, tlm::TLM_READ_COMMAND, 0, g_buf, 0);
-    t.set_streaming_width(4);
-    sc_time d;
-    i.socket->b_transport(t, d);
-  };
-  b.run();
-  b.expect_violations(1, "data length is 0");
+  expect_one_violation(
+      [](tlm_generic_payload& t) {
+        prepare(t, tlm::TLM_READ_COMMAND, 0, g_buf, 0);
+        t.set_streaming_width(4);
+      },
+      "data length is 0");
 }
 
 TEST_CASE(byte_enable_pointer_without_length) {
@@ -320,29 +326,21 @@ TEST_CASE(byte_enable_pointer_without_length) {
 }
 
 TEST_CASE(byte_enable_length_without_pointer) {
-  Bench b;
-  b.ini.body = [](ScriptedInitiator& i) {
-    tlm_generic_payload t;
-    prepare(t, tlm::TLM_WRITE_COMMAND, 0, g_buf, 4);
-    t.set_byte_enable_length(4);
-    sc_time d;
-    i.socket->b_transport(t, d);
-  };
-  b.run();
-  b.expect_violations(1, "byte-enable length 4 without a byte-enable pointer");
+  expect_one_violation(
+      [](tlm_generic_payload& t) {
+        prepare(t, tlm::TLM_WRITE_COMMAND, 0, g_buf, 4);
+        t.set_byte_enable_length(4);
+      },
+      "byte-enable length 4 without a byte-enable pointer");
 }
 
 TEST_CASE(status_not_reset_by_initiator) {
-  Bench b;
-  b.ini.body = [](ScriptedInitiator& i) {
-    tlm_generic_payload t;
-    prepare(t, tlm::TLM_READ_COMMAND, 0, g_buf, 4);
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-    sc_time d;
-    i.socket->b_transport(t, d);
-  };
-  b.run();
-  b.expect_violations(1, "the initiator must set TLM_INCOMPLETE_RESPONSE");
+  expect_one_violation(
+      [](tlm_generic_payload& t) {
+        prepare(t, tlm::TLM_READ_COMMAND, 0, g_buf, 4);
+        t.set_response_status(tlm::TLM_OK_RESPONSE);
+      },
+      "the initiator must set TLM_INCOMPLETE_RESPONSE");
 }
 
 TEST_CASE(target_keeps_a_reference) {
