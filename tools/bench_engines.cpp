@@ -74,19 +74,6 @@ double execute_rate(OpExecutor& e, const TraceOp& op, unsigned n, sc_time& last_
   return n / seconds_since(t0);
 }
 
-TraceOp make_op(OpKind kind, std::uint32_t m, std::uint32_t n, std::uint32_t k,
-                std::uint64_t src0, std::uint64_t src1, std::uint64_t dst) {
-  TraceOp op{};
-  op.kind = static_cast<std::uint8_t>(kind);
-  op.m = m;
-  op.n = n;
-  op.k = k;
-  op.src0 = src0;
-  op.src1 = src1;
-  op.dst = dst;
-  return op;
-}
-
 struct StreamResult {
   double bandwidth;  // B/s of simulated time
   double wall;       // s
@@ -101,7 +88,7 @@ StreamResult stream(OpExecutor& ch, std::uint64_t bytes) {
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t off = 0; off < bytes; off += kDesc) {
     if (start > sc_core::sc_time_stamp()) sc_core::wait(start - sc_core::sc_time_stamp());
-    TraceOp op = make_op(OpKind::load, 1, kDesc, 0, off, 0, kSramBase + off % (256 << 10));
+    TraceOp op = make_op(OpKind::load, 0, 1, kDesc, 0, off, 0, kSramBase + off % (256 << 10));
     OpTiming t = ch.execute(op, start);
     start = t.engine_free;
     if (t.done > done) done = t.done;
@@ -159,16 +146,16 @@ int sc_main(int argc, char** argv) {
     sc_time drained = sc_core::SC_ZERO_TIME;
     std::printf("execute() calls per second (%u calls each):\n", kCalls);
     std::printf("  pe matmul 16x16x16, sram traffic  %8.2f M/s\n",
-                execute_rate(pe, make_op(OpKind::matmul, 16, 16, 16, 0, 0x10000, 0x20000), kCalls, drained) / 1e6);
-    TraceOp vec = make_op(OpKind::vector, 8, 64, 0, 0, 0x10000, 0x20000);
+                execute_rate(pe, make_op(OpKind::matmul, 0, 16, 16, 16, 0, 0x10000, 0x20000), kCalls, drained) / 1e6);
+    TraceOp vec = make_op(OpKind::vector, 0, 8, 64, 0, 0, 0x10000, 0x20000);
     vec.code = static_cast<std::uint8_t>(VectorOp::add);
     std::printf("  pe vector add 8x64, sram traffic  %8.2f M/s\n", execute_rate(pe, vec, kCalls, drained) / 1e6);
     std::printf("  exp 1x128, sram traffic           %8.2f M/s\n",
-                execute_rate(exp, make_op(OpKind::exp, 1, 128, 0, 0, 0, 0x20000), kCalls, drained) / 1e6);
+                execute_rate(exp, make_op(OpKind::exp, 0, 1, 128, 0, 0, 0, 0x20000), kCalls, drained) / 1e6);
     std::printf("  dma load 256 B (1 burst)          %8.2f M/s\n",
-                execute_rate(small_dma.channel(0), make_op(OpKind::load, 1, 256, 0, 0, 0, kSramBase), kCalls, drained) / 1e6);
+                execute_rate(small_dma.channel(0), make_op(OpKind::load, 0, 1, 256, 0, 0, 0, kSramBase), kCalls, drained) / 1e6);
     std::printf("  dma load 1 KiB (4 bursts)         %8.2f M/s\n",
-                execute_rate(small_dma.channel(1), make_op(OpKind::load, 1, 1024, 0, 0, 0, kSramBase), kCalls, drained) / 1e6);
+                execute_rate(small_dma.channel(1), make_op(OpKind::load, 0, 1, 1024, 0, 0, 0, kSramBase), kCalls, drained) / 1e6);
     // Let the HBM drain so every stream starts on idle channels.
     sc_core::wait(drained - sc_core::sc_time_stamp());
 

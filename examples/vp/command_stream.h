@@ -21,21 +21,10 @@ struct CommandStream {
   std::uint32_t window = 1u << 16;
 };
 
-inline tlm_models::TraceOp make_op(tlm_models::OpKind kind, std::uint8_t engine, std::uint32_t m,
-                                   std::uint32_t n, std::uint32_t k, std::uint64_t src0,
-                                   std::uint64_t src1, std::uint64_t dst, std::uint32_t dep = 0) {
-  tlm_models::TraceOp o{};
-  o.kind = static_cast<std::uint8_t>(kind);
-  o.engine = engine;
-  o.tensor = tlm_models::kNoTensor;
-  o.m = m;
-  o.n = n;
-  o.k = k;
-  o.src0 = src0;
-  o.src1 = src1;
-  o.dst = dst;
-  o.deps[0] = dep;
-  return o;
+// `op`, waiting for the record `dep` positions before it.
+inline tlm_models::TraceOp after(tlm_models::TraceOp op, std::uint32_t dep) {
+  op.deps[0] = dep;
+  return op;
 }
 
 // One FP16 attention block, 64 queries x 64 keys, d = 64: load Q and K (dma0), S = Q K^T (pe),
@@ -49,24 +38,24 @@ inline CommandStream demo_stream(std::uint64_t q, std::uint64_t sram, unsigned c
                       mx = sram + 0x8000, p = sram + 0xA000, o = sram + 0xC000;
   CommandStream cs;
   auto& c = cs.commands;
-  c.push_back(make_op(OpKind::load, dma0, 64, 128, 0, q, 0, qs));
+  c.push_back(tlm_models::make_op(OpKind::load, dma0, 64, 128, 0, q, 0, qs));
   c.back().tensor = 0;
-  c.push_back(make_op(OpKind::load, dma0, 64, 128, 0, q + 0x10000, 0, ks));
+  c.push_back(tlm_models::make_op(OpKind::load, dma0, 64, 128, 0, q + 0x10000, 0, ks));
   c.back().tensor = 1;
-  c.push_back(make_op(OpKind::matmul, pe, 64, 64, 64, qs, ks, s, 1));
+  c.push_back(after(tlm_models::make_op(OpKind::matmul, pe, 64, 64, 64, qs, ks, s), 1));
   c.back().deps[1] = 2;
   c.back().code = tlm_models::kMatmulTransB;
-  c.push_back(make_op(OpKind::vector, pe, 64, 64, 0, s, 0, mx, 1));
+  c.push_back(after(tlm_models::make_op(OpKind::vector, pe, 64, 64, 0, s, 0, mx), 1));
   c.back().code = static_cast<std::uint8_t>(tlm_models::VectorOp::rowmax);
-  c.push_back(make_op(OpKind::vector, pe, 64, 64, 0, s, mx, s, 1));
+  c.push_back(after(tlm_models::make_op(OpKind::vector, pe, 64, 64, 0, s, mx, s), 1));
   c.back().code = static_cast<std::uint8_t>(tlm_models::VectorOp::sub) |
                   static_cast<std::uint8_t>(tlm_models::Broadcast::row) << tlm_models::kBroadcastShift;
-  c.push_back(make_op(OpKind::exp, ex, 64, 64, 0, s, 0, p, 1));
-  c.push_back(make_op(OpKind::load, dma0, 64, 128, 0, q + 0x20000, 0, vs));
+  c.push_back(after(tlm_models::make_op(OpKind::exp, ex, 64, 64, 0, s, 0, p), 1));
+  c.push_back(tlm_models::make_op(OpKind::load, dma0, 64, 128, 0, q + 0x20000, 0, vs));
   c.back().tensor = 2;
-  c.push_back(make_op(OpKind::matmul, pe, 64, 64, 64, p, vs, o, 1));
+  c.push_back(after(tlm_models::make_op(OpKind::matmul, pe, 64, 64, 64, p, vs, o), 1));
   c.back().deps[1] = 2;
-  c.push_back(make_op(OpKind::store, dma1, 64, 128, 0, o, 0, q + 0x30000, 1));
+  c.push_back(after(tlm_models::make_op(OpKind::store, dma1, 64, 128, 0, o, 0, q + 0x30000), 1));
   c.back().tensor = 3;
   cs.window = 16;
   return cs;

@@ -165,13 +165,7 @@ class SyntheticTrace {
   // `deps` are absolute positions; kNone entries are skipped.
   tlm_models::TraceOp make(tlm_models::OpKind kind, std::uint8_t engine, std::uint32_t m,
                            std::uint32_t n, std::uint32_t k, std::initializer_list<std::uint64_t> deps) {
-    tlm_models::TraceOp op{};
-    op.kind = static_cast<std::uint8_t>(kind);
-    op.engine = engine;
-    op.tensor = tlm_models::kNoTensor;
-    op.m = m;
-    op.n = n;
-    op.k = k;
+    tlm_models::TraceOp op = tlm_models::make_op(kind, engine, m, n, k);
     unsigned i = 0;
     for (std::uint64_t d : deps)
       if (d != kNone) op.deps[i++] = static_cast<std::uint32_t>(pos_ - d);

@@ -92,16 +92,7 @@ std::uint64_t read64(check::TestInitiator& cpu, std::uint32_t lo_off) {
 TraceOp op(tlm_models::OpKind kind, std::uint8_t engine, std::uint32_t m, std::uint32_t n,
            std::uint32_t k, std::uint64_t src0, std::uint64_t src1, std::uint64_t dst,
            std::uint32_t dep0 = 0, std::uint32_t dep1 = 0) {
-  TraceOp o{};
-  o.kind = static_cast<std::uint8_t>(kind);
-  o.engine = engine;
-  o.tensor = tlm_models::kNoTensor;
-  o.m = m;
-  o.n = n;
-  o.k = k;
-  o.src0 = src0;
-  o.src1 = src1;
-  o.dst = dst;
+  TraceOp o = tlm_models::make_op(kind, engine, m, n, k, src0, src1, dst);
   o.deps[0] = dep0;
   o.deps[1] = dep1;
   return o;

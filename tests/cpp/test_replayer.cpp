@@ -37,13 +37,8 @@ struct TraceBuilder {
 
   std::size_t add(OpKind kind, std::uint8_t engine, std::uint32_t m, std::uint32_t n, std::uint32_t k,
                   std::initializer_list<std::size_t> deps, std::uint8_t tensor = tlm_models::kNoTensor) {
-    TraceOp op{};
-    op.kind = static_cast<std::uint8_t>(kind);
-    op.engine = engine;
+    TraceOp op = tlm_models::make_op(kind, engine, m, n, k);
     op.tensor = tensor;
-    op.m = m;
-    op.n = n;
-    op.k = k;
     unsigned i = 0;
     for (std::size_t d : deps) op.deps[i++] = static_cast<std::uint32_t>(ops.size() - d);
     ops.push_back(op);

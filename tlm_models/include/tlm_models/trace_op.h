@@ -71,6 +71,24 @@ inline VectorOp vector_op(const TraceOp& op) { return static_cast<VectorOp>(op.c
 inline Broadcast broadcast(const TraceOp& op) {
   return static_cast<Broadcast>((op.code >> kBroadcastShift) & 0x3);
 }
+// A record of `kind` on `engine` over an m x n (x k) block, with no tensor tag and no
+// dependencies; callers add deps, tensor, code or strides as they need.
+inline TraceOp make_op(OpKind kind, std::uint8_t engine, std::uint32_t m, std::uint32_t n,
+                       std::uint32_t k = 0, std::uint64_t src0 = 0, std::uint64_t src1 = 0,
+                       std::uint64_t dst = 0) {
+  TraceOp op{};
+  op.kind = static_cast<std::uint8_t>(kind);
+  op.engine = engine;
+  op.tensor = kNoTensor;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.src0 = src0;
+  op.src1 = src1;
+  op.dst = dst;
+  return op;
+}
+
 inline std::uint64_t transfer_bytes(const TraceOp& op) {
   return static_cast<std::uint64_t>(op.m) * op.n;
 }
