@@ -129,8 +129,11 @@ def bounds_report(
 
 
 def run(args: argparse.Namespace) -> int:
-    workload = Workload(parse_count(args.seq_len), args.head_dim, heads=args.heads)
-    report = bounds_report(workload, _platform(args.platform, args.overrides), args.degree)
+    platform = _platform(args.platform, args.overrides)
+    workload = Workload(
+        parse_count(args.seq_len), args.head_dim, heads=args.heads, elem_bytes=platform.elem_bytes
+    )
+    report = bounds_report(workload, platform, args.degree)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0

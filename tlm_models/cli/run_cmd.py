@@ -13,6 +13,7 @@ from typing import Any
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
 from tlm_models.replay import TimelineWindow
+from tlm_models.resolve import resolve_run
 from tlm_models.study.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,
@@ -85,9 +86,9 @@ def _title(r: dict[str, Any]) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args)
+    run = resolve_run(config_of(args))  # every user error surfaces here, before a worker starts
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
-    result = run_in_worker(run_one, config, args.timeline, window, args.vcd)
+    result = run_in_worker(run_one, run, args.timeline, window, args.vcd)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
