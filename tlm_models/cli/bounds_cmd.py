@@ -93,17 +93,17 @@ def bounds_report(
     approx_low = approx_lower_bound(n, d) * heads
     approx_tiled = approx_tiled_order(n, d, r, m) * heads
     bounds: dict[str, Any] = {
-        "mmm_tall_skinny": {
+        "mmm_lower_bound": {
             "elements": mmm,
             "bytes": mmm * eb,
             "expression": "Nd + N^2 d(d+1)/(M-d) + N^2",
         },
-        "exact_attention_order": {
+        "attention_order_bound": {
             "elements": order,
             "bytes": order * eb,
             "expression": "Theta(N^2 d^2 / M), constant 1",
         },
-        "approx_case1_lower": {
+        "approx_lower_bound": {
             "elements": approx_low,
             "bytes": approx_low * eb,
             "expression": "4Nd: read Q, K, V and write O once (Case I, Omega(Nd))",
@@ -149,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
         tile = ", ".join(f"{k}={v}" for k, v in row["tile"].items())
         print(f"{name:<12} {row['elements']:>16,} {row['bytes'] / 2**20:>12.1f}  {tile}")
     for key, label in (
-        ("mmm_tall_skinny", "MMM lower bound"),
-        ("exact_attention_order", "order of growth"),
-        ("approx_case1_lower", "approx lower"),
+        ("mmm_lower_bound", "MMM lower bound"),
+        ("attention_order_bound", "order of growth"),
+        ("approx_lower_bound", "approx lower"),
         ("approx_tiled_order", "approx tiled"),
     ):
         if key not in report["bounds"]:

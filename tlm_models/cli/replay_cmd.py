@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
 from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
 from tlm_models.summary import format_summary
@@ -97,7 +98,7 @@ def parse_window(text: str) -> TimelineWindow:
 
 def replay_trace_file(
     trace_path: str,
-    platform_path: str,
+    platform_path: str | PlatformConfig,
     overrides: Sequence[str] = (),
     timeline_path: str | None = None,
     window: TimelineWindow | None = None,
@@ -107,7 +108,8 @@ def replay_trace_file(
     """Worker job: open, check and replay an operation trace; the result JSON as a dict.
 
     Runs in a fresh simulation process (``run_in_worker``). ``check=False`` skips the check
-    against the platform so the replayer's own error path can be exercised.
+    against the platform so the replayer's own error path can be exercised. The platform is a
+    file (loaded here, with ``overrides``) or an already validated configuration.
     """
     from tlm_models.platform import load_platform
     from tlm_models.replay import replay_in_this_process
@@ -117,7 +119,10 @@ def replay_trace_file(
     from tlm_models.vcd import write_vcd
 
     started = time.perf_counter()
-    platform = load_platform(platform_path, overrides)
+    if isinstance(platform_path, str):
+        platform = load_platform(platform_path, overrides)
+    else:
+        platform, platform_path = platform_path, platform_path.source or platform_path.name
     info = platform.info()
     trace = open_trace(trace_path)
     if trace.is_memory_trace:

@@ -13,7 +13,7 @@ from typing import Any
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
 from tlm_models.replay import TimelineWindow
-from tlm_models.resolve import resolve_run
+from tlm_models.resolved_run import resolve_run
 from tlm_models.study.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,

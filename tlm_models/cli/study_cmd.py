@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from tlm_models.errors import UserError
-from tlm_models.resolve import resolve_runs
+from tlm_models.resolved_run import resolve_runs
 from tlm_models.study.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,

@@ -23,7 +23,7 @@ from tlm_models.dataflows.io_formulas import (
 from tlm_models.dataflows.workload import Workload
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
-from tlm_models.resolve import ResolvedRun, resolve_run
+from tlm_models.resolved_run import ResolvedRun, resolve_run
 from tlm_models.result import compose_result
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
@@ -69,7 +69,7 @@ def run_one(
 ) -> dict[str, Any]:
     """The result JSON of one configuration; writes a Perfetto timeline and/or a VCD of the
     same window when asked. A ``RunConfig`` (a sweep's job) is resolved here first; the
-    caller has usually resolved it already (``tlm_models.resolve``)."""
+    caller has usually resolved it already (``tlm_models.resolved_run``)."""
     started = time.perf_counter()
     run = config if isinstance(config, ResolvedRun) else resolve_run(config)
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
