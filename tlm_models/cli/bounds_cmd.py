@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.dataflows.approx import DEFAULT_DEGREE, approx_params
 from tlm_models.dataflows.io_formulas import (
     TRAFFIC,
@@ -22,7 +23,7 @@ from tlm_models.dataflows.polynomial import feature_count
 from tlm_models.dataflows.workload import Workload, parse_count
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.study.config import resolve_platform
 
 
 def register(subparsers: Any) -> None:
@@ -32,20 +33,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seq-len", required=True, help="sequence length N (8192 or 8K)")
     p.add_argument("--head-dim", required=True, type=int, help="head dimension d")
     p.add_argument("--heads", type=int, default=1, help="attention heads (default 1)")
-    p.add_argument(
-        "--platform",
-        metavar="FILE",
-        default=DEFAULT_PLATFORM,
-        help=f"platform YAML (default {DEFAULT_PLATFORM})",
-    )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a platform parameter, e.g. --set sram.capacity=256KiB (repeatable)",
-    )
+    add_platform_args(p)
     p.add_argument(
         "--degree",
         type=int,

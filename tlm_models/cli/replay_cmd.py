@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
-from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.study.config import resolve_platform
 from tlm_models.summary import format_summary
 from tlm_models.trace.io import detect_format
 
@@ -36,20 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the platform's off-chip memory.",
     )
     parser.add_argument("trace", help="trace file")
-    parser.add_argument(
-        "--platform",
-        metavar="FILE",
-        default=DEFAULT_PLATFORM,
-        help=f"platform YAML (default {DEFAULT_PLATFORM})",
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a platform parameter, e.g. --set pe.sram_traffic=false (repeatable)",
-    )
+    add_platform_args(parser)
     parser.add_argument("--json", action="store_true", help="print the result JSON")
     parser.add_argument(
         "--timeline", metavar="OUT.json", help="write a Perfetto / Chrome-trace timeline"
