@@ -7,22 +7,11 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from tlm_models.trace.record import (
-    BROADCAST_SHIFT,
-    ENGINE_OPS,
-    MATMUL_ACCUMULATE,
-    MATMUL_TRANS_B,
-    MAX_DEPS,
-    NO_TENSOR,
-    RECORD_DTYPE,
-    Broadcast,
-    EngineKind,
-    OpKind,
-    VectorOp,
-)
+from tlm_models.trace import record as rec
+from tlm_models.trace.record import ENGINE_OPS, RECORD_DTYPE, EngineKind, OpKind
 from tlm_models.worker import run_in_worker
 
-_ENUMS: tuple[type[IntEnum], ...] = (OpKind, VectorOp, Broadcast, EngineKind)
+_ENUMS: tuple[type[IntEnum], ...] = (OpKind, rec.VectorOp, rec.Broadcast, EngineKind)
 
 
 def _cpp_side() -> dict[str, Any]:
@@ -87,9 +76,9 @@ def test_python_and_cpp_declare_the_same_record_contract() -> None:
         RECORD_DTYPE.fields[name][1] for name in RECORD_DTYPE.names
     ]
     assert cpp["constants"] == {
-        "trans_b": MATMUL_TRANS_B,
-        "accumulate": MATMUL_ACCUMULATE,
-        "broadcast_shift": BROADCAST_SHIFT,
-        "max_deps": MAX_DEPS,
-        "no_tensor": NO_TENSOR,
+        "trans_b": rec.MATMUL_TRANS_B,
+        "accumulate": rec.MATMUL_ACCUMULATE,
+        "broadcast_shift": rec.BROADCAST_SHIFT,
+        "max_deps": rec.MAX_DEPS,
+        "no_tensor": rec.NO_TENSOR,
     }
