@@ -16,6 +16,8 @@ from tlm_models.units import format_bandwidth, format_frequency, format_time
 
 __all__ = [
     "ADDRESS_SPACE",
+    "CPP_TYPES",
+    "CPP_TYPE_MAXIMUM",
     "KIND_MAXIMUM",
     "MAX_BANDWIDTH",
     "MAX_FREQUENCY",
@@ -43,12 +45,27 @@ MIN_FREQUENCY = 1e12 / MAX_TIME_PS
 MIN_BANDWIDTH = 1.0
 MAX_BANDWIDTH = 1e18
 
-#: Largest value per integer kind, in the kind's unit.
+#: The C++ type of a `Params` field of each parameter kind (docs/internals.md); the registry's
+#: parameter declarations carry it (`ParamSpec.cpp_type`) and a test checks it against C++.
+CPP_TYPES: dict[str, str] = {
+    "count": "unsigned",
+    "size": "std::uint64_t",
+    "bandwidth": "double",
+    "frequency": "double",
+    "time": "sc_core::sc_time",
+    "choice": "std::string",
+    "bool": "bool",
+    "address": "std::uint64_t",
+}
+#: Largest value of each integer C++ type, in the kind's unit (sc_time: 1 ps ticks).
+CPP_TYPE_MAXIMUM: dict[str, int] = {
+    "unsigned": UINT32_MAX,
+    "std::uint64_t": UINT64_MAX,
+    "sc_core::sc_time": MAX_TIME_PS,
+}
+#: Largest value per integer kind, in the kind's unit: its C++ type's.
 KIND_MAXIMUM: dict[str, int] = {
-    "count": UINT32_MAX,
-    "size": UINT64_MAX,
-    "address": UINT64_MAX,
-    "time": MAX_TIME_PS,
+    kind: CPP_TYPE_MAXIMUM[cpp] for kind, cpp in CPP_TYPES.items() if cpp in CPP_TYPE_MAXIMUM
 }
 
 _CXX_TYPE = {

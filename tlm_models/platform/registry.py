@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from tlm_models.platform.limits import CPP_TYPE_MAXIMUM, CPP_TYPES
+
 ParamKind = Literal["count", "size", "bandwidth", "frequency", "time", "choice", "bool", "address"]
 ParamValue = int | float | str | bool
 PARAM_KINDS: tuple[ParamKind, ...] = (
@@ -38,24 +40,6 @@ KIND_UNITS: dict[ParamKind, str] = {
     "choice": "",
     "bool": "",
     "address": "B",
-}
-#: The C++ type of a `Params` field of each kind (docs/internals.md, "C++ component conventions").
-CPP_TYPES: dict[ParamKind, str] = {
-    "count": "unsigned",
-    "size": "std::uint64_t",
-    "bandwidth": "double",
-    "frequency": "double",
-    "time": "sc_core::sc_time",
-    "choice": "std::string",
-    "bool": "bool",
-    "address": "std::uint64_t",
-}
-#: Largest value each C++ type holds, in the kind's unit (sc_time: 64-bit ticks of 1 ps);
-#: None where the type is not an integer.
-_CPP_MAX: dict[str, int] = {
-    "unsigned": 2**32 - 1,
-    "std::uint64_t": 2**64 - 1,
-    "sc_core::sc_time": 2**64 - 1,
 }
 #: Units shown in docs tables for each kind (time values are written with their own unit).
 _DISPLAY_UNITS: dict[ParamKind, str] = {**KIND_UNITS, "time": "s"}
@@ -80,12 +64,12 @@ class ParamSpec:
     @property
     def cpp_type(self) -> str:
         """The C++ type of the `Params` field of the same name."""
-        return CPP_TYPES[self.kind]
+        return CPP_TYPES[self.kind]  # declared with the value ranges, in limits.py
 
     @property
     def cpp_max(self) -> int | None:
         """Largest value the C++ field holds (in the kind's unit); None for non-integers."""
-        return _CPP_MAX.get(self.cpp_type)
+        return CPP_TYPE_MAXIMUM.get(self.cpp_type)
 
     @property
     def display_unit(self) -> str:
