@@ -12,6 +12,7 @@ from typing import Any
 
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
+from tlm_models.platform import load_platform
 from tlm_models.replay import TimelineWindow
 from tlm_models.study.config import (
     DATAFLOWS,
@@ -65,7 +66,8 @@ def config_of(args: argparse.Namespace) -> RunConfig:
     """The configuration named by the command line (validated)."""
     if args.timeline_window and not (args.timeline or args.vcd):
         raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
-    resolve_platform(args.platform)
+    # Checked here, in about a second, not after a worker has started.
+    load_platform(resolve_platform(args.platform), args.overrides)
     return RunConfig(
         dataflow=args.dataflow,
         seq_len=parse_seq_len(args.seq_len),

@@ -13,9 +13,11 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from tlm_models.errors import shorten
 from tlm_models.platform.limits import ADDRESS_SPACE, kind_range_error, product_errors
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
+    KIND_UNITS,
     ComponentType,
     ParamSpec,
     ParamValue,
@@ -68,7 +70,7 @@ def _found(value: object) -> str:
         return "nothing"
     if isinstance(value, bool):
         return f"boolean {str(value).lower()}"
-    return repr(value)
+    return shorten(value) if isinstance(value, str) else shorten(repr(value))[1:-1]
 
 
 class _Checker:
@@ -783,7 +785,12 @@ def convert_param(spec: ParamSpec, value: object) -> ParamValue:
         return value
     result = _converter(spec)(value)
     if not isinstance(result, bool) and isinstance(result, (int, float)) and result < spec.minimum:
-        what = "positive" if spec.minimum > 0 else "not negative"
+        if spec.minimum == 0:
+            what = "not negative"
+        elif result <= 0:
+            what = "positive"
+        else:
+            what = f"at least {spec.minimum} {KIND_UNITS[spec.kind]}".rstrip()
         raise UnitError(f"must be {what}, found {_found(value)}")
     too_big = kind_range_error(spec.kind, result)
     if too_big:

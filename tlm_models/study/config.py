@@ -33,6 +33,8 @@ DEFAULT_PLATFORM = "platforms/attenio.yaml"
 
 _REPOSITORY = Path(__file__).resolve().parent.parent.parent
 _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_\[\]]+)*$")
+#: No sequence length has more digits (10^12 tokens); longer text is refused before int().
+_MAX_SEQ_LEN_DIGITS = 12
 _SEQ_LEN = re.compile(r"^\s*(\d+)\s*([kK])?\s*$")
 
 
@@ -141,6 +143,8 @@ def parse_seq_len(text: str) -> int:
         raise UserError(
             f"expected a sequence length such as '8192' or '8K' (K = 1024), found '{text}'"
         )
+    if len(match.group(1)) > _MAX_SEQ_LEN_DIGITS:
+        raise UserError(f"sequence length '{text[:40]}...' is far too large")
     value = int(match.group(1)) * (1024 if match.group(2) else 1)
     if value < 1:
         raise UserError(f"sequence length must be positive, found '{text}'")
