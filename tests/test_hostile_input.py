@@ -28,20 +28,20 @@ BOUND_S = 10.0
 #: Values per parameter kind that no model can hold, each with what the error must say.
 EXTREMES: dict[str, list[tuple[str, str]]] = {
     "count": [
-        ("4294967296", "32-bit"),
+        ("4294967296", "unsigned"),
         ("-1", "must be"),
         ("1e400", "whole number"),
         ("9" * 5000, "whole number"),
     ],
     "size": [
         ("1e999999999 KiB", "out of range"),
-        ("18446744073709551616 B", "64-bit"),
+        ("18446744073709551616 B", "std::uint64_t"),
         ("0.5 B", "whole number"),
         ("-1 B", "positive"),
     ],
     "time": [
         ("1e999999999 s", "out of range"),
-        ("1e9 s", "SystemC time"),
+        ("1e9 s", "sc_core::sc_time"),
         ("0.1 ps", "whole number"),
     ],
     "frequency": [
@@ -54,7 +54,7 @@ EXTREMES: dict[str, list[tuple[str, str]]] = {
         ("1e30 TB/s", "above"),
         ("1e99999999 GB/s", "out of range"),
     ],
-    "address": [("18446744073709551616", "64-bit")],
+    "address": [("18446744073709551616", "std::uint64_t")],
 }
 
 

@@ -27,11 +27,11 @@ BOUND_S = 2.0
 
 #: Pieces that YAML and the unit parser treat specially.
 _PIECES = [
-        "&a ", "*a", "&b [*a, *a, *a]", "[", "]", "{", "}", ": ", "- ", "\n", "  ", "#",
-        "!!binary ", "!!python/object ", "<<: *a", "? ", "|", ">", "'", '"', "\t", "\0",
-        "1e999999999", "-1e-999999", "0x", "18446744073709551616", "4294967296", ".inf",
-        ".nan", " GB/s", " KiB", " ps", " THz", " Hz", " ns", "include: /dev/zero",
-        "include: .", "type: hbm", "channels: ", "components:", "9" * 5000,
+    "&a ", "*a", "&b [*a, *a, *a]", "[", "]", "{", "}", ": ", "- ", "\n", "  ", "#",
+    "!!binary ", "!!python/object ", "<<: *a", "? ", "|", ">", "'", '"', "\t", "\0",
+    "1e999999999", "-1e-999999", "0x", "18446744073709551616", "4294967296", ".inf",
+    ".nan", " GB/s", " KiB", " ps", " THz", " Hz", " ns", "include: /dev/zero",
+    "include: .", "type: hbm", "channels: ", "components:", "9" * 5000,
 ]  # fmt: skip
 _TOKENS = st.sampled_from(_PIECES)
 _TEXT = st.one_of(

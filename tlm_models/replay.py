@@ -23,9 +23,9 @@ from tlm_models.platform.builder import BuiltPlatform, build_platform
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.timeline import TIMELINE_DTYPE, Timeline, Track, engine_tracks
 from tlm_models.trace.header import TraceHeader
-from tlm_models.trace.record import RECORD_DTYPE
+from tlm_models.trace.record import RECORD_DTYPE, EngineKind
 
-ENGINE_KINDS = {"dma": 0, "pe": 1, "exp": 2}
+ENGINE_KINDS = {kind.name.lower(): int(kind) for kind in EngineKind}
 #: Simulated time run per kernel call; short enough for a prompt Ctrl-C.
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.

@@ -23,6 +23,7 @@ __all__ = [
     "format_time",
     "parse_address",
     "parse_bandwidth",
+    "parse_count",
     "parse_frequency",
     "parse_size",
     "parse_time",
@@ -158,6 +159,24 @@ def parse_time(text: object) -> int:
     """Integer picoseconds (SystemC's usual resolution) from `20 ns`, `1.5 us`, `0 ns`."""
     number, factor = _split(text, "time", "20 ns", _TIME_UNITS_PS)
     return _whole(number * factor, "time", text, "picoseconds")
+
+
+#: At most 15 digits (10^15 tokens): longer text is refused before int() can take long.
+_COUNT = re.compile(r"^\s*(\d{1,15})\s*([kKmM]?)\s*$")
+
+
+def parse_count(text: object, what: str = "count") -> int:
+    """A positive count such as ``8192``, ``8K`` or ``1M`` (binary multiples: K = 1024).
+
+    The one parser of token counts and dimensions on every command (``--seq-len``, lists).
+    """
+    match = _COUNT.match(text) if isinstance(text, str) else None
+    if match is None or int(match.group(1)) < 1:
+        raise UnitError(
+            f"expected a positive {what} such as 8192, 8K or 1M (K = 1024, M = 1024 K), "
+            f"found {shorten(text) if isinstance(text, str) else text!r}"
+        )
+    return int(match.group(1)) << {"": 0, "K": 10, "M": 20}[match.group(2).upper()]
 
 
 def parse_address(value: object) -> int:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from tlm_models.errors import shorten
-from tlm_models.platform.limits import ADDRESS_SPACE, kind_range_error, product_errors
+from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
     KIND_UNITS,
@@ -792,7 +792,7 @@ def convert_param(spec: ParamSpec, value: object) -> ParamValue:
         else:
             what = f"at least {spec.minimum} {KIND_UNITS[spec.kind]}".rstrip()
         raise UnitError(f"must be {what}, found {_found(value)}")
-    too_big = kind_range_error(spec.kind, result)
+    too_big = range_error(spec, result)
     if too_big:
         raise UnitError(too_big)
     return result

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.result import SCHEMA
 from tlm_models.study.config import RunConfig
 
 __all__ = [
@@ -31,7 +32,7 @@ __all__ = [
 RESULTS_FILE = "results.jsonl"
 #: Where torn trailing lines are kept, one per line, for whoever wants to look at them.
 TORN_FILE = "results.jsonl.torn"
-RESULT_SCHEMA = "attn-tlm.result/1"
+RESULT_SCHEMA = SCHEMA  # declared once, in tlm_models.result
 
 
 def result_record(config: RunConfig, result: dict[str, Any]) -> dict[str, Any]:
