@@ -238,3 +238,80 @@ def test_user_errors_are_the_only_way_out_of_the_loader(tmp_path: Path) -> None:
     # A directory given as the platform itself.
     with pytest.raises(UserError):
         load_platform(tmp_path)
+
+
+# -- traces -----------------------------------------------------------------------------------
+
+SAMPLE = ROOT / "traces" / "samples" / "double_buffered_loop.trace.txt"
+
+
+def _written_text_trace(tmp_path: Path) -> list[str]:
+    """The sample written back by the trace writer (which ends it with 'end: N')."""
+    from tlm_models.trace.io import open_trace
+    from tlm_models.trace.text import write_text
+
+    trace = open_trace(SAMPLE)
+    out = tmp_path / "written.trace.txt"
+    write_text(out, trace.header, trace.chunks(1024))
+    return out.read_text().splitlines(keepends=True)
+
+
+def _hostile_traces(tmp_path: Path) -> dict[str, tuple[str | bytes, str]]:
+    lines = _written_text_trace(tmp_path)
+    ops = [i for i, line in enumerate(lines) if line[:1].isdigit()]
+    sample = SAMPLE.read_text()
+    first_op = next(line for line in sample.splitlines() if line[:1].isdigit())
+    extra = f"{len(ops)} " + first_op.split(" ", 1)[1].split("#")[0].strip()  # one more record
+    return {
+        "cut_at_a_line_boundary": ("".join(lines[: ops[-1]]), "cut short"),
+        "cut_before_end_line": ("".join(lines[:-1]), "cut short"),
+        "cut_in_a_line": ("".join(lines)[:-12], "trace.txt:"),
+        "end_lies": ("".join(lines[:-1]) + "end: 999\n", "says 999 operations"),
+        "op_count_lies": ("op_count: 99\n" + sample, "says 99 operations"),
+        "line_after_end": ("".join(lines) + first_op + "\n", "after 'end:'"),
+        "dependency_on_itself": (sample + f"{extra} deps={len(ops)}\n", "deps"),
+        "dependency_on_a_later_record": (sample + f"{extra} deps=99\n", "deps"),
+        "operand_beyond_32_bits": (sample.replace("m=1 ", "m=4294967296 ", 1), "m"),
+        "address_beyond_64_bits": (sample.replace("src0=0x0", "src0=0x1" + "0" * 16, 1), "src0"),
+        "params_nested_deeply": (
+            sample.replace(
+                "engines:", "params: " + "[" * 100_000 + "]" * 100_000 + "\nengines:", 1
+            ),
+            "nested too deeply",
+        ),
+        "not_utf8": (b"\xff\xfe" + sample.encode(), "UTF-8"),
+    }
+
+
+TRACE_MUTATIONS = [
+    "cut_at_a_line_boundary", "cut_before_end_line", "cut_in_a_line", "end_lies",
+    "op_count_lies", "line_after_end", "dependency_on_itself", "dependency_on_a_later_record",
+    "operand_beyond_32_bits", "address_beyond_64_bits", "params_nested_deeply", "not_utf8",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", TRACE_MUTATIONS)
+def test_hostile_traces_end_in_a_clean_error(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content, expected = _hostile_traces(tmp_path)[name]
+    path = tmp_path / "hostile.trace.txt"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    started = time.monotonic()
+    code = main(["trace", "check", str(path)])
+    elapsed = time.monotonic() - started
+    _out, err = capsys.readouterr()
+    assert code == 2, err
+    assert expected in err, err
+    assert "Traceback" not in err
+    assert all(len(line) < 400 for line in err.splitlines()), err
+    assert elapsed < BOUND_S
+
+
+def test_the_written_trace_itself_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "ok.trace.txt"
+    path.write_text("".join(_written_text_trace(tmp_path)))
+    assert main(["trace", "check", str(path)]) == 0
