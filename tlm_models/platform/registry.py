@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-ParamKind = Literal["count", "size", "bandwidth", "frequency", "time", "choice", "bool", "address"]
+ParamKind = Literal[
+    "count", "size", "bandwidth", "frequency", "time", "choice", "bool", "address", "text"
+]
 ParamValue = int | float | str | bool
 PARAM_KINDS: tuple[ParamKind, ...] = (
     "count",
@@ -22,6 +24,7 @@ PARAM_KINDS: tuple[ParamKind, ...] = (
     "choice",
     "bool",
     "address",
+    "text",
 )
 #: The unit each kind's value is held in (sizes bytes, time picoseconds, ...); "" = unitless.
 KIND_UNITS: dict[ParamKind, str] = {
@@ -33,6 +36,7 @@ KIND_UNITS: dict[ParamKind, str] = {
     "choice": "",
     "bool": "",
     "address": "B",
+    "text": "",
 }
 
 
@@ -144,6 +148,61 @@ def _p(
     return ParamSpec(name, kind, default, description, choices=choices, minimum=minimum)
 
 
+def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
+    """The bank fidelity's organisation, controller and JEDEC timing set (docs/models/hbm.md).
+
+    Defaults: platforms/parts/hbm2-attenio.yaml, HBM2 at the paper machine's 1 Gb/s per pin
+    (8 GB/s, tCK = 2 ns); a zero time turns that constraint off.
+    """
+    times = (
+        ("t_rcd", "14 ns", "ACT to RD/WR, same bank"),
+        ("t_rp", "14 ns", "PRE to ACT, same bank"),
+        ("t_ras", "34 ns", "ACT to PRE, same bank"),
+        ("t_rc", "48 ns", "ACT to ACT, same bank"),
+        ("t_rrd_s", "4 ns", "ACT to ACT, different bank group"),
+        ("t_rrd_l", "6 ns", "ACT to ACT, same bank group"),
+        ("t_faw", "30 ns", "window holding at most four ACTs"),
+        ("t_ccd_s", "4 ns", "column to column, different bank group"),
+        ("t_ccd_l", "8 ns", "column to column, same bank group"),
+        ("t_cl", "14 ns", "RD to first data (CAS latency)"),
+        ("t_cwl", "4 ns", "WR to first data (write latency)"),
+        ("t_wr", "16 ns", "end of write data to PRE (write recovery)"),
+        ("t_wtr_s", "4 ns", "end of write data to RD, different bank group"),
+        ("t_wtr_l", "8 ns", "end of write data to RD, same bank group"),
+        ("t_rtw", "18 ns", "RD to WR (bus turnaround)"),
+        ("t_rtp", "4 ns", "RD to PRE, same bank"),
+        ("t_refi", "3900 ns", "refresh interval (0 = refresh off)"),
+        ("t_rfc", "350 ns", "all-bank refresh: REF to the next command"),
+        ("t_rfc_pb", "160 ns", "per-bank refresh: REFpb to the next command to that bank"),
+    )
+    return (
+        _p("banks", "count", 16, "banks per channel (bank fidelity)", minimum=1),
+        _p("bank_groups", "count", 4, "bank groups per channel (bank fidelity)", minimum=1),
+        _p("row_size", "size", "1 KiB", "row buffer size (bank fidelity)"),
+        _p("burst_bytes", "size", "32 B", "bytes per burst"),
+        _p(
+            "address_mapping",
+            "text",
+            "",
+            "bit-level mapping 'field:bits ...', most significant first ('' = default)",
+        ),
+        _p("scheduler", "choice", "frfcfs", "request scheduler", choices=("frfcfs", "fcfs")),
+        _p("frfcfs_cap", "count", 16, "row hits that may bypass the oldest request", minimum=1),
+        _p(
+            "page_policy",
+            "choice",
+            "open",
+            "when a bank closes its row",
+            choices=("open", "closed", "adaptive"),
+        ),
+        _p("queue_depth", "count", 8, "requests per bank queue", minimum=1),
+        _p("write_high_watermark", "count", 16, "queued writes that start a write phase"),
+        _p("write_low_watermark", "count", 4, "queued writes that may end a write phase"),
+        _p("refresh", "choice", "all_bank", "refresh mode", choices=("all_bank", "per_bank")),
+        *(_p(name, "time", default, desc) for name, default, desc in times),
+    )
+
+
 def _register_builtins() -> None:
     clock = _p("clock", "frequency", "1 GHz", "clock frequency")
     register_component_type(
@@ -167,14 +226,7 @@ def _register_builtins() -> None:
                     "timing model",
                     choices=("bandwidth", "bank"),
                 ),
-                _p("banks", "count", 16, "banks per channel (bank fidelity)", minimum=1),
-                _p("row_size", "size", "1 KiB", "row buffer size (bank fidelity)"),
-                _p("t_rcd", "time", "14 ns", "activate to read/write"),
-                _p("t_rp", "time", "14 ns", "precharge"),
-                _p("t_cl", "time", "14 ns", "CAS latency"),
-                _p("burst_bytes", "size", "32 B", "bytes per burst"),
-                _p("t_refi", "time", "0 ns", "refresh interval (0 = refresh off)"),
-                _p("t_rfc", "time", "0 ns", "refresh cycle time"),
+                *_hbm_bank_level_params(),
                 _p("storage", "bool", False, "keep data (needed for functional checks)"),
             ),
             sockets=(SocketSpec("target", "target", description="memory port"),),
