@@ -55,8 +55,9 @@ class DramAddressMapper {
     std::uint64_t value[kFields] = {};
     std::uint64_t scale[kFields] = {1, 1, 1, 1, 1, 1};
     for (const Segment& s : segments_) {
-      std::uint64_t digit = addr % s.radix;
-      addr /= s.radix;
+      // Powers of two (every bit-level mapping, most defaults) cost a mask and a shift.
+      const std::uint64_t digit = s.shift ? addr & (s.radix - 1) : addr % s.radix;
+      addr = s.shift ? addr >> s.shift : addr / s.radix;
       value[s.field] += digit * scale[s.field];
       scale[s.field] *= s.radix;
     }
@@ -78,10 +79,16 @@ class DramAddressMapper {
   struct Segment {
     Field field;
     std::uint64_t radix;
+    unsigned shift;  // log2(radix) when radix is a power of two, else 0
   };
 
+  static Segment segment(Field f, std::uint64_t radix) {
+    const bool pow2 = (radix & (radix - 1)) == 0;
+    return {f, radix, pow2 ? static_cast<unsigned>(__builtin_ctzll(radix)) : 0u};
+  }
+
   void add(Field f, std::uint64_t radix) {
-    if (radix > 1) segments_.push_back({f, radix});
+    if (radix > 1) segments_.push_back(segment(f, radix));
   }
 
   void build_default() {
@@ -150,7 +157,7 @@ class DramAddressMapper {
         return;
       }
       bits[f] += n;
-      msb_first.push_back({f, std::uint64_t{1} << n});
+      msb_first.push_back(segment(f, std::uint64_t{1} << n));
     }
     for (auto it = msb_first.rbegin(); it != msb_first.rend(); ++it) segments_.push_back(*it);
     auto need = [&](Field f, std::uint64_t count, const char* what) {

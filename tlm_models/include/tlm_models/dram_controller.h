@@ -50,17 +50,10 @@ class DramController {
               std::uint32_t bytes, bool write, std::uint32_t tag) {
     Bank& b = banks_[bank];
     while (b.queue.size() >= cfg_.queue_depth) step();
-    // Requests that left after `arrival` were still queued then: with the ones queued now,
-    // they may fill the queue, and the request enters as the excess ones leave.
-    later_.clear();
-    for (Ticks d : b.departures)
-      if (d > arrival) later_.push_back(d);
-    Ticks slot = 0;
-    const std::size_t held = b.queue.size() + later_.size();
-    if (held >= cfg_.queue_depth) {
-      std::sort(later_.begin(), later_.end());
-      slot = later_[held - cfg_.queue_depth];
-    }
+    // The queue holds its q requests and, before them, the depth - q that left last (in the
+    // order they left): the request enters when the oldest of those had left.
+    const std::size_t depth = b.departures.size();
+    const Ticks slot = b.departures[(b.next_departure + b.queue.size()) % depth];
     DramRequest r;
     r.arrival = arrival;
     r.admitted = std::max(arrival, slot);
@@ -152,7 +145,10 @@ class DramController {
     Choice best;
     for (unsigned bank : active_) {
       const Bank& b = banks_[bank];
-      int i = scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, write_phase_);
+      // One queued request leaves no choice to make.
+      int i = b.queue.size() == 1
+                  ? (b.queue[0].write == write_phase_ ? 0 : -1)
+                  : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, write_phase_);
       if (i < 0) continue;
       const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
       DramCommand cmd = next_command(b, r);
@@ -270,7 +266,6 @@ class DramController {
   DramRefresh refresh_;
   std::vector<Bank> banks_;
   std::vector<unsigned> active_;  // banks with queued requests
-  std::vector<Ticks> later_;      // scratch of submit()
   std::uint64_t seq_ = 0;
   std::uint64_t reads_queued_ = 0, writes_queued_ = 0;
   bool write_phase_ = false;
