@@ -27,6 +27,7 @@
 #include "tlm_models/interleave.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/payload_access.h"
+#include "tlm_models/request_log.h"
 #include "tlm_models/sparse_storage.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -160,6 +161,11 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     return activity(i).entries();
   }
   std::size_t channel_activity_dropped(unsigned i) const { return activity(i).dropped(); }
+
+  // Records every request (arrival, address, length, direction) from now on, at most
+  // max_entries; read with request_log() (e.g. to export the run as an STL trace).
+  void enable_request_log(std::size_t max_entries) { request_log_.enable(max_entries); }
+  const RequestLog& request_log() const { return request_log_; }
 
   // Drops all stored data (everything reads as zero again) and revokes DMI pointers.
   void clear_storage() {
@@ -310,6 +316,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     Ticks now = now_ticks();
     Ticks arrival = now + to_ticks(delay);
     if (requests_++ == 0) first_arrival_ = arrival;
+    if (request_log_.enabled()) request_log_.record(arrival, addr, len, write);
     ++(write ? writes_ : reads_);
     Ticks end = bank_level_ ? serve_banks(arrival, addr, len, write)
                             : serve_channels(arrival, addr, len, write);
@@ -416,6 +423,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   std::vector<std::uint64_t> scratch_;  // per-channel bytes of the transaction being split
   std::unique_ptr<SparseStorage> storage_;
   LatencyStats latency_stats_;
+  RequestLog request_log_;
   std::uint64_t reads_ = 0, writes_ = 0, errors_ = 0, requests_ = 0;
   Ticks first_arrival_ = 0;
 };
