@@ -104,27 +104,18 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
         return "t_rfc must be shorter than t_refi";
       if (refresh == "per_bank" && t_refi != sc_core::SC_ZERO_TIME && t_rfc_pb * banks >= t_refi)
         return "t_rfc_pb x banks must be shorter than t_refi";
-      if (fidelity == "bank") return DramAddressMapper(geometry(), address_mapping).error();
+      if (fidelity == "bank")
+        return DramAddressMapper(geometry_of(*this), address_mapping).error();
       return "";
     }
 
-    DramAddressMapper::Geometry geometry() const {
-      DramAddressMapper::Geometry g;
-      g.channels = channels;
-      g.bank_groups = bank_groups;
-      g.banks = banks;
-      g.row_size = row_size;
-      g.interleave = interleave;
-      g.burst_bytes = burst_bytes;
-      return g;
-    }
   };
 
   tlm_utils::simple_target_socket<HbmMemory> target;
 
   HbmMemory(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), target("target"), p_(p), bank_level_(p.fidelity == "bank"),
-        mapper_(p.geometry(), p.address_mapping) {
+        mapper_(geometry_of(p), p.address_mapping) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/hbm", (std::string(this->name()) + ": " + err).c_str());
     latency_ = to_ticks(p.latency);
@@ -141,6 +132,18 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
   const Params& params() const { return p_; }
+
+  // The organisation the bank level's address mapping must fit.
+  static DramAddressMapper::Geometry geometry_of(const Params& p) {
+    DramAddressMapper::Geometry g;
+    g.channels = p.channels;
+    g.bank_groups = p.bank_groups;
+    g.banks = p.banks;
+    g.row_size = p.row_size;
+    g.interleave = p.interleave;
+    g.burst_bytes = p.burst_bytes;
+    return g;
+  }
   unsigned channel_of(std::uint64_t addr) const {
     if (bank_level_) return mapper_.map(addr).channel;
     return static_cast<unsigned>((addr / p_.interleave) % p_.channels);
