@@ -236,6 +236,13 @@ def _register_builtins() -> None:
             sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
         )
     )
+    forward = _p(
+        "forward_granularity",
+        "count",
+        128,
+        "elements per forwarded granule of streamed operations",
+        minimum=1,
+    )
     pe_like = (
         _p("elem_bytes", "size", "2 B", "bytes per element (FP16 = 2)"),
         _p("sram_traffic", "bool", True, "issue operand/result traffic to the SRAM"),
@@ -258,7 +265,14 @@ def _register_builtins() -> None:
                     "dataflow mapping onto the array",
                     choices=("output_stationary", "broadcast"),
                 ),
+                _p(
+                    "split_k",
+                    "bool",
+                    False,
+                    "broadcast: outputs smaller than the array split k over idle MACs",
+                ),
                 _p("pipeline_latency", "count", 2, "pipeline depth in cycles"),
+                forward,
                 *pe_like,
             ),
             sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
@@ -275,6 +289,7 @@ def _register_builtins() -> None:
                 _p("lanes", "count", 128, "exponent modules", minimum=1),
                 clock,
                 _p("pipeline_latency", "count", 4, "pipeline depth in cycles"),
+                forward,
                 *pe_like,
             ),
             sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
