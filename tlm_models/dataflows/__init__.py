@@ -2,8 +2,9 @@
 
 ``emit(name, workload, platform_info, chunk_ops=..., params=...)`` returns an
 :class:`EmittedTrace` whose header is complete before the first chunk of records is produced.
-``EMITTERS`` are the exact dataflows (they compute softmax attention and take no parameters);
-``APPROXIMATE`` are the approximate ones, which take dataflow parameters (e.g. ``degree``).
+``EMITTERS`` are the exact dataflows (they compute softmax attention; their ``--param``
+switches are declared in ``variants.py``); ``APPROXIMATE`` are the approximate ones, which
+take dataflow parameters (e.g. ``degree``).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 
-Emitter = Callable[[Workload, PlatformInfo, int], EmittedTrace]
 ParamEmitter = Callable[[Workload, PlatformInfo, int, Mapping[str, object]], EmittedTrace]
 
-EMITTERS: dict[str, Emitter] = {
+EMITTERS: dict[str, ParamEmitter] = {
     "attenio": emit_attenio,
     "flash2": emit_flash2,
     "flat": emit_flat,
@@ -50,9 +50,7 @@ def emit(
     if name not in EMITTERS:
         known = sorted([*EMITTERS, *APPROXIMATE])
         raise UserError(f"unknown dataflow {name!r}; choose one of {', '.join(known)}")
-    if params:
-        raise UserError(f"dataflow {name!r} takes no parameters, got {', '.join(sorted(params))}")
-    return EMITTERS[name](workload, platform_info, chunk_ops)
+    return EMITTERS[name](workload, platform_info, chunk_ops, params or {})
 
 
 __all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "emit"]

@@ -52,7 +52,7 @@ def bounds_bytes(
         bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
         bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
     elif (formula := TRAFFIC.get(dataflow)) is not None:
-        bounds["closed_form"] = float(formula(workload, info).total_bytes)
+        bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
 
 
@@ -89,8 +89,11 @@ def run_one(
         "heads": config.heads,
         "tiling": dict(emitted.header.params),
     }
+    # Every dataflow switch in effect, given or default (variants.py; approx: its own).
+    variant = emitted.header.params.get("variant")
     result = compose_result(out.replay, info, identity, out.wall_s)
     params = dict(config.extra)
+    result["params"] = dict(variant) if isinstance(variant, dict) else params
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, params)
     if config.dataflow == "approx":
         p = approx_params(params)
