@@ -34,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _reproduce(args: argparse.Namespace) -> int:
     from tlm_models.platform import load_platform
+    from tlm_models.resolved_run import resolve_run
     from tlm_models.study import attenio_repro as study
     from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
     from tlm_models.study.executor_local import LocalExecutor
@@ -46,9 +47,15 @@ def _reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
-    summary = run_sweep(
-        study.study_configs(grid), out, job=load_job(args.job), executor=LocalExecutor(args.jobs)
-    )
+    configs, unfit = [], []
+    for config in study.study_configs(grid):
+        try:
+            resolve_run(config)
+        except UserError as exc:  # e.g. the paper's FA2 tiles in a 64 KiB cache
+            unfit.append((config, str(exc).splitlines()[0]))
+            continue
+        configs.append(config)
+    summary = run_sweep(configs, out, job=load_job(args.job), executor=LocalExecutor(args.jobs))
     if summary.interrupted:
         return summary.exit_code
     info = load_platform(resolve_platform(DEFAULT_PLATFORM)).info()
@@ -57,6 +64,11 @@ def _reproduce(args: argparse.Namespace) -> int:
     records = load_results(out)
     study.plot_crossover(records, grid, capacity, macs_per_s, out / FIGURE)
     report = out / REPORT
-    report.write_text(study.render(records, grid, capacity, macs_per_s, FIGURE), encoding="utf-8")
+    text = study.render(records, grid, capacity, macs_per_s, FIGURE)
+    if unfit:
+        text += "\n## Not run: the plan does not fit\n\n"
+        text += "".join(f"- {c.label()} N = {c.seq_len}, d = {c.head_dim}, "
+                        f"{' '.join(c.overrides)}: {why}\n" for c, why in unfit)  # fmt: skip
+    report.write_text(text, encoding="utf-8")
     print(f"report: {report}", file=sys.stderr)
     return summary.exit_code
