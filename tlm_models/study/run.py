@@ -53,7 +53,7 @@ def bounds_bytes(
         bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
         bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
     elif (formula := TRAFFIC.get(dataflow)) is not None:
-        bounds["closed_form"] = float(formula(workload, info).total_bytes)
+        bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
 
 
@@ -108,7 +108,10 @@ def run_one(
         "capacity_elements": run.capacity_elements,
         "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
     }
+    # Every dataflow switch in effect, given or default (variants.py; approx: its own).
+    variant = emitted.header.params.get("variant")
     result = compose_result(out.replay, info, identity, out.wall_s)
+    result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
     if config.dataflow == "approx":
         p = approx_params(run.params)
