@@ -761,6 +761,12 @@ def _flag(value: object) -> bool:
     return value
 
 
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise UnitError(f"expected a text, found {_found(value)}")
+    return value
+
+
 def _converter(spec: ParamSpec) -> Callable[[object], ParamValue]:
     converters: dict[str, Callable[[object], ParamValue]] = {
         "count": _count,
@@ -770,6 +776,7 @@ def _converter(spec: ParamSpec) -> Callable[[object], ParamValue]:
         "time": parse_time,
         "bool": _flag,
         "address": parse_address,
+        "text": _text,
     }
     return converters[spec.kind]
 
