@@ -49,7 +49,7 @@ STRONG = Setting(
     {
         "standard": (("overlap", "double"),),
         "flat": (("overlap", "double"),),
-        "flash2": (("tiling", "fit"), ("overlap", "double")),
+        "flash2": (("tiling", "fit"), ("overlap", "split")),
         "attenio": (),
     },
 )
