@@ -207,6 +207,8 @@ def _parse_header(
             data["params"] = json.loads(value)
         except json.JSONDecodeError as exc:
             raise UserError(f"{name}:{lineno}: params must be a JSON object: {exc}") from None
+        except RecursionError:
+            raise UserError(f"{name}:{lineno}: params JSON is nested too deeply") from None
     data["tensors"] = [_parse_tensor(v, f"{name}:{n}", data["elem_bytes"]) for n, v in tensor_lines]
     where = f"{name}:{lines['dataflow'][0]}"
     return header_from_dict(data, where)
