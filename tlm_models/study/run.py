@@ -59,7 +59,7 @@ def bounds_bytes(
 
 #: Trace-header parameters that restate the run's identity or derived figures; the result
 #: stores them once (top level), not again under ``tiling``.
-_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements")
+_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements", "variant")
 
 
 def run_one(
