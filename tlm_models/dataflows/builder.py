@@ -17,14 +17,17 @@ from tlm_models.errors import UserError
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
     MATMUL_ACCUMULATE,
+    MATMUL_SCALE_ROWS,
     MATMUL_TRANS_B,
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    STREAMED,
     Broadcast,
     OpKind,
     VectorOp,
     float_bits,
+    split_src2,
     vector_code,
 )
 
@@ -181,12 +184,31 @@ class OpSink:
         *,
         trans_b: bool = False,
         accumulate: bool = False,
+        scale_rows: int | None = None,
+        stream: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
-        """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b)."""
+        """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b);
+        ``scale_rows`` = address of m row scales: C = diag(alpha) C + A B (fused rescale);
+        ``stream``: start on the first rows of A its producer writes (forwarding)."""
         code = (MATMUL_TRANS_B if trans_b else 0) | (MATMUL_ACCUMULATE if accumulate else 0)
+        code |= STREAMED if stream else 0
+        low = high = 0
+        if scale_rows is not None:
+            code |= MATMUL_SCALE_ROWS
+            low, high = split_src2(scale_rows)  # the third operand's address, in the strides
         rec = make_record(
-            OpKind.MATMUL, self.pe_engine, code=code, m=m, n=n, k=k, src0=a, src1=b, dst=c
+            OpKind.MATMUL,
+            self.pe_engine,
+            code=code,
+            m=m,
+            n=n,
+            k=k,
+            src0=a,
+            src1=b,
+            dst=c,
+            src_stride=low,
+            dst_stride=high,
         )
         return self._add(rec, deps)
 
@@ -201,19 +223,31 @@ class OpSink:
         src1: int = 0,
         bcast: Broadcast = Broadcast.FULL,
         scalar: float = 0.0,
+        stream: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
-        """Element-wise or row-reduction op on an m x n block on the PE array."""
+        """Element-wise or row-reduction op on an m x n block on the PE array; ``stream``:
+        start on the first elements its producers write (forwarding)."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
+        code = vector_code(op, bcast) | (STREAMED if stream else 0)
         rec = make_record(
-            OpKind.VECTOR, self.pe_engine, code=vector_code(op, bcast), m=m, n=n, k=k,
-            src0=src0, src1=src1, dst=dst,
-        )  # fmt: skip
+            OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=k, src0=src0, src1=src1, dst=dst
+        )
         return self._add(rec, deps)
 
-    def exp(self, dst: int, src: int, m: int, n: int, *, deps: Iterable[DepRef] = ()) -> int:
-        """dst = exp(src) on an m x n block on the Exp unit."""
-        rec = make_record(OpKind.EXP, self.exp_engine, m=m, n=n, src0=src, dst=dst)
+    def exp(
+        self,
+        dst: int,
+        src: int,
+        m: int,
+        n: int,
+        *,
+        stream: bool = False,
+        deps: Iterable[DepRef] = (),
+    ) -> int:
+        """dst = exp(src) on an m x n block on the Exp unit; ``stream`` as for ``vector``."""
+        code = STREAMED if stream else 0
+        rec = make_record(OpKind.EXP, self.exp_engine, code=code, m=m, n=n, src0=src, dst=dst)
         return self._add(rec, deps)
 
 
