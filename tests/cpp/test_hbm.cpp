@@ -318,6 +318,13 @@ TEST_CASE(bank_level_row_hit_miss_and_conflict_latencies) {
   CHECK_EQ(stat(g, "row_conflicts").value, 1.0);
   CHECK_EQ(stat(g.child("channel0"), "row_hits").value, 2.0);
   CHECK_EQ(stat(g.child("channel0"), "bytes_read").value, 64.0 * 4 + 20);
+  // Energy counts: ACT per miss or conflict, PRE per conflict, 2 bursts per 64 B, 1 for 20 B.
+  tlm_models::StatsGroup& ch = g.child("channel0");
+  CHECK_EQ(stat(ch, "activates").value, 3.0);
+  CHECK_EQ(stat(ch, "precharges").value, 1.0);
+  CHECK_EQ(stat(ch, "read_bursts").value, 4.0 * 2 + 1);
+  CHECK_EQ(stat(ch, "write_bursts").value, 0.0);
+  CHECK_EQ(stat(ch, "read_bytes").value, 64.0 * 4 + 20);
 }
 
 TEST_CASE(bank_level_streams_hits_at_channel_bandwidth) {
@@ -365,6 +372,10 @@ TEST_CASE(bank_level_refresh_blocks_the_channel_and_closes_rows) {
   CHECK_EQ(b.mem.channel(0).refreshes(), 5u);
   CHECK_EQ(b.mem.channel(0).row_hits(), 1u);
   CHECK_EQ(b.mem.channel(0).row_misses(), 3u);
+  // Bank 0 was open at the refreshes due at 1 us and 2 us (the one at 2..5 us found it closed):
+  // each refresh first precharges it.
+  CHECK_EQ(b.mem.channel(0).activates(), 3u);
+  CHECK_EQ(b.mem.channel(0).precharges(), 2u);
 }
 
 TEST_CASE(invalid_params_are_reported_fatally) {

@@ -278,6 +278,8 @@ TEST_CASE(statistics_and_utilization) {
   CHECK_EQ(g.find("vector_ops")->value, 1.0);
   CHECK_EQ(g.find("busy_time")->value, 264.0);
   CHECK_EQ(g.child("vector_ops").find("max")->value, 1.0);
+  CHECK_EQ(g.child("vector_elements").find("max")->value, 64.0 * 64);
+  CHECK_EQ(g.child("vector_elements").find("add")->value, 0.0);
   b.engine.reset_stats();
   CHECK_EQ(b.engine.macs(), 0u);
   CHECK_EQ(b.engine.busy_time(), sc_core::SC_ZERO_TIME);

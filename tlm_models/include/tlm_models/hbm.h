@@ -133,7 +133,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       cg.add("peak_bandwidth", p_.channel_bandwidth, "B/s", "channel_bandwidth");
       cg.add("utilization", window > 0 ? ticks_to_seconds(c.bus().busy_ticks()) / window : 0.0, "1",
              "busy_time / observation window");
-      if (bank_level_) add_row_stats(cg, c.row_hits(), c.row_misses(), c.row_conflicts(), c.refreshes());
+      if (bank_level_) add_row_stats(cg, c.row_hits(), c.row_misses(), c.row_conflicts());
+      add_command_stats(cg, c);
       rd += c.bytes_read();
       wr += c.bytes_written();
       hits += c.row_hits();
@@ -151,7 +152,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     g.add("peak_bandwidth", p_.channel_bandwidth * p_.channels, "B/s", "channels x channel_bandwidth");
     g.add("errors", static_cast<double>(errors_), "requests", "transactions answered with an error");
     latency_stats_.collect(g);
-    if (bank_level_) add_row_stats(g, hits, misses, conflicts, refreshes);
+    if (bank_level_) {
+      add_row_stats(g, hits, misses, conflicts);
+      g.add("refreshes", static_cast<double>(refreshes), "refreshes", "all-bank refreshes");
+    }
   }
 
   void reset_stats() override {
@@ -162,13 +166,23 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
  private:
+  // Per-channel command and burst counts under the names energy reads (docs/energy.md).
+  static void add_command_stats(StatsGroup& g, const HbmChannel& c) {
+    g.add("activates", static_cast<double>(c.activates()), "commands", "ACT commands (0 at bandwidth fidelity)");
+    g.add("precharges", static_cast<double>(c.precharges()), "commands", "PRE commands, incl. before refresh");
+    g.add("refreshes", static_cast<double>(c.refreshes()), "commands", "all-bank refreshes");
+    g.add("read_bursts", static_cast<double>(c.read_bursts()), "bursts", "read bursts of burst_bytes");
+    g.add("write_bursts", static_cast<double>(c.write_bursts()), "bursts", "write bursts of burst_bytes");
+    g.add("read_bytes", static_cast<double>(c.bytes_read()), "B", "bytes read");
+    g.add("write_bytes", static_cast<double>(c.bytes_written()), "B", "bytes written");
+  }
+
   static void add_row_stats(StatsGroup& g, std::uint64_t hits, std::uint64_t misses,
-                            std::uint64_t conflicts, std::uint64_t refreshes) {
+                            std::uint64_t conflicts) {
     g.add("row_hits", static_cast<double>(hits), "accesses", "row already open");
     g.add("row_misses", static_cast<double>(misses), "accesses", "bank closed: activate");
     g.add("row_conflicts", static_cast<double>(conflicts), "accesses",
           "another row open: precharge and activate");
-    g.add("refreshes", static_cast<double>(refreshes), "refreshes", "all-bank refreshes");
   }
 
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {

@@ -70,11 +70,17 @@ class HbmChannel {
   std::uint64_t row_misses() const { return row_misses_; }
   std::uint64_t row_conflicts() const { return row_conflicts_; }
   std::uint64_t refreshes() const { return refreshes_; }
+  // DRAM commands and bursts, the counts energy is computed from (docs/energy.md).
+  std::uint64_t activates() const { return row_misses_ + row_conflicts_; }
+  std::uint64_t precharges() const { return row_conflicts_ + refresh_precharges_; }
+  std::uint64_t read_bursts() const { return read_bursts_; }
+  std::uint64_t write_bursts() const { return write_bursts_; }
 
   void reset_stats() {
     bus_.reset_stats();
     bytes_read_ = bytes_written_ = 0;
     row_hits_ = row_misses_ = row_conflicts_ = refreshes_ = 0;
+    refresh_precharges_ = read_bursts_ = write_bursts_ = 0;
   }
 
  private:
@@ -84,7 +90,11 @@ class HbmChannel {
     Ticks ready = 0;
   };
 
-  void count(std::uint64_t bytes, bool write) { (write ? bytes_written_ : bytes_read_) += bytes; }
+  // A transfer moves whole bursts: a partial one still occupies a burst slot.
+  void count(std::uint64_t bytes, bool write) {
+    (write ? bytes_written_ : bytes_read_) += bytes;
+    (write ? write_bursts_ : read_bursts_) += ceil_div(bytes, cfg_.burst_bytes);
+  }
 
   // Refreshes are due at k * t_refi (k >= 1) and block the channel for t_rfc, closing every
   // row. Applies all refreshes due by `cmd` and returns when the command can issue.
@@ -94,7 +104,10 @@ class HbmChannel {
     Ticks last = next_refresh_ + skipped * cfg_.t_refi;
     refreshes_ += skipped + 1;
     next_refresh_ = last + cfg_.t_refi;
-    for (Bank& b : banks_) b.open = false;
+    for (Bank& b : banks_) {
+      refresh_precharges_ += b.open ? 1 : 0;  // refresh precharges the open banks first
+      b.open = false;
+    }
     return std::max(cmd, last + cfg_.t_rfc);
   }
 
@@ -106,6 +119,7 @@ class HbmChannel {
   Ticks next_refresh_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
   std::uint64_t row_hits_ = 0, row_misses_ = 0, row_conflicts_ = 0, refreshes_ = 0;
+  std::uint64_t refresh_precharges_ = 0, read_bursts_ = 0, write_bursts_ = 0;
 };
 
 }  // namespace tlm_models

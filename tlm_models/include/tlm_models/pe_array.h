@@ -103,6 +103,7 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
       total = issue + vector_latency(vop, op.n);
       vector_blocks(op, vop, blocks);
       vector_elements_ += mn;
+      vector_op_elements_[static_cast<unsigned>(vop)] += mn;
       ++vector_ops_[static_cast<unsigned>(vop)];
     } else {
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
@@ -146,6 +147,10 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     g.add("macs", static_cast<double>(macs_), "MAC", "matmul multiply-accumulates (m*n*k)");
     g.add("vector_elements", static_cast<double>(vector_elements_), "elements",
           "vector element operations (m*n)");
+    StatsGroup& elements_by_op = g.child("vector_elements");
+    for (unsigned i = 0; i < kVectorOps; ++i)
+      elements_by_op.add(kNames[i], static_cast<double>(vector_op_elements_[i]), "elements",
+                         "element operations (m*n) of this op");
     g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
     g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
   }
@@ -154,6 +159,7 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     pipe_.reset_stats();
     cycles_ = macs_ = vector_elements_ = matmul_ops_ = 0;
     vector_ops_.fill(0);
+    vector_op_elements_.fill(0);
   }
 
  private:
@@ -200,6 +206,7 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
   std::uint64_t vector_elements_ = 0;
   std::uint64_t matmul_ops_ = 0;
   std::array<std::uint64_t, kVectorOps> vector_ops_{};
+  std::array<std::uint64_t, kVectorOps> vector_op_elements_{};
 };
 
 }  // namespace tlm_models
