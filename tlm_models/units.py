@@ -21,7 +21,9 @@ __all__ = [
     "format_time",
     "parse_address",
     "parse_bandwidth",
+    "parse_energy",
     "parse_frequency",
+    "parse_power",
     "parse_size",
     "parse_time",
 ]
@@ -53,6 +55,17 @@ _TIME_UNITS_PS: dict[str, int] = {
     "ms": 10**9,
     "s": 10**12,
 }
+
+_ENERGY_FJ: dict[str, int] = {"fJ": 1, "pJ": 10**3, "nJ": 10**6, "uJ": 10**9, "mJ": 10**12}
+#: Energy per action ("pJ", "pJ/access", "pJ/op") or per byte ("pJ/B", "pJ/bit" = 8 pJ/B), in fJ.
+_ENERGY_PER_ACTION: dict[str, int] = {
+    f"{unit}{per}": factor for unit, factor in _ENERGY_FJ.items() for per in ("", "/access", "/op")
+}
+_ENERGY_PER_BYTE: dict[str, int] = {
+    **{f"{unit}/B": factor for unit, factor in _ENERGY_FJ.items()},
+    **{f"{unit}/bit": 8 * factor for unit, factor in _ENERGY_FJ.items()},
+}
+_POWER_NW: dict[str, int] = {"nW": 1, "uW": 10**3, "mW": 10**6, "W": 10**9}
 
 _QUANTITY = re.compile(
     r"^\s*([+-]?(?:\d[\d_]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([^\s\d.+-].*?)?\s*$"
@@ -142,6 +155,25 @@ def parse_time(text: object) -> int:
     """Integer picoseconds (SystemC's usual resolution) from `20 ns`, `1.5 us`, `0 ns`."""
     number, factor = _split(text, "time", "20 ns", _TIME_UNITS_PS)
     return _whole(number * factor, "time", text, "picoseconds")
+
+
+def parse_energy(text: object) -> tuple[Fraction, str]:
+    """Exact joules and what they are per: `1.26 pJ` -> per "action", `3.9 pJ/bit` -> per "byte"
+    (8 bits to the byte). Energies stay fractions so sums of count x energy are exact."""
+    per_byte = isinstance(text, str) and text.rstrip().endswith(("/B", "/bit"))
+    units = _ENERGY_PER_BYTE if per_byte else {**_ENERGY_PER_ACTION, **_ENERGY_PER_BYTE}
+    number, factor = _split(text, "per-action or per-byte energy", "1.2 pJ", units)
+    if number < 0:
+        raise UnitError(f"an energy cannot be negative, found '{text}'")
+    return number * factor / 10**15, "byte" if per_byte else "action"
+
+
+def parse_power(text: object) -> Fraction:
+    """Exact watts from `120 mW`, `1.5 W`, `800 uW` (static power)."""
+    number, factor = _split(text, "power", "120 mW", _POWER_NW)
+    if number < 0:
+        raise UnitError(f"a power cannot be negative, found '{text}'")
+    return number * factor / 10**9
 
 
 def parse_address(value: object) -> int:

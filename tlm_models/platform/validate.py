@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from tlm_models.energy.table import EnergyTable, parse_table
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
     ComponentType,
@@ -204,7 +205,7 @@ class _Checker:
         allowed = [p.name for p in spec.params]
         role: str | None = None
         for pname, pnode in entries.items():
-            if pname == "type":
+            if pname in ("type", "energy"):
                 continue
             if pname == "role":
                 role = self.role(spec, pnode, f"{key}.role")
@@ -238,7 +239,11 @@ class _Checker:
             params[pspec.name] = default
         if len(params) != len(spec.params):
             return None
-        return ComponentConfig(name, spec.name, params, role, node.where)
+        energy: EnergyTable | None = None
+        if "energy" in entries:
+            energy, problems = parse_table(spec.name, entries["energy"], params, f"{key}.energy")
+            self.problems.extend(problems)
+        return ComponentConfig(name, spec.name, params, role, node.where, energy)
 
     def role(self, spec: ComponentType, node: Node, key: str) -> str | None:
         if spec.memory != "onchip":

@@ -21,6 +21,7 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.workload import Workload
+from tlm_models.energy.model import energy_section
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
@@ -90,6 +91,7 @@ def run_one(
         "tiling": dict(emitted.header.params),
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
+    result["energy"] = energy_section(platform, out.platform, result)
     params = dict(config.extra)
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, params)
     if config.dataflow == "approx":
