@@ -14,14 +14,17 @@ compute_noc 160 + 192 + 64 = 416 byte-hops; 2 descriptors; 128 MACs, 32 adds; 16
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tlm_models.cli.replay_cmd import replay_trace_file
 from tlm_models.energy.accelergy import action_counts, ert_overrides
+from tlm_models.energy.actions import MissingCount
 from tlm_models.energy.model import compute_energy
 from tlm_models.platform import PlatformError, load_platform
 from tlm_models.worker import run_in_worker
@@ -166,6 +169,13 @@ def test_changing_any_entry_changes_the_total_by_count_times_delta() -> None:
         assert compute_energy(changed, stats, 1_000_000).total - report.total == count * delta
 
 
+def test_a_missing_count_is_named() -> None:
+    stats = _stats({"pe": {"macs": 1}})
+    stats["children"][0]["children"][1]["stats"].pop("activates")
+    with pytest.raises(MissingCount, match="group 'channel1' has no 'activates'"):
+        compute_energy(load_platform(PLATFORM), stats, 0)
+
+
 @pytest.mark.parametrize(
     ("override", "message"),
     [
@@ -216,3 +226,32 @@ def test_accelergy_export_and_ert_import(base: dict[str, Any], tmp_path: Path) -
     ert.write_text("ERT:\n  tables:\n  - name: system.cache\n    actions: []\n")
     with pytest.raises(Exception, match=r"ERT.tables\[0\]: 'system.cache' names no component"):
         ert_overrides(ert, config)
+
+
+def test_energy_cli_export_ert_and_run_option(
+    base: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tlm_models.cli.main import build_parser, main
+    from tlm_models.cli.run_cmd import config_of
+
+    result = tmp_path / "r.json"
+    result.write_text(json.dumps(base))
+    assert main(["energy", "export", str(result)]) == 0
+    exported = yaml.safe_load(capsys.readouterr().out)
+    assert exported == action_counts(base)
+    ert = tmp_path / "ert.yaml"
+    ert.write_text(
+        "ERT:\n  tables:\n  - name: s.pe\n    actions:\n    - {name: add, energy: 0.5}\n"
+    )
+    assert main(["energy", "ert", str(ert), "--platform", PLATFORM]) == 0
+    assert capsys.readouterr().out == "--set 'pe.energy.add=0.5 pJ'\n"
+    args = build_parser().parse_args(
+        ["run", "--dataflow", "attenio", "--seq-len", "1K", "--head-dim", "64",
+         "--platform", PLATFORM, "--ert", str(ert), "--set", "pe.energy.add=1pJ"]
+    )  # fmt: skip
+    assert config_of(args).overrides == ("pe.energy.add=0.5 pJ", "pe.energy.add=1pJ")
+    assert main(["energy", "export", str(ert)]) == 2
+    assert "ert.yaml:1: not a result JSON" in capsys.readouterr().err
+    result.write_text(json.dumps({"sim_time_ns": 1.0}))
+    assert main(["energy", "export", str(result)]) == 2
+    assert "has no 'energy' section" in capsys.readouterr().err

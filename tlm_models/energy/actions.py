@@ -24,8 +24,18 @@ LEAK = "leak"
 VECTOR_OPS = ("copy", "add", "sub", "mul", "div", "max", "fma", "rowmax", "rowsum")
 
 
+class MissingCount(LookupError):
+    """A model's statistics lack a count that an energy action is declared to read."""
+
+
 def _value(group: Stats, name: str) -> int:
-    value = group["stats"][name]["value"]
+    stat = group["stats"].get(name)
+    if stat is None:
+        raise MissingCount(
+            f"statistics group '{group['name']}' has no '{name}', which energy counts read "
+            "(the model and tlm_models/energy/actions.py disagree; docs/energy.md)"
+        )
+    value = stat["value"]
     return int(value) if value is not None else 0
 
 
