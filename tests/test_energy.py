@@ -26,7 +26,9 @@ from tlm_models.cli.replay_cmd import replay_trace_file
 from tlm_models.energy.accelergy import action_counts, ert_overrides
 from tlm_models.energy.actions import MissingCount
 from tlm_models.energy.model import compute_energy
+from tlm_models.errors import UserError
 from tlm_models.platform import PlatformError, load_platform
+from tlm_models.run_result import RunResult
 from tlm_models.worker import run_in_worker
 
 PLATFORM = str(Path(__file__).parent / "data" / "platforms" / "exact.yaml")
@@ -105,6 +107,14 @@ def test_counts_are_the_hand_derived_ones(base: dict[str, Any]) -> None:
         if v["count"] and (c, a) not in COUNTS
     }
     assert uncounted == set()
+
+
+def test_energy_is_a_typed_result_section(base: dict[str, Any]) -> None:
+    typed = RunResult.from_dict(base)
+    assert typed.energy is not None
+    assert typed.energy.by_component["pe"].actions["add"].count == 32
+    assert typed.energy.by_component["dma"].actions["descriptor"].energy_j == float(40 * PJ)
+    assert typed.to_dict()["energy"] == base["energy"]
 
 
 def test_energy_is_count_times_entry_exactly(base: dict[str, Any]) -> None:
@@ -255,3 +265,24 @@ def test_energy_cli_export_ert_and_run_option(
     result.write_text(json.dumps({"sim_time_ns": 1.0}))
     assert main(["energy", "export", str(result)]) == 2
     assert "has no 'energy' section" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("ERT: [1, 2]\n", "expected 'ERT: {tables: [...]}'"),
+        ("ERT: {tables: [{name: s.pe, actions: [{name: mac, energy: 1}]}]}\n", "no action 'mac'"),
+        ("ERT: {tables: [{name: s.pe, actions: [{name: add, energy: x}]}]}\n", "found 'x'"),
+        ("ERT: {tables: [{name: s.pe, actions: [{name: leak, energy: 1}]}]}\n", "leak=<mW>"),
+        ("a: &a [*a]\n", "alias *a refers to an anchor that contains it"),
+        ("ERT: {tables: [\n", "not YAML"),
+    ],
+)
+def test_bad_erts_are_named(tmp_path: Path, text: str, message: str) -> None:
+    ert = tmp_path / "bad.yaml"
+    ert.write_text(text)
+    with pytest.raises(UserError) as err:
+        ert_overrides(ert, load_platform(PLATFORM))
+    assert str(err.value).startswith(f"{ert}")
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)

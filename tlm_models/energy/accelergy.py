@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from tlm_models.energy.actions import action_names
 from tlm_models.errors import UserError
+from tlm_models.platform.bounded_yaml import YamlLimitError, compose_bounded, read_limited
 from tlm_models.platform.schema import PlatformConfig
 
 ACCELERGY_VERSION = "0.4"
@@ -58,13 +60,19 @@ def ert_overrides(path: str | os.PathLike[str], platform: PlatformConfig) -> lis
     and every action one of its actions."""
     where = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
+        text = read_limited(Path(path))
+        compose_bounded(text)  # refuses hostile YAML before it is loaded
+        data = yaml.safe_load(text)
     except OSError as exc:
         raise UserError(f"{where}: cannot read the ERT: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{where}: the ERT is not UTF-8 text") from None
+    except YamlLimitError as exc:
+        raise UserError(f"{where}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise UserError(f"{where}: not YAML: {exc}") from None
-    tables = data.get("ERT", {}).get("tables") if isinstance(data, dict) else None
+        raise UserError(f"{where}: not YAML: {' '.join(str(exc).split())}") from None
+    ert = data.get("ERT") if isinstance(data, dict) else None
+    tables = ert.get("tables") if isinstance(ert, dict) else None
     if not isinstance(tables, list):
         raise UserError(f"{where}: expected 'ERT: {{tables: [...]}}' (an Accelergy ERT)")
     overrides: list[str] = []

@@ -6,11 +6,17 @@ on the hot path; exact (fractions of joules) until it is written out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
 from tlm_models.energy.actions import Stats, actions_of
+from tlm_models.energy.figures import (
+    ActionFigures,
+    ComponentEnergyFigures,
+    EnergyFigures,
+    TensorEnergyFigures,
+)
 from tlm_models.platform.schema import ComponentConfig, PlatformConfig
 
 PS_PER_S = 10**12
@@ -70,38 +76,37 @@ class EnergyReport:
     def component(self, name: str) -> ComponentEnergy:
         return next(c for c in self.components if c.name == name)
 
-    def to_dict(self) -> dict[str, Any]:
+    def figures(self) -> EnergyFigures:
         """The result's `energy` section: joules, watts, joule-seconds (docs/energy.md)."""
         seconds = Fraction(self.sim_time_ps, PS_PER_S)
         total = self.total
-        return {
-            "total_j": float(total),
-            "dynamic_j": float(self.dynamic),
-            "static_j": float(self.static),
-            "average_power_w": float(total / seconds) if seconds else None,
-            "edp_js": float(total * seconds),
-            "by_component": {
-                c.name: {
-                    "type": c.type,
-                    "table": c.has_table,
-                    "total_j": float(c.total),
-                    "dynamic_j": float(c.dynamic),
-                    "static_j": float(c.static),
-                    "actions": {
-                        a.name: {
-                            "count": a.count,
-                            "energy_j": float(a.joules) if a.joules_per is not None else None,
-                        }
+        return EnergyFigures(
+            total_j=float(total),
+            dynamic_j=float(self.dynamic),
+            static_j=float(self.static),
+            average_power_w=float(total / seconds) if seconds else None,
+            edp_js=float(total * seconds),
+            by_component={
+                c.name: ComponentEnergyFigures(
+                    type=c.type,
+                    table=c.has_table,
+                    total_j=float(c.total),
+                    dynamic_j=float(c.dynamic),
+                    static_j=float(c.static),
+                    actions={
+                        a.name: ActionFigures(
+                            a.count, float(a.joules) if a.joules_per is not None else None
+                        )
                         for a in c.actions
                     },
-                }
+                )
                 for c in self.components
             },
-            "by_tensor": {
-                name: {"read_j": float(r), "write_j": float(w), "total_j": float(r + w)}
+            by_tensor={
+                name: TensorEnergyFigures(float(r), float(w), float(r + w))
                 for name, (r, w) in self.by_tensor.items()
             },
-        }
+        )
 
 
 def _component_energy(comp: ComponentConfig, group: Stats, sim_time_ps: int) -> ComponentEnergy:
@@ -164,4 +169,4 @@ def energy_section(
     report = compute_energy(
         config, platform_stats, sim_time_ps, result.get("offchip_bytes_per_tensor")
     )
-    return report.to_dict()
+    return asdict(report.figures())
