@@ -160,7 +160,7 @@ def _stats(counts: dict[str, dict[str, int]]) -> dict[str, Any]:
 
 
 def test_changing_any_entry_changes_the_total_by_count_times_delta() -> None:
-    stats = _stats({"pe": {"macs": 1000}, "exp": {"exps": 77}})
+    stats = _stats({"pe": {"macs": 1000, "scaled_elements": 0}, "exp": {"exps": 77}})
     base = load_platform(PLATFORM, ["hbm.energy.read=3 pJ", "hbm.energy.activate=1 nJ"])
     report = compute_energy(base, stats, 1_000_000)
     assert report.component("hbm").count("read") == 15
@@ -180,7 +180,7 @@ def test_changing_any_entry_changes_the_total_by_count_times_delta() -> None:
 
 
 def test_a_missing_count_is_named() -> None:
-    stats = _stats({"pe": {"macs": 1}})
+    stats = _stats({"pe": {"macs": 1, "scaled_elements": 0}})
     stats["children"][0]["children"][1]["stats"].pop("activates")
     with pytest.raises(MissingCount, match="group 'channel1' has no 'activates'"):
         compute_energy(load_platform(PLATFORM), stats, 0)

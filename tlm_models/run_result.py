@@ -106,6 +106,9 @@ class RunResult:
     bounds: dict[str, float] | None = field(
         default=None, metadata=_SECTION
     )  # closed form and lower bounds, bytes
+    params: dict[str, str] | None = field(
+        default=None, metadata=_SECTION
+    )  # every dataflow --param in effect, given or default (dataflows/variants.py)
     approx_error: dict[str, float] | None = field(
         default=None, metadata=_SECTION
     )  # approx runs: error vs softmax

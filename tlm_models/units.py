@@ -174,7 +174,8 @@ def parse_time(text: object) -> int:
     return _whole(number * factor, "time", text, "picoseconds")
 
 
-_COUNT = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+#: At most 15 digits (10^15 tokens): longer text is refused before int() can take long.
+_COUNT = re.compile(r"^\s*(\d{1,15})\s*([kKmM]?)\s*$")
 
 
 def parse_count(text: object, what: str = "count") -> int:
@@ -186,7 +187,7 @@ def parse_count(text: object, what: str = "count") -> int:
     if match is None or int(match.group(1)) < 1:
         raise UnitError(
             f"expected a positive {what} such as 8192, 8K or 1M (K = 1024, M = 1024 K), "
-            f"found {text!r}"
+            f"found {shorten(text) if isinstance(text, str) else text!r}"
         )
     return int(match.group(1)) << {"": 0, "K": 10, "M": 20}[match.group(2).upper()]
 

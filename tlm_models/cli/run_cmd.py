@@ -54,6 +54,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--vcd", metavar="OUT.vcd", help="write engine and HBM-channel busy signals (VCD)"
     )
     run.add_argument(
+        "--export-stl", metavar="OUT.stl",
+        help="write the off-chip requests with their issue times in this run as an STL trace",
+    )  # fmt: skip
+    run.add_argument(
+        "--stl-clock", type=float, default=1e9, metavar="HZ",
+        help="clock whose cycles count the STL times (default 1e9)",
+    )  # fmt: skip
+    run.add_argument(
         "--timeline-window", metavar="START_NS:END_NS",
         help="simulated time range kept in the timeline (default 0:50000)",
     )  # fmt: skip
@@ -87,12 +95,20 @@ def _title(r: dict[str, Any]) -> str:
 def _run(args: argparse.Namespace) -> int:
     run = resolve_run(config_of(args))  # every user error surfaces here, before a worker starts
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
-    result = run_in_worker(run_one, run, args.timeline, window, args.vcd)
+    if args.stl_clock <= 0:
+        raise UserError(f"--stl-clock must be positive, got {args.stl_clock} Hz")
+    result = run_in_worker(
+        run_one, run, args.timeline, window, args.vcd, args.export_stl, args.stl_clock
+    )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
     print(format_summary(result, _title(result)))
-    for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
+    for label, path in (
+        ("timeline", args.timeline),
+        ("waveform", args.vcd),
+        ("off-chip requests (STL)", args.export_stl),
+    ):
         if path:
             print(f"{label}: {path}")
     return 0

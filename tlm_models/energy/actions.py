@@ -110,6 +110,8 @@ ACTIONS: dict[str, tuple[ActionSpec, ...]] = {
     "dma": (ActionSpec("descriptor", "one transfer set up and run", _stat("descriptors")),),
     "pe_array": (
         ActionSpec("mac_random", "one multiply-accumulate of a matmul", _stat("macs")),
+        ActionSpec("scale", "one row-scaling multiply of a scaled matmul (diag(s) C)",
+                   _stat("scaled_elements")),
         *(
             ActionSpec(op, f"one element of a vector {op}", _child_stat("vector_elements", op))
             for op in VECTOR_OPS
