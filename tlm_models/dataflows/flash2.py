@@ -3,8 +3,8 @@
 Tiling is the rule the AttenIO paper used for its FA2 baseline: Br = min(ceil(M/4d), d),
 Bc = ceil(M/4d). ``tiling=paper`` keeps that Bc, whose single K and V tiles fill the cache
 beside Q, O and S; ``tiling=fit`` (default) uses the largest Bc <= ceil(M/4d) that fits the
-buffers the ``overlap`` needs (double-buffered K/V by default). Off-chip traffic depends on Br
-only and stays T = Nd + 2Nd*ceil(N/Br) + Nd for every variant.
+buffers the ``overlap`` needs (single K/V tiles by default, overlap=split). Off-chip traffic
+depends on Br only and stays T = Nd + 2Nd*ceil(N/Br) + Nd for every variant.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from tlm_models.trace.record import Broadcast, VectorOp
 class FlashTiling:
     br: int  # Q rows per block (the paper's rule, used for traffic)
     bc_rule: int  # the paper's K/V tile width
-    bc: int  # K/V tile width actually used (fits with double buffering)
+    bc: int  # K/V tile width actually used (fits the overlap's buffers)
 
 
 def flash2_tiling(

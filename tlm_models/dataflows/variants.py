@@ -26,7 +26,7 @@ class Switch:
 
 OVERLAP = Switch(
     "overlap",
-    "double",
+    "split",
     ("none", "split", "double"),
     "none: loads wait for the buffer's last reader and compute for the loads; split: single "
     "buffers, K loads during P V and V during Q K^T; double: double-buffered tiles",

@@ -13,12 +13,13 @@
 #include "tlm_models/op_executor.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
+#include "tlm_models/streaming_executor.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
 
 namespace tlm_models {
 
-class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvider {
+class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public StatsProvider {
  public:
   struct Params {
     unsigned lanes = 128;
@@ -60,17 +61,6 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return ceil_div(m * n, params_.lanes);
   }
 
-  OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
-    return run(op, start, nullptr);
-  }
-
-  OpTiming execute_streamed(const TraceOp& op, const sc_core::sc_time& start,
-                            const sc_core::sc_time& inputs_done) override {
-    if (!is_streamed(op)) return OpExecutor::execute_streamed(op, start, inputs_done);
-    const Ticks done = to_ticks(inputs_done);
-    return run(op, start, &done);
-  }
-
   // Exponentials computed / (exponentials the lanes could have computed in `interval`).
   double lane_utilization(const sc_core::sc_time& interval) const {
     double capacity = static_cast<double>(params_.lanes) * static_cast<double>(to_ticks(interval)) /
@@ -106,7 +96,7 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
   }
 
  private:
-  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) {
+  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) override {
     if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
                     std::to_string(op.kind) + " (the Exp unit runs exp)");

@@ -14,12 +14,13 @@
 #include "tlm_models/op_executor.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
+#include "tlm_models/streaming_executor.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
 
 namespace tlm_models {
 
-class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvider {
+class PeArray : public sc_core::sc_module, public StreamingExecutor, public StatsProvider {
  public:
   struct Params {
     unsigned rows = 64;
@@ -93,17 +94,6 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return ceil_div(m * n, lanes());
   }
 
-  OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
-    return run(op, start, nullptr);
-  }
-
-  OpTiming execute_streamed(const TraceOp& op, const sc_core::sc_time& start,
-                            const sc_core::sc_time& inputs_done) override {
-    if (!is_streamed(op)) return OpExecutor::execute_streamed(op, start, inputs_done);
-    const Ticks done = to_ticks(inputs_done);
-    return run(op, start, &done);
-  }
-
   // MACs performed / (MACs the array could have performed in `interval`).
   double mac_utilization(const sc_core::sc_time& interval) const {
     double capacity = static_cast<double>(lanes()) * static_cast<double>(to_ticks(interval)) /
@@ -165,7 +155,7 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
  private:
   std::uint64_t lanes() const { return std::uint64_t{params_.rows} * params_.cols; }
 
-  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) {
+  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) override {
     OperandBlocks blocks;
     IssueCycles c;
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
