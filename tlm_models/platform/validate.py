@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from tlm_models.energy.table import EnergyTable, parse_table
 from tlm_models.errors import shorten
 from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
@@ -207,7 +208,7 @@ class _Checker:
         allowed = [p.name for p in spec.params]
         role: str | None = None
         for pname, pnode in entries.items():
-            if pname == "type":
+            if pname in ("type", "energy"):
                 continue
             if pname == "role":
                 role = self.role(spec, pnode, f"{key}.role")
@@ -247,7 +248,11 @@ class _Checker:
             self.error(where, f"{key}.{pname}", message)
         if overflows:
             return None
-        return ComponentConfig(name, spec.name, params, role, node.where)
+        energy: EnergyTable | None = None
+        if "energy" in entries:
+            energy, problems = parse_table(spec.name, entries["energy"], params, f"{key}.energy")
+            self.problems.extend(problems)
+        return ComponentConfig(name, spec.name, params, role, node.where, energy)
 
     def role(self, spec: ComponentType, node: Node, key: str) -> str | None:
         if spec.memory != "onchip":
