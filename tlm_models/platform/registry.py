@@ -383,6 +383,14 @@ def _register_builtins() -> None:
             sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
         )
     )
+    forward = _p(
+        "forward_granularity",
+        "count",
+        128,
+        "elements per forwarded granule of streamed operations",
+        minimum=1,
+        unit="elements",
+    )
     register_component_type(
         ComponentType(
             name="pe_array",
@@ -401,7 +409,14 @@ def _register_builtins() -> None:
                     "dataflow mapping onto the array: `output_stationary` or `broadcast`",
                     choices=("output_stationary", "broadcast"),
                 ),
+                _p(
+                    "split_k",
+                    "bool",
+                    False,
+                    "broadcast: outputs smaller than the array split k over idle MACs",
+                ),
                 _p("pipeline_latency", "count", 2, cycles, unit="cycles"),
+                forward,
                 _p(
                     "elem_bytes",
                     "size",
@@ -424,6 +439,7 @@ def _register_builtins() -> None:
                 _p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),
                 _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
                 _p("pipeline_latency", "count", 4, cycles, unit="cycles"),
+                forward,
                 _p(
                     "elem_bytes",
                     "size",

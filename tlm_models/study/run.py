@@ -21,6 +21,7 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.workload import Workload
+from tlm_models.energy.model import energy_section
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.resolved_run import ResolvedRun, resolve_run
@@ -53,13 +54,13 @@ def bounds_bytes(
         bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
         bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
     elif (formula := TRAFFIC.get(dataflow)) is not None:
-        bounds["closed_form"] = float(formula(workload, info).total_bytes)
+        bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
 
 
 #: Trace-header parameters that restate the run's identity or derived figures; the result
 #: stores them once (top level), not again under ``tiling``.
-_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements")
+_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements", "variant")
 
 
 def run_one(
@@ -108,8 +109,12 @@ def run_one(
         "capacity_elements": run.capacity_elements,
         "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
     }
+    # Every dataflow switch in effect, given or default (variants.py; approx: its own).
+    variant = emitted.header.params.get("variant")
     result = compose_result(out.replay, info, identity, out.wall_s)
+    result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
+    result["energy"] = energy_section(platform, out.platform, result)
     if config.dataflow == "approx":
         p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
