@@ -8,6 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: setup systemc demo test lint bench clean
 
 setup: systemc $(STAMP)
+	@$(BIN)/python -m tlm_models.aot
 
 # The system SystemC 2.3.4 (Debian libsystemc-dev), unless SYSTEMC_HOME names a user build.
 systemc:

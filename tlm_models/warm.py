@@ -1,27 +1,19 @@
-"""Imported by the worker forkserver's parent: load the models and let cling compile them.
+"""Imported by the worker forkserver's parent: load the compiled models once.
 
-Runs a tiny simulation so the JIT has generated the code paths every run uses, then installs a
-fresh simulation context so each forked worker elaborates from scratch. Any failure here is
-swallowed: workers then load on their own and report the real error.
+Every forked worker then starts with SystemC and the models mapped, so a run pays only the fork
+and its own work. Nothing is elaborated here (SystemC elaborates once per process). Any failure
+is swallowed: workers then load on their own and report the real error.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
-
-#: Objects of the warm-up design; kept alive because the (abandoned) context refers to them.
-_keep: list[Any] = []
 
 
 def warm_up() -> None:
-    from tlm_models import kernel
+    from tlm_models import native_session
 
-    gbl = kernel.load_models()
-    from tlm_models.smoke import warm_design
-
-    _keep.append(warm_design())
-    gbl.tlm_models.fresh_simulation_context()
+    native_session.load_library()
 
 
 with contextlib.suppress(Exception):  # see the module docstring

@@ -18,8 +18,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -93,6 +95,14 @@ class Replayer : public sc_core::sc_module {
                        std::uint64_t max_entries) {
     require_setup("record_timeline");
     timeline_.configure(to_ticks(from), to_ticks(to), max_entries);
+  }
+
+  // Called with each operation's record position and start time just before it executes: the
+  // host's view of progress (fast-forward takes its per-iteration snapshots here). Optional.
+  using IssueObserver = std::function<void(std::uint64_t pos, Ticks start)>;
+  void set_issue_observer(IssueObserver observer) {
+    require_setup("set_issue_observer");
+    observer_ = std::move(observer);
   }
 
   void set_input_mode(InputMode mode) {
@@ -398,6 +408,7 @@ class Replayer : public sc_core::sc_module {
     const Ticks now = now_ticks();
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
+    if (observer_) observer_(pick.pos, pick.start);
     OpTiming timing;
     try {
       timing = e.exec->execute(op, from_ticks(pick.start));
@@ -472,6 +483,7 @@ class Replayer : public sc_core::sc_module {
   Ticks quantum_ = to_ticks(sc_core::sc_time(1, sc_core::SC_US));
   InputMode input_mode_ = InputMode::pause;
   bool stop_on_error_ = true;
+  IssueObserver observer_;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
 
