@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: setup
-	$(BIN)/attn-tlm demo $(if $(FULL),--full,)
+	$(BIN)/attn-tlm demo $(if $(FULL),--full,) $(if $(EXACT),--exact,)
 
 lint: setup
 	$(BIN)/ruff check tlm_models tests tools

@@ -47,8 +47,10 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_observe_iterations": (_c.c_int, [_P]),
     "attn_mark_iteration": (None, [_P, _U64, _U64]),
     "attn_stop_iteration_snapshots": (None, [_P]),
+    "attn_snapshot_layout": (_S, [_P]),
+    "attn_snapshot_width": (_U64, [_P]),
     "attn_snapshot_count": (_U64, [_P]),
-    "attn_snapshot_json": (_S, [_P, _U64]),
+    "attn_take_snapshots": (None, [_P, _P, _P, _P]),
     "attn_timeline_size": (_U64, [_P]),
     "attn_timeline_copy": (None, [_P, _P]),
     "attn_channel_activity": (_c.POINTER(_U64), [_P, _S, _U, _c.POINTER(_U64)]),
@@ -204,13 +206,24 @@ class NativeSession:
     def stop_iteration_snapshots(self) -> None:
         self.lib.attn_stop_iteration_snapshots(self.handle)
 
-    def snapshots(self, start: int = 0) -> list[dict[str, Any]]:
-        """Snapshots taken so far from index ``start`` on: iteration, start_ps, replay, platform."""
+    def snapshot_layout(self) -> list[tuple[tuple[str, ...], str]]:
+        """(path, unit) of each snapshot column; empty before the first snapshot."""
+        text = bytes(self.lib.attn_snapshot_layout(self.handle))
+        return [(tuple(path), str(unit)) for path, unit in json.loads(text)] if text else []
+
+    def take_snapshots(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The snapshots taken since the last call: (rows x columns values, iterations, start
+        times in picoseconds)."""
         count = int(self.lib.attn_snapshot_count(self.handle))
-        return [
-            json.loads(bytes(self.lib.attn_snapshot_json(self.handle, i)))
-            for i in range(start, count)
-        ]
+        width = int(self.lib.attn_snapshot_width(self.handle))
+        rows = np.zeros((count, width), dtype=np.float64)
+        iterations = np.zeros(count, dtype=np.uint64)
+        starts = np.zeros(count, dtype=np.uint64)
+        if count:
+            self.lib.attn_take_snapshots(
+                self.handle, rows.ctypes.data, iterations.ctypes.data, starts.ctypes.data
+            )
+        return rows, iterations, starts
 
     def timeline_entries(self, dtype: np.dtype[Any]) -> np.ndarray:
         entries = np.zeros(int(self.lib.attn_timeline_size(self.handle)), dtype=dtype)

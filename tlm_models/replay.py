@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tlm_models.errors import SimulationError, UserError
+from tlm_models.fast_forward import FastForward
 from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.timeline import TIMELINE_DTYPE, Timeline, Track, engine_tracks
@@ -52,6 +53,7 @@ class ReplayOutput:
     timeline: Timeline | None
     wall_s: float
     ops: int
+    fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
 
 
 def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -> None:
@@ -77,7 +79,9 @@ def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
             yield np.ascontiguousarray(chunk)
 
 
-def _drive(session: NativeSession, chunks: Iterator[np.ndarray]) -> None:
+def _drive(
+    session: NativeSession, chunks: Iterator[np.ndarray], fast_forward: FastForward | None
+) -> None:
     # The replayer copies each chunk, so `chunk` may go once feed returns.
     while True:
         step = session.step(SLICE_NS)
@@ -85,10 +89,14 @@ def _drive(session: NativeSession, chunks: Iterator[np.ndarray]) -> None:
             break
         if step == NEEDS_INPUT:
             chunk = next(chunks, None)
+            if fast_forward is not None:
+                fast_forward.poll()  # the chunk's iteration marks reach the replayer first
             if chunk is None:
                 session.end_of_input()
             else:
                 session.feed(chunk)
+        elif fast_forward is not None:
+            fast_forward.poll()
     failure = session.failure()
     if failure is not None:
         raise UserError(f"replay failed: {failure}")
@@ -137,21 +145,30 @@ def replay_in_this_process(
     header: TraceHeader,
     chunks: Iterable[np.ndarray],
     timeline: TimelineWindow | None = None,
+    fast_forward: FastForward | None = None,
 ) -> ReplayOutput:
-    """Elaborates ``config``, replays the trace and collects results. Once per process."""
+    """Elaborates ``config``, replays the trace and collects results. Once per process.
+
+    With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
+    extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
     session = NativeSession(config)
     _SIMULATION_OBJECTS.append(session)
     session.new_replayer(header.window, LOOKAHEAD_OPS)
     _bind(session, config, header)
     if timeline is not None:
         session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
+    if fast_forward is not None:
+        fast_forward.attach(session)
     started = time.perf_counter()
-    _drive(session, _records(chunks))
+    _drive(session, _records(chunks), fast_forward)
     wall = time.perf_counter() - started
+    replay, platform = session.result(), session.platform_stats()
+    section = fast_forward.apply(replay, platform) if fast_forward is not None else None
     return ReplayOutput(
-        replay=session.result(),
-        platform=session.platform_stats(),
+        replay=replay,
+        platform=platform,
         timeline=_timeline(session, header, timeline) if timeline else None,
         wall_s=wall,
         ops=session.records_read(),
+        fast_forward=section,
     )

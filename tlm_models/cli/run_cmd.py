@@ -49,6 +49,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
         help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
     )  # fmt: skip
+    run.add_argument(
+        "--exact", action="store_true",
+        help="simulate every loop iteration (no steady-state fast-forward)",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print only the result JSON")
     run.add_argument("--timeline", metavar="OUT.json", help="write a Perfetto timeline")
     run.add_argument(
@@ -74,6 +78,7 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         platform=args.platform,
         overrides=tuple(args.overrides),
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
+        exact=args.exact,
     )
 
 

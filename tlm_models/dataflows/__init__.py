@@ -55,4 +55,4 @@ def emit(
     return EMITTERS[name](workload, platform_info, chunk_ops)
 
 
-__all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "emit"]
+__all__ = ["APPROXIMATE", "DEFAULT_CHUNK_OPS", "EMITTERS", "EmittedTrace", "Workload", "emit"]

@@ -115,4 +115,4 @@ def emit_attenio(
         v=(v_slot,),
     )
     loop = OnlineSoftmaxLoop(setup, bufs, rows, 1, _row_body)
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)

@@ -102,4 +102,4 @@ def emit_flash2(
         v=(a.alloc("V_j.0", tiling.bc, d), a.alloc("V_j.1", tiling.bc, d)),
     )
     loop = OnlineSoftmaxLoop(setup, bufs, rows, tiling.bc, _tile_body)
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)

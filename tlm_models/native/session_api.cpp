@@ -5,6 +5,7 @@
 // Every entry point catches exceptions (a SystemC fatal is set to throw) and reports them as a
 // non-zero return plus attn_error(); no C++ exception crosses into Python. Objects are never
 // destroyed: one simulation per process, and the process exits after its run.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -25,12 +26,16 @@ namespace {
 
 using tlm_models::native::Component;
 
-// Fast-forward's view of a replay: the record where each marked loop iteration starts, and the
-// statistics (replayer and platform, as JSON) at the moment each of those records is issued.
+// Fast-forward's view of a replay: the record where each marked loop iteration starts, and
+// every statistic (the replayer's and every component's, depth-first in tree order) at the
+// moment each of those records is issued, as one row of numbers per iteration.
 struct IterationSnapshots {
   std::map<std::uint64_t, std::uint64_t> marks;  // record position -> iteration
-  std::vector<std::string> taken;
-  bool enabled = false;
+  std::vector<double> rows;                      // width values per snapshot
+  std::vector<std::uint64_t> iterations;
+  std::vector<std::uint64_t> starts;  // issue time of the iteration's first record, in ticks
+  std::size_t width = 0;
+  std::string layout;  // JSON list of [path, unit], fixed by the first snapshot
 };
 
 struct Session {
@@ -73,20 +78,67 @@ tlm_models::Replayer& replayer(Session* s) {
 
 sc_core::sc_time ps(double value) { return sc_core::sc_time(value, sc_core::SC_PS); }
 
+tlm_models::StatsGroup& fill_platform(Session* s, tlm_models::StatsGroup& root) {
+  for (const std::string& name : s->order) s->components.at(name).collect_stats(root.child(name));
+  return root;
+}
+
 std::string platform_stats(Session* s) {
   tlm_models::StatsGroup root(s->name);
-  for (const std::string& name : s->order) s->components.at(name).collect_stats(root.child(name));
-  return root.to_json();
+  return fill_platform(s, root).to_json();
+}
+
+void flatten_values(const tlm_models::StatsGroup& g, std::vector<double>& out) {
+  for (const auto& stat : g.stats()) out.push_back(stat.value);
+  for (const auto& child : g.children()) flatten_values(*child, out);
+}
+
+void append_quoted(std::string& out, const std::string& text) {
+  out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+void flatten_layout(const tlm_models::StatsGroup& g, const std::string& prefix, std::string& out) {
+  for (const auto& stat : g.stats()) {
+    if (out.size() > 1) out += ',';
+    out += "[[" + prefix;
+    append_quoted(out, stat.name);
+    out += "],";
+    append_quoted(out, stat.unit);
+    out += ']';
+  }
+  for (const auto& child : g.children()) {
+    std::string path = prefix;
+    append_quoted(path, child->name());
+    flatten_layout(*child, path + ",", out);
+  }
 }
 
 void take_snapshot(Session* s, std::uint64_t pos, tlm_models::Ticks start) {
-  auto it = s->iterations.marks.find(pos);
-  if (it == s->iterations.marks.end()) return;
-  s->iterations.taken.push_back("{\"iteration\": " + std::to_string(it->second) +
-                                ", \"start_ps\": " + std::to_string(start) +
-                                ", \"replay\": " + s->replayer->result_json() +
-                                ", \"platform\": " + platform_stats(s) + "}");
-  s->iterations.marks.erase(it);
+  IterationSnapshots& snaps = s->iterations;
+  auto it = snaps.marks.find(pos);
+  if (it == snaps.marks.end()) return;
+  tlm_models::StatsGroup root("snapshot");
+  s->replayer->collect_stats(root.child("replay"));
+  fill_platform(s, root.child("platform"));
+  std::vector<double> values;
+  flatten_values(root, values);
+  if (snaps.width == 0) {
+    snaps.width = values.size();
+    snaps.layout = "[";
+    flatten_layout(root, "", snaps.layout);
+    snaps.layout += "]";
+  }
+  if (values.size() == snaps.width) {  // a tree that changed shape cannot be compared
+    snaps.rows.insert(snaps.rows.end(), values.begin(), values.end());
+    snaps.iterations.push_back(it->second);
+    snaps.starts.push_back(start);
+  }
+  snaps.marks.erase(it);
 }
 
 }  // namespace
@@ -262,7 +314,6 @@ const char* attn_platform_stats_json(Session* s) {
 // simulation starts).
 int attn_observe_iterations(Session* s) {
   return guarded(s, [&] {
-    s->iterations.enabled = true;
     replayer(s).set_issue_observer(
         [s](std::uint64_t pos, tlm_models::Ticks start) { take_snapshot(s, pos, start); });
     return 0;
@@ -271,19 +322,33 @@ int attn_observe_iterations(Session* s) {
 
 // Iteration `iteration` of the marked loop starts at record `pos`.
 void attn_mark_iteration(Session* s, std::uint64_t iteration, std::uint64_t pos) {
-  if (s->iterations.enabled) s->iterations.marks[pos] = iteration;
+  s->iterations.marks[pos] = iteration;
 }
 
 // Stops snapshotting (the host has what it needs); marks not reached yet are dropped.
 void attn_stop_iteration_snapshots(Session* s) {
-  s->iterations.enabled = false;
+  if (s->replayer != nullptr) s->replayer->set_issue_observer(nullptr);
   s->iterations.marks.clear();
 }
 
-std::uint64_t attn_snapshot_count(Session* s) { return s->iterations.taken.size(); }
+// The snapshot layout (JSON [[path...], unit] per column), empty before the first snapshot.
+const char* attn_snapshot_layout(Session* s) { return s->iterations.layout.c_str(); }
 
-const char* attn_snapshot_json(Session* s, std::uint64_t index) {
-  return index < s->iterations.taken.size() ? s->iterations.taken[index].c_str() : "";
+std::uint64_t attn_snapshot_width(Session* s) { return s->iterations.width; }
+
+std::uint64_t attn_snapshot_count(Session* s) { return s->iterations.iterations.size(); }
+
+// Copies the snapshots taken so far (count x width values, iterations, start ticks) and
+// forgets them.
+void attn_take_snapshots(Session* s, double* rows, std::uint64_t* iterations,
+                         std::uint64_t* starts) {
+  IterationSnapshots& snaps = s->iterations;
+  std::copy(snaps.rows.begin(), snaps.rows.end(), rows);
+  std::copy(snaps.iterations.begin(), snaps.iterations.end(), iterations);
+  std::copy(snaps.starts.begin(), snaps.starts.end(), starts);
+  snaps.rows.clear();
+  snaps.iterations.clear();
+  snaps.starts.clear();
 }
 
 std::uint64_t attn_timeline_size(Session* s) {

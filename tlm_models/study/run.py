@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tlm_models.dataflows import emit
+from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
 from tlm_models.dataflows.approx import approx_params
 from tlm_models.dataflows.io_formulas import (
     TRAFFIC,
@@ -21,6 +21,7 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.workload import Workload
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
@@ -68,12 +69,21 @@ def run_one(
     platform = load_platform(config.platform_path(), config.overrides)
     info = platform.info()
     workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim, heads=config.heads)
-    emitted = emit(config.dataflow, workload, info, params=dict(config.extra))
+    # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
+    # few iterations ahead of the replay and the skip starts soon after the loop repeats.
+    chunk_ops = DEFAULT_CHUNK_OPS if config.exact else FAST_FORWARD_CHUNK_OPS
+    emitted = emit(config.dataflow, workload, info, chunk_ops, params=dict(config.extra))
+    fast_forward = (
+        FastForward(emitted.iterations)
+        if emitted.iterations is not None and not config.exact
+        else None
+    )
     out = replay_in_this_process(
         platform,
         emitted.header,
         emitted.chunks,
         timeline=(window or TimelineWindow()) if timeline or vcd else None,
+        fast_forward=fast_forward,
     )
     if timeline and out.timeline is not None:
         write_chrome_json(out.timeline, Path(timeline))
@@ -95,6 +105,14 @@ def run_one(
     if config.dataflow == "approx":
         p = approx_params(params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
+    result["fast_forward"] = (
+        {**out.fast_forward, "simulated_ops": out.ops}
+        if out.fast_forward
+        else {
+            "enabled": False,
+            "reason": "--exact" if config.exact else "the dataflow marks no loop iterations",
+        }
+    )
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result

@@ -98,12 +98,10 @@ class Replayer : public sc_core::sc_module {
   }
 
   // Called with each operation's record position and start time just before it executes: the
-  // host's view of progress (fast-forward takes its per-iteration snapshots here). Optional.
+  // host's view of progress (fast-forward takes its per-iteration snapshots here). Optional;
+  // may be set or cleared whenever the kernel is paused.
   using IssueObserver = std::function<void(std::uint64_t pos, Ticks start)>;
-  void set_issue_observer(IssueObserver observer) {
-    require_setup("set_issue_observer");
-    observer_ = std::move(observer);
-  }
+  void set_issue_observer(IssueObserver observer) { observer_ = std::move(observer); }
 
   void set_input_mode(InputMode mode) {
     require_setup("set_input_mode");
