@@ -36,7 +36,7 @@ HOST_FIGURES = frozenset(
 #: nanoseconds in doubles, whose sums may differ in the last bits.
 TIME_TOLERANCE_NS = 1e-6
 #: Records per emitted chunk when fast-forwarding (the emitter runs at most this far ahead).
-FAST_FORWARD_CHUNK_OPS = 4096
+FAST_FORWARD_CHUNK_OPS = 1024
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,12 @@ class FastForwardSettings:
     tail: int = 2
     #: Iterations watched at most; a loop that has not repeated by then runs exactly.
     budget: int = 256
+    #: When no exact period shows: times (and iteration lengths) may differ by this fraction
+    #: between periods; every count and byte must still repeat exactly.
+    time_tolerance: float = 1e-4
+    #: Shortest period in simulated picoseconds: several HBM refresh intervals when refresh is
+    #: on, so that refreshes are averaged in rather than missed or over-counted.
+    min_period_ps: int = 0
 
 
 class IterationControl:
@@ -179,6 +185,15 @@ def _is_additive(path: Path, unit: str) -> bool:
     return not _is_derived(path, unit) and path[-1] not in EXTREMES | HOST_FIGURES
 
 
+def settings_for(config: Any) -> FastForwardSettings:
+    """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
+    slowest-refreshing memory when any refreshes."""
+    refresh = max(
+        (int(c.params.get("t_refi", 0) or 0) for c in config.components.values()), default=0
+    )
+    return FastForwardSettings(min_period_ps=4 * refresh)
+
+
 @dataclass
 class Period:
     """The loop's measured period: ``iterations`` per period, the change of every additive
@@ -186,7 +201,8 @@ class Period:
 
     iterations: int
     deltas: Flat
-    time_ps: int
+    time_ps: float
+    exact: bool = True
 
 
 @dataclass
@@ -226,26 +242,45 @@ def find_period(
     settings: FastForwardSettings,
 ) -> Period | None:
     """The shortest period over whose last ``confirm`` repetitions every additive statistic
-    and the iteration start times changed by exactly the same amounts, if any."""
-    for p in range(1, settings.max_period + 1):
-        need = settings.confirm * p + 1
-        if len(rows) < need:
-            break
-        if np.any(np.diff(iterations[-need:].astype(np.int64)) != 1):
-            return None
-        picks = np.arange(len(rows) - need, len(rows), p)
-        times = np.diff(starts[picks].astype(np.int64))
-        if np.any(times != times[-1]):
-            continue
-        steps = np.diff(rows[picks][:, columns.additive], axis=0)
-        last = steps[-1]
-        scale = np.maximum(np.abs(steps), np.abs(last))
-        tolerance = np.where(columns.time[columns.additive], TIME_TOLERANCE_NS, 1e-9 * scale)
-        same = (np.abs(steps - last) <= tolerance) | (np.isnan(steps) & np.isnan(last))
-        if same.all():
-            paths = [q for q, a in zip(columns.paths, columns.additive, strict=True) if a]
-            return Period(p, dict(zip(paths, map(float, last), strict=True)), int(times[-1]))
+    and the iteration start times changed by the same amounts: exactly if any period does,
+    else with times within ``time_tolerance``."""
+    for tolerance in (0.0, settings.time_tolerance):
+        for p in range(1, settings.max_period + 1):
+            need = settings.confirm * p + 1
+            if len(rows) < need:
+                break
+            if np.any(np.diff(iterations[-need:].astype(np.int64)) != 1):
+                return None
+            period = _period_of(rows, starts, columns, p, need, tolerance)
+            if period is not None and period.time_ps >= settings.min_period_ps:
+                return period
     return None
+
+
+def _period_of(
+    rows: np.ndarray, starts: np.ndarray, columns: Columns, p: int, need: int, tolerance: float
+) -> Period | None:
+    picks = np.arange(len(rows) - need, len(rows), p)
+    times = np.diff(starts[picks].astype(np.int64)).astype(np.float64)
+    if np.any(np.abs(times - times[-1]) > tolerance * times[-1]):
+        return None
+    steps = np.diff(rows[picks][:, columns.additive], axis=0)
+    last = steps[-1]
+    scale = np.maximum(np.abs(steps), np.abs(last))
+    time = columns.time[columns.additive]
+    allowed = np.where(time, np.maximum(TIME_TOLERANCE_NS, tolerance * scale), 1e-9 * scale)
+    same = (np.abs(steps - last) <= allowed) | (np.isnan(steps) & np.isnan(last))
+    if not same.all():
+        return None
+    # With a tolerance the mean change stands for the period; counts are equal anyway.
+    mean = steps.mean(axis=0) if tolerance else last
+    paths = [q for q, a in zip(columns.paths, columns.additive, strict=True) if a]
+    return Period(
+        p,
+        dict(zip(paths, map(float, mean), strict=True)),
+        float(times.mean()),
+        exact=tolerance == 0.0,
+    )
 
 
 def _extrapolated(values: Flat, units: dict[Path, str], period: Period, periods: int) -> Flat:
@@ -369,6 +404,9 @@ class FastForward:
         section |= {
             "first_skipped": self.skipped_range[0],
             "period_iterations": self.period.iterations,
+            "periodicity": "exact"
+            if self.period.exact
+            else f"times within {self.settings.time_tolerance:g} of each other",
             "period_ns": self.period.time_ps / 1e3,
             "skipped_time_ns": periods * self.period.time_ps / 1e3,
         }

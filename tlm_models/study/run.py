@@ -21,7 +21,7 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.workload import Workload
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
@@ -74,7 +74,7 @@ def run_one(
     chunk_ops = DEFAULT_CHUNK_OPS if config.exact else FAST_FORWARD_CHUNK_OPS
     emitted = emit(config.dataflow, workload, info, chunk_ops, params=dict(config.extra))
     fast_forward = (
-        FastForward(emitted.iterations)
+        FastForward(emitted.iterations, settings_for(platform))
         if emitted.iterations is not None and not config.exact
         else None
     )
