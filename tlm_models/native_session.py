@@ -38,6 +38,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_feed": (_c.c_int, [_P, _P, _U64]),
     "attn_end_of_input": (_c.c_int, [_P]),
     "attn_step": (_c.c_int, [_P, _c.c_double]),
+    "attn_waiting_on": (_S, [_P]),
     "attn_run_for": (_c.c_int, [_P, _c.c_double]),
     "attn_replay_failed": (_c.c_int, [_P]),
     "attn_replay_finished": (_c.c_int, [_P]),
@@ -179,6 +180,10 @@ class NativeSession:
     def failure(self) -> str | None:
         """The replayer's error message when the replay failed."""
         return self._error() if self.lib.attn_replay_failed(self.handle) else None
+
+    def waiting_on(self) -> str:
+        """What an unfinished replay waits on."""
+        return bytes(self.lib.attn_waiting_on(self.handle)).decode(errors="replace")
 
     def finished(self) -> bool:
         return bool(self.lib.attn_replay_finished(self.handle))

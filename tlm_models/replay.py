@@ -22,9 +22,9 @@ from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.timeline import TIMELINE_DTYPE, Timeline, Track, engine_tracks
 from tlm_models.trace.header import TraceHeader
-from tlm_models.trace.record import RECORD_DTYPE
+from tlm_models.trace.record import RECORD_DTYPE, EngineKind
 
-ENGINE_KINDS = {"dma": 0, "pe": 1, "exp": 2}
+ENGINE_KINDS = {kind.name.lower(): int(kind) for kind in EngineKind}
 #: Simulated time run per kernel call; short enough for a prompt Ctrl-C.
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
@@ -82,6 +82,8 @@ def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
 def _drive(
     session: NativeSession, chunks: Iterator[np.ndarray], fast_forward: FastForward | None
 ) -> None:
+    """Runs the kernel until the replay has finished, feeding records when it asks for them
+    (the slicing and the end-of-events rule are in ``attn_step``, native/session_api.cpp)."""
     # The replayer copies each chunk, so `chunk` may go once feed returns.
     while True:
         step = session.step(SLICE_NS)
@@ -101,7 +103,10 @@ def _drive(
     if failure is not None:
         raise UserError(f"replay failed: {failure}")
     if not session.finished():
-        raise SimulationError("replay ended before the trace was done (the kernel ran dry)")
+        raise SimulationError(
+            "replay cannot progress: no event is pending in the simulation while the replay "
+            f"waits on {session.waiting_on()}"
+        )
 
 
 def _timeline(session: NativeSession, header: TraceHeader, window: TimelineWindow) -> Timeline:

@@ -45,6 +45,7 @@ struct Session {
   std::vector<std::string> order;  // statistics follow the platform file's component order
   std::map<std::string, tlm_models::OpExecutor*> engines;
   tlm_models::Replayer* replayer = nullptr;
+  bool started = false;  // the kernel has run once
   std::string error;
   std::string text;  // the last string handed out; valid until the next call that sets it
 };
@@ -263,19 +264,33 @@ int attn_end_of_input(Session* s) {
   });
 }
 
-// Runs the kernel for at most one slice of simulated time; says what the caller does next.
+// Runs the kernel for one slice of simulated time, or up to the next pending event when that is
+// further away (a 1 ms latency or a 1 kHz clock is crossed in one call, so simulated time
+// advances whatever the platform's rates); says what the caller does next. A kernel with no
+// event left while the replay waits cannot progress: kRanDry, and attn_waiting_on says why.
 int attn_step(Session* s, double slice_ns) {
   return guarded(s, [&] {
     tlm_models::Replayer& r = replayer(s);
     if (r.finished()) return static_cast<int>(kDone);
     if (r.wants_input()) return static_cast<int>(kNeedsInput);
-    sc_core::sc_start(sc_core::sc_time(slice_ns, sc_core::SC_NS), sc_core::SC_EXIT_ON_STARVATION);
-    if (sc_core::sc_get_status() == sc_core::SC_STOPPED ||
-        !(sc_core::sc_pending_activity() || r.wants_input())) {
+    const sc_core::sc_time slice(slice_ns, sc_core::SC_NS);
+    // Before the first call the kernel has not made its processes runnable yet.
+    if (s->started && !sc_core::sc_pending_activity()) return static_cast<int>(kRanDry);
+    const sc_core::sc_time gap =
+        s->started ? sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext()) : slice;
+    sc_core::sc_start(gap > slice ? gap : slice, sc_core::SC_EXIT_ON_STARVATION);
+    s->started = true;
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED) {
       return r.finished() ? static_cast<int>(kDone) : static_cast<int>(kRanDry);
     }
     return static_cast<int>(kRunning);
   });
+}
+
+// What an unfinished replay waits on (for the error of a kernel that ran dry).
+const char* attn_waiting_on(Session* s) {
+  s->text = s->replayer == nullptr ? std::string("nothing") : s->replayer->waiting_on();
+  return s->text.c_str();
 }
 
 // Runs the kernel for `ns` of simulated time: platforms that run by themselves (traffic

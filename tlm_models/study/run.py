@@ -22,9 +22,9 @@ from tlm_models.dataflows.io_formulas import (
 )
 from tlm_models.dataflows.workload import Workload
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
-from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
+from tlm_models.resolved_run import ResolvedRun, resolve_run
 from tlm_models.result import compose_result
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
@@ -57,22 +57,27 @@ def bounds_bytes(
     return bounds
 
 
+#: Trace-header parameters that restate the run's identity or derived figures; the result
+#: stores them once (top level), not again under ``tiling``.
+_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements")
+
+
 def run_one(
-    config: RunConfig,
+    config: RunConfig | ResolvedRun,
     timeline: str | None = None,
     window: TimelineWindow | None = None,
     vcd: str | None = None,
 ) -> dict[str, Any]:
     """The result JSON of one configuration; writes a Perfetto timeline and/or a VCD of the
-    same window when asked."""
+    same window when asked. A ``RunConfig`` (a sweep's job) is resolved here first; the
+    caller has usually resolved it already (``tlm_models.resolved_run``)."""
     started = time.perf_counter()
-    platform = load_platform(config.platform_path(), config.overrides)
-    info = platform.info()
-    workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim, heads=config.heads)
+    run = config if isinstance(config, ResolvedRun) else resolve_run(config)
+    config, platform, info, workload = run.config, run.platform, run.info, run.workload
     # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
     # few iterations ahead of the replay and the skip starts soon after the loop repeats.
     chunk_ops = DEFAULT_CHUNK_OPS if config.exact else FAST_FORWARD_CHUNK_OPS
-    emitted = emit(config.dataflow, workload, info, chunk_ops, params=dict(config.extra))
+    emitted = emit(config.dataflow, workload, info, chunk_ops, params=run.params)
     fast_forward = (
         FastForward(emitted.iterations, settings_for(platform))
         if emitted.iterations is not None and not config.exact
@@ -97,13 +102,14 @@ def run_one(
         "seq_len": config.seq_len,
         "head_dim": config.head_dim,
         "heads": config.heads,
-        "tiling": dict(emitted.header.params),
+        "elem_bytes": run.elem_bytes,
+        "capacity_elements": run.capacity_elements,
+        "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
-    params = dict(config.extra)
-    result["bounds"] = bounds_bytes(workload, info, config.dataflow, params)
+    result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
     if config.dataflow == "approx":
-        p = approx_params(params)
+        p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
     result["fast_forward"] = (
         {**out.fast_forward, "simulated_ops": out.ops}
