@@ -33,6 +33,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_add_engine": (_c.c_int, [_P, _S, _S, _U]),
     "attn_replayer_new": (_c.c_int, [_P, _c.c_uint32, _U64]),
     "attn_bind_engine": (_c.c_int, [_P, _U, _S, _U]),
+    "attn_bind_executor": (_c.c_int, [_P, _U, _P, _S, _U]),
     "attn_set_tensor": (_c.c_int, [_P, _U, _S]),
     "attn_record_timeline": (_c.c_int, [_P, _c.c_double, _c.c_double, _U64]),
     "attn_feed": (_c.c_int, [_P, _P, _U64]),
@@ -151,6 +152,13 @@ class NativeSession:
 
     def bind_engine(self, index: int, engine: str, kind: int) -> None:
         self._check(self.lib.attn_bind_engine(self.handle, index, engine.encode(), kind))
+
+    def bind_executor(self, index: int, executor_address: int, name: str, kind: int) -> None:
+        """Binds an ``OpExecutor`` the caller built (its address, e.g. from cppyy) to engine
+        ``index``; it must outlive the simulation."""
+        self._check(
+            self.lib.attn_bind_executor(self.handle, index, executor_address, name.encode(), kind)
+        )
 
     def set_tensor(self, index: int, name: str) -> None:
         self._check(self.lib.attn_set_tensor(self.handle, index, name.encode()))

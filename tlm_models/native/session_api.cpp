@@ -233,6 +233,16 @@ int attn_bind_engine(Session* s, unsigned index, const char* engine, unsigned ki
   });
 }
 
+// Binds an executor the host built itself (a C++ virtual prototype's engine, a test's engine
+// defined through cppyy) instead of one of the platform's; it must outlive the simulation.
+int attn_bind_executor(Session* s, unsigned index, tlm_models::OpExecutor* exec, const char* name,
+                       unsigned kind) {
+  return guarded(s, [&] {
+    replayer(s).bind_engine(index, exec, name, static_cast<tlm_models::EngineKind>(kind));
+    return 0;
+  });
+}
+
 int attn_set_tensor(Session* s, unsigned index, const char* name) {
   return guarded(s, [&] {
     replayer(s).set_tensor(index, name);
