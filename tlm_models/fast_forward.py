@@ -372,6 +372,8 @@ class FastForward:
     def apply(self, replay: dict[str, Any], platform: dict[str, Any]) -> dict[str, Any]:
         """Adds the skipped iterations to ``replay`` and ``platform`` (in place); returns the
         result's ``fast_forward`` section."""
+        if self.session is not None:
+            self.poll()  # count the snapshots taken since the last slice
         total = self.control.total
         skipped = self.control.skipped
         section: dict[str, Any] = {
