@@ -56,6 +56,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_timeline_size": (_U64, [_P]),
     "attn_timeline_copy": (None, [_P, _P]),
     "attn_channel_activity": (_c.POINTER(_U64), [_P, _S, _U, _c.POINTER(_U64)]),
+    "attn_enable_request_log": (_c.c_int, [_P, _S, _U64]),
+    "attn_request_log": (_U64, [_P, _S, _P, _c.POINTER(_U64)]),
     "attn_has_activity": (_c.c_int, [_P, _S]),
 }
 
@@ -243,6 +245,22 @@ class NativeSession:
         if len(entries):
             self.lib.attn_timeline_copy(self.handle, entries.ctypes.data)
         return entries
+
+    def enable_request_log(self, component: str, max_requests: int) -> bool:
+        """Starts logging ``component``'s requests; False when it keeps no request log."""
+        code = int(self.lib.attn_enable_request_log(self.handle, component.encode(), max_requests))
+        return code == 0
+
+    def request_log(self, component: str, dtype: np.dtype[Any]) -> tuple[np.ndarray, int]:
+        """The requests ``component`` logged (``dtype`` records, call order) and how many did
+        not fit in the log."""
+        dropped = ctypes.c_uint64(0)
+        name = component.encode()
+        count = int(self.lib.attn_request_log(self.handle, name, None, ctypes.byref(dropped)))
+        out = np.zeros(count, dtype=dtype)
+        if count:
+            self.lib.attn_request_log(self.handle, name, out.ctypes.data, ctypes.byref(dropped))
+        return out, int(dropped.value)
 
     def has_activity(self, component: str) -> bool:
         return bool(self.lib.attn_has_activity(self.handle, component.encode()))

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from tlm_models import stl_export
 from tlm_models.errors import SimulationError, UserError
 from tlm_models.fast_forward import FastForward
 from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
@@ -54,6 +55,8 @@ class ReplayOutput:
     wall_s: float
     ops: int
     fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
+    #: The off-chip memory's requests (stl_export.REQUEST_DTYPE) when asked for.
+    memory_requests: np.ndarray | None = None
 
 
 def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -> None:
@@ -150,10 +153,12 @@ def replay_in_this_process(
     header: TraceHeader,
     chunks: Iterable[np.ndarray],
     timeline: TimelineWindow | None = None,
+    log_requests: bool = False,
     fast_forward: FastForward | None = None,
 ) -> ReplayOutput:
     """Elaborates ``config``, replays the trace and collects results. Once per process.
 
+    ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
     With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
     extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
     session = NativeSession(config)
@@ -164,12 +169,16 @@ def replay_in_this_process(
         session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
     if fast_forward is not None:
         fast_forward.attach(session)
+    memory = config.info().offchip.name
+    if log_requests:
+        stl_export.enable(session, memory)
     started = time.perf_counter()
     _drive(session, _records(chunks), fast_forward)
     wall = time.perf_counter() - started
     replay, platform = session.result(), session.platform_stats()
     section = fast_forward.apply(replay, platform) if fast_forward is not None else None
     return ReplayOutput(
+        memory_requests=stl_export.logged_requests(session, memory) if log_requests else None,
         replay=replay,
         platform=platform,
         timeline=_timeline(session, header, timeline) if timeline else None,

@@ -46,6 +46,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tlm_models.cli.replay_cmd",
         "replay a trace on a platform and report where the time goes",
     ),
+    "energy": ("tlm_models.cli.energy_cmd", "export action counts, import an Accelergy ERT"),
+    "reproduce": (
+        "tlm_models.cli.reproduce_cmd",
+        "run a published study as a preset (resumable), with its report",
+    ),
 }
 
 

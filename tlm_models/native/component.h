@@ -38,6 +38,11 @@ struct Component {
   std::function<void(const sc_core::sc_time&, const sc_core::sc_time&, std::size_t)>
       enable_activity_log;
   std::function<const std::vector<BusyInterval>*(unsigned)> channel_activity;
+  // Off-chip memories that log their requests (an STL export of the run).
+  std::function<void(std::size_t)> enable_request_log;
+  std::function<std::size_t()> request_log_size;
+  std::function<std::size_t()> request_log_dropped;
+  std::function<void(void*)> request_log_copy;
 };
 
 // Parameter values arrive as the canonical strings the Python side writes: integers for counts,
@@ -79,7 +84,13 @@ template <class M>
 struct HasActivity<M, std::void_t<decltype(std::declval<const M&>().channel_activity(0u))>>
     : std::true_type {};
 
-// Statistics and, for memories that log channel activity, the activity hooks.
+template <class M, class = void>
+struct HasRequestLog : std::false_type {};
+template <class M>
+struct HasRequestLog<M, std::void_t<decltype(std::declval<const M&>().request_log().size())>>
+    : std::true_type {};
+
+// Statistics and, for memories that log channel activity or requests, those hooks.
 template <class M>
 void common_hooks(Component& c, M* m) {
   c.collect_stats = [m](StatsGroup& g) { m->collect_stats(g); };
@@ -87,6 +98,12 @@ void common_hooks(Component& c, M* m) {
     c.enable_activity_log = [m](const sc_core::sc_time& from, const sc_core::sc_time& to,
                                 std::size_t max) { m->enable_activity_log(from, to, max); };
     c.channel_activity = [m](unsigned i) { return &m->channel_activity(i); };
+  }
+  if constexpr (HasRequestLog<M>::value) {
+    c.enable_request_log = [m](std::size_t max) { m->enable_request_log(max); };
+    c.request_log_size = [m] { return m->request_log().size(); };
+    c.request_log_dropped = [m] { return m->request_log().dropped(); };
+    c.request_log_copy = [m](void* out) { m->request_log().copy(out); };
   }
 }
 

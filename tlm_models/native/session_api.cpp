@@ -397,6 +397,27 @@ const std::uint64_t* attn_channel_activity(Session* s, const char* component, un
   return reinterpret_cast<const std::uint64_t*>(log->data());
 }
 
+// Starts logging the requests `component` receives; 1 when it keeps no request log.
+int attn_enable_request_log(Session* s, const char* component, std::uint64_t max_requests) {
+  return guarded(s, [&] {
+    Component* c = find(s, component);
+    if (c == nullptr || !c->enable_request_log) return fail(s, "no request log");
+    c->enable_request_log(max_requests);
+    return 0;
+  });
+}
+
+// The logged requests' count and how many did not fit; copies them when `out` is not null.
+std::uint64_t attn_request_log(Session* s, const char* component, void* out,
+                               std::uint64_t* dropped) {
+  Component* c = find(s, component);
+  *dropped = 0;
+  if (c == nullptr || !c->request_log_size) return 0;
+  *dropped = c->request_log_dropped();
+  if (out != nullptr) c->request_log_copy(out);
+  return c->request_log_size();
+}
+
 int attn_has_activity(Session* s, const char* component) {
   Component* c = find(s, component);
   return c != nullptr && static_cast<bool>(c->channel_activity);
