@@ -8,6 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: setup systemc demo test lint bench clean
 
 setup: systemc $(STAMP)
+	@$(BIN)/python -m tlm_models.aot
 
 # The system SystemC 2.3.4 (Debian libsystemc-dev), unless SYSTEMC_HOME names a user build.
 systemc:
@@ -30,7 +31,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 demo: setup
-	$(BIN)/attn-tlm demo $(if $(FULL),--full,)
+	$(BIN)/attn-tlm demo $(if $(FULL),--full,) $(if $(EXACT),--exact,)
 
 lint: setup
 	$(BIN)/ruff check tlm_models tests tools

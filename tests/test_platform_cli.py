@@ -18,12 +18,7 @@ REFERENCE = sorted((ROOT / "platforms").glob("*.yaml"))
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    original = cli_main.COMMAND_MODULES
-    cli_main.COMMAND_MODULES = ("tlm_models.cli.platform_cmd",)
-    try:
-        code = cli_main.main(argv)
-    finally:
-        cli_main.COMMAND_MODULES = original
+    code = cli_main.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -16,11 +16,6 @@ SAMPLES = Path(__file__).resolve().parent.parent / "traces" / "samples"
 PLATFORMS = Path(__file__).resolve().parent.parent / "platforms"
 
 
-@pytest.fixture(autouse=True)
-def only_trace_commands(monkeypatch):
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("tlm_models.cli.trace_cmd",))
-
-
 def run(*argv):
     return cli.main([str(a) for a in argv])
 

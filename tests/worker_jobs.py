@@ -77,19 +77,24 @@ def python_error() -> None:
 
 def stuck_replay() -> None:
     """Replays two loads on an engine that never returns from the first."""
+    import cppyy.ll
     import numpy as np
 
+    from tlm_models.native_session import NativeSession
+    from tlm_models.platform.schema import PlatformConfig
     from tlm_models.replay import _drive
-    from tlm_models.trace.record import RECORD_DTYPE, OpKind
+    from tlm_models.trace.record import RECORD_DTYPE, EngineKind, OpKind
 
     gbl = _define()
     engine = gbl.worker_test.StuckEngine()
-    replayer = gbl.tlm_models.Replayer("replayer")
-    replayer.bind_engine(0, engine, "dma0", gbl.tlm_models.EngineKind.dma)
+    session = NativeSession(PlatformConfig(name="stuck", description="", components={}))
+    session.new_replayer(window=16, lookahead=16)
+    # OpExecutor is StuckEngine's only base: the object's address is the executor's.
+    session.bind_executor(0, cppyy.ll.addressof(engine), "dma0", int(EngineKind.DMA))
     records = np.zeros(2, dtype=RECORD_DTYPE)
     records["kind"] = OpKind.LOAD
     records["m"] = records["n"] = 1
-    _drive(gbl, replayer, iter([records]))
+    _drive(session, iter([records]), None)
 
 
 def stdout_is_stderr() -> bool:

@@ -190,14 +190,28 @@ def _restore_crash_signals() -> None:
         libc.signal(int(sig), None)  # a null handler is SIG_DFL
 
 
+_prepared = False
+
+
+def prepare_process() -> None:
+    """What every simulation process needs before SystemC loads: the ``sc_main`` stub loaded
+    with global visibility, the copyright banner off, crash signals at their default action."""
+    global _prepared
+    if _prepared:
+        return
+    os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
+    ctypes.CDLL(str(stub_library()), mode=ctypes.RTLD_GLOBAL)
+    _restore_crash_signals()
+    _prepared = True
+
+
 def load_models() -> Any:
     """Loads SystemC, TLM and the models into cppyy once per process; returns ``cppyy.gbl``."""
     global _loaded
     if _loaded is not None:
         return _loaded
     paths = systemc_paths()
-    os.environ.setdefault("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1")
-    ctypes.CDLL(str(stub_library()), mode=ctypes.RTLD_GLOBAL)
+    prepare_process()
 
     import cppyy
 

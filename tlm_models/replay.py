@@ -1,15 +1,14 @@
 """Drives the C++ replayer with a trace on an elaborated platform; returns plain results.
 
-Runs inside a simulation process (a worker): it elaborates the platform, binds the trace's
-engines, then alternates between handing a chunk of records to the replayer (by pointer; the
-replayer copies it) and running the kernel in slices. Slicing keeps Ctrl-C prompt and lets the
+Runs inside a simulation process (a worker): it elaborates the platform through the compiled
+session (``tlm_models.native_session``), binds the trace's engines, then alternates between
+handing a chunk of records to the replayer (by pointer; the replayer copies it) and running the
+kernel in slices. Slicing keeps Ctrl-C prompt and lets the
 replayer pause for input without a Python call on the per-operation path.
 """
 
 from __future__ import annotations
 
-import ctypes
-import json
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -17,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from tlm_models import kernel, stl_export
+from tlm_models import stl_export
 from tlm_models.errors import SimulationError, UserError
-from tlm_models.platform.builder import BuiltPlatform, build_platform
+from tlm_models.fast_forward import FastForward
+from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.timeline import TIMELINE_DTYPE, Timeline, Track, engine_tracks
 from tlm_models.trace.header import TraceHeader
@@ -31,9 +31,8 @@ SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
 LOOKAHEAD_OPS = 1 << 21
 
-#: SystemC objects of the simulations of this process. They live until the process ends:
-#: SystemC may refer to them after sc_start returns, and tearing a platform down through
-#: cppyy costs about a second, far more than the run itself (the worker exits right after).
+#: Sessions of the simulations of this process. They live until the process ends: SystemC may
+#: refer to their objects after sc_start returns, and the worker exits right after its run.
 _SIMULATION_OBJECTS: list[Any] = []
 
 
@@ -55,28 +54,24 @@ class ReplayOutput:
     timeline: Timeline | None
     wall_s: float
     ops: int
+    fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
     #: The off-chip memory's requests (stl_export.REQUEST_DTYPE) when asked for.
     memory_requests: np.ndarray | None = None
 
 
-def _engine_kind(config: PlatformConfig, name: str) -> str:
-    return config.engines[name].kind
-
-
-def _bind(gbl: Any, replayer: Any, built: BuiltPlatform, header: TraceHeader) -> None:
-    kinds = gbl.tlm_models.EngineKind
+def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -> None:
     for index, name in enumerate(header.engines):
-        if name not in built.engines:
+        if name not in config.engines:
             raise UserError(
-                f"the trace uses engine '{name}', which platform '{built.config.name}' does not "
-                f"have (it has: {', '.join(sorted(built.engines))})"
+                f"the trace uses engine '{name}', which platform '{config.name}' does not "
+                f"have (it has: {', '.join(sorted(config.engines))})"
             )
-        kind = _engine_kind(built.config, name)
+        kind = config.engines[name].kind
         if kind not in ENGINE_KINDS:
             raise UserError(f"engine '{name}' is a '{kind}' engine, which traces cannot drive")
-        replayer.bind_engine(index, built.engines[name], name, getattr(kinds, kind))
+        session.bind_engine(index, name, ENGINE_KINDS[kind])
     for index, tensor in enumerate(header.tensors):
-        replayer.set_tensor(index, tensor.name)
+        session.set_tensor(index, tensor.name)
 
 
 def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
@@ -87,55 +82,40 @@ def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
             yield np.ascontiguousarray(chunk)
 
 
-def _drive(gbl: Any, replayer: Any, chunks: Iterator[np.ndarray]) -> None:
-    """Runs the kernel until the replay has finished, feeding records when it asks for them.
-
-    Each kernel call runs at least one slice and always reaches the next pending event: a gap
-    between events longer than a slice (a 1 ms memory latency, a 1 kHz clock) is crossed in
-    one call, so simulated time advances whatever the platform's latencies and rates. A kernel
-    with no event left while the replay waits is a model that cannot progress: an error naming
-    what the replay waits on, not a hang.
-    """
-    import cppyy.ll
-
-    sc = gbl.sc_core
-    op_ptr = "const tlm_models::TraceOp*"
-    slice_time = sc.sc_time(SLICE_NS, sc.SC_NS)
-    started = False  # before the first call the kernel has not made its processes runnable
-    while not replayer.finished():
-        if replayer.wants_input():
+def _drive(
+    session: NativeSession, chunks: Iterator[np.ndarray], fast_forward: FastForward | None
+) -> None:
+    """Runs the kernel until the replay has finished, feeding records when it asks for them
+    (the slicing and the end-of-events rule are in ``attn_step``, native/session_api.cpp)."""
+    # The replayer copies each chunk, so `chunk` may go once feed returns.
+    while True:
+        step = session.step(SLICE_NS)
+        if step in (DONE, RAN_DRY):
+            break
+        if step == NEEDS_INPUT:
             chunk = next(chunks, None)
+            if fast_forward is not None:
+                fast_forward.poll()  # the chunk's iteration marks reach the replayer first
             if chunk is None:
-                replayer.end_of_input()
+                session.end_of_input()
             else:
-                replayer.feed(cppyy.ll.cast[op_ptr](chunk.ctypes.data), len(chunk))
-            continue
-        if started and not sc.sc_pending_activity():
-            break
-        gap = sc.sc_time_to_pending_activity(sc.sc_get_curr_simcontext()) if started else slice_time
-        sc.sc_start(gap if gap > slice_time else slice_time, sc.SC_EXIT_ON_STARVATION)
-        started = True
-        if sc.sc_get_status() == sc.SC_STOPPED:
-            break
-    if replayer.failed():
-        raise UserError(f"replay failed: {replayer.error()}")
-    if not replayer.finished():
+                session.feed(chunk)
+        elif fast_forward is not None:
+            fast_forward.poll()
+    failure = session.failure()
+    if failure is not None:
+        raise UserError(f"replay failed: {failure}")
+    if not session.finished():
         raise SimulationError(
             "replay cannot progress: no event is pending in the simulation while the replay "
-            f"waits on {replayer.waiting_on()}"
+            f"waits on {session.waiting_on()}"
         )
 
 
-def _timeline(
-    gbl: Any, replayer: Any, built: BuiltPlatform, header: TraceHeader, window: TimelineWindow
-) -> Timeline:
-    import cppyy.ll
-
-    entries = np.zeros(int(replayer.timeline_size()), dtype=TIMELINE_DTYPE)
-    if len(entries):
-        replayer.timeline_copy(cppyy.ll.cast["void*"](entries.ctypes.data))
+def _timeline(session: NativeSession, header: TraceHeader, window: TimelineWindow) -> Timeline:
+    entries = session.timeline_entries(TIMELINE_DTYPE)
     tracks = engine_tracks(entries, header.engines)
-    tracks.extend(_memory_tracks(built))
+    tracks.extend(_memory_tracks(session))
     return Timeline(
         tracks,
         {
@@ -146,25 +126,14 @@ def _timeline(
     )
 
 
-def _memory_tracks(built: BuiltPlatform) -> list[Track]:
+def _memory_tracks(session: NativeSession) -> list[Track]:
     """One track per off-chip memory channel, from the channels' activity logs."""
-    import cppyy.ll
-
     tracks: list[Track] = []
-    for name, module in built.modules.items():
-        if not hasattr(module, "channel_activity"):
+    for name, comp in session.config.components.items():
+        if not session.has_activity(name):
             continue
-        for channel in range(int(built.params[name].channels)):
-            log = module.channel_activity(channel)
-            count = int(log.size())
-            if count == 0:
-                tracks.append(Track(f"{name}.ch{channel}", 2, np.zeros(0), np.zeros(0)))
-                continue
-            # BusyInterval is two integer picosecond counts; read the vector's storage directly.
-            address = cppyy.ll.addressof(log.data())
-            raw = np.ctypeslib.as_array(
-                (ctypes.c_uint64 * (2 * count)).from_address(address)
-            ).reshape(count, 2)
+        for channel in range(int(comp.params["channels"])):
+            raw = session.channel_activity(name, channel)
             # One label for every channel: the pictures colour by label, and a channel's
             # activity is one kind of thing (its data bus transferring).
             tracks.append(
@@ -173,7 +142,7 @@ def _memory_tracks(built: BuiltPlatform) -> list[Track]:
                     2,
                     raw[:, 0] / 1e3,
                     raw[:, 1] / 1e3,
-                    ["transfer"] * count,
+                    ["transfer"] * len(raw) if len(raw) else None,
                 )
             )
     return tracks
@@ -185,50 +154,35 @@ def replay_in_this_process(
     chunks: Iterable[np.ndarray],
     timeline: TimelineWindow | None = None,
     log_requests: bool = False,
+    fast_forward: FastForward | None = None,
 ) -> ReplayOutput:
     """Elaborates ``config``, replays the trace and collects results. Once per process.
 
     ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
-    """
-    gbl = kernel.load_models()
-    built = build_platform(config)
-    replayer = gbl.tlm_models.Replayer("replayer")
-    _SIMULATION_OBJECTS.append((built, replayer))
-    replayer.set_window(header.window)
-    replayer.set_lookahead(LOOKAHEAD_OPS)
-    _bind(gbl, replayer, built, header)
-    sc = gbl.sc_core
+    With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
+    extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
+    session = NativeSession(config)
+    _SIMULATION_OBJECTS.append(session)
+    session.new_replayer(header.window, LOOKAHEAD_OPS)
+    _bind(session, config, header)
     if timeline is not None:
-        replayer.record_timeline(
-            sc.sc_time(timeline.start_ns, sc.SC_NS),
-            sc.sc_time(timeline.end_ns, sc.SC_NS),
-            timeline.max_entries,
-        )
-        _enable_memory_activity(built, timeline)
-    memory = built.modules[config.info().offchip.name]
+        session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
+    if fast_forward is not None:
+        fast_forward.attach(session)
+    memory = config.info().offchip.name
     if log_requests:
-        stl_export.enable(memory)
+        stl_export.enable(session, memory)
     started = time.perf_counter()
-    _drive(gbl, replayer, _records(chunks))
+    _drive(session, _records(chunks), fast_forward)
     wall = time.perf_counter() - started
-    result = json.loads(str(replayer.result_json()))
+    replay, platform = session.result(), session.platform_stats()
+    section = fast_forward.apply(replay, platform) if fast_forward is not None else None
     return ReplayOutput(
-        memory_requests=stl_export.logged_requests(memory) if log_requests else None,
-        replay=result,
-        platform=built.collect_stats(),
-        timeline=_timeline(gbl, replayer, built, header, timeline) if timeline else None,
+        memory_requests=stl_export.logged_requests(session, memory) if log_requests else None,
+        replay=replay,
+        platform=platform,
+        timeline=_timeline(session, header, timeline) if timeline else None,
         wall_s=wall,
-        ops=int(replayer.records_read()),
+        ops=session.records_read(),
+        fast_forward=section,
     )
-
-
-def _enable_memory_activity(built: BuiltPlatform, window: TimelineWindow) -> None:
-    gbl = kernel.load_models()
-    sc = gbl.sc_core
-    for module in built.modules.values():
-        if hasattr(module, "enable_activity_log"):
-            module.enable_activity_log(
-                sc.sc_time(window.start_ns, sc.SC_NS),
-                sc.sc_time(window.end_ns, sc.SC_NS),
-                window.max_entries,
-            )

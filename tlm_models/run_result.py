@@ -113,6 +113,9 @@ class RunResult:
         default=None, metadata=_SECTION
     )  # approx runs: error vs softmax
     replay_wall_s: float | None = field(default=None, metadata=_SECTION)
+    fast_forward: dict[str, Any] | None = field(
+        default=None, metadata=_SECTION
+    )  # loop iterations extrapolated rather than simulated (docs/runtime.md)
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
     energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md

@@ -1,13 +1,12 @@
 """A small but complete simulation: the default platform replaying a short AttenIO trace.
 
-Used to warm the worker forkserver (cling generates code for every path a real run takes:
-elaboration, every engine, the replayer, statistics) and as a quick health check.
+A quick health check of the whole path (elaboration, every engine, the replayer, statistics)
+and the job the start-up benchmark times.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.workload import Workload
@@ -24,11 +23,6 @@ def smoke_replay(platform: Path = DEFAULT_PLATFORM, seq_len: int = 256) -> Repla
     return replay_in_this_process(
         config, emitted.header, emitted.chunks, timeline=TimelineWindow(0.0, 1e3, 64)
     )
-
-
-def warm_design() -> Any:
-    """Runs the smoke replay (its SystemC objects stay alive in tlm_models.replay)."""
-    return smoke_replay()
 
 
 def smoke_summary() -> dict[str, float]:

@@ -26,28 +26,22 @@ REQUEST_DTYPE = np.dtype(
 MAX_REQUESTS = 8 << 20
 
 
-def enable(memory: Any, max_requests: int = MAX_REQUESTS) -> None:
-    """Starts logging the requests of ``memory`` (an HbmMemory)."""
-    if not hasattr(memory, "enable_request_log"):
-        raise UserError(
-            f"the off-chip memory ({type(memory).__name__}) keeps no request log for --export-stl"
-        )
-    memory.enable_request_log(max_requests)
+def enable(session: Any, memory: str, max_requests: int = MAX_REQUESTS) -> None:
+    """Starts logging the requests of the off-chip memory ``memory`` of ``session`` (a
+    NativeSession)."""
+    if not session.enable_request_log(memory, max_requests):
+        raise UserError(f"the off-chip memory ({memory}) keeps no request log for --export-stl")
 
 
-def logged_requests(memory: Any) -> np.ndarray:
+def logged_requests(session: Any, memory: str) -> np.ndarray:
     """The requests ``memory`` logged, in call order; UserError if the log overflowed."""
-    import cppyy.ll
-
-    log = memory.request_log()
-    if int(log.dropped()):
+    out: np.ndarray
+    out, dropped = session.request_log(memory, REQUEST_DTYPE)
+    if dropped:
         raise UserError(
             f"the run sent more than {MAX_REQUESTS:,} requests to the off-chip memory; "
             "--export-stl keeps at most that many"
         )
-    out = np.zeros(int(log.size()), dtype=REQUEST_DTYPE)
-    if len(out):
-        log.copy(cppyy.ll.cast["void*"](out.ctypes.data))
     return out
 
 

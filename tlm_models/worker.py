@@ -1,10 +1,9 @@
 """One simulation per process: run a function in a fresh worker and get plain data back.
 
 SystemC elaborates once per process, and a crash or fatal in a model must not take the caller
-down. Workers fork from a forkserver whose parent has already loaded SystemC and the models and
-run a tiny design once so cling has compiled the common code paths (``tlm_models.warm``,
-preloaded through ``tlm_models._forkserver_preload``);
-a further run then costs tens of milliseconds instead of seconds.
+down. Workers fork from a forkserver whose parent has already loaded SystemC and the compiled
+models (``tlm_models.warm``, preloaded through ``tlm_models._forkserver_preload``); a run then
+costs the fork and its own work.
 """
 
 from __future__ import annotations

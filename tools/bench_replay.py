@@ -140,10 +140,14 @@ def main() -> None:
             ("without PE/Exp SRAM traffic", NO_SRAM_TRAFFIC),
         ):
             r = _run_child("file", str(trace), *overrides)
+            rate = r["ops"] / r["replay_wall_s"] / 1e6
+            goal = (
+                f"; goal >= 5 M ops/s: {'met' if rate >= 5 else 'NOT met'}" if not overrides else ""
+            )
             print(
                 f"replay {label:<28} {r['ops']:,} ops in {r['replay_wall_s']:.2f} s = "
-                f"{r['ops'] / r['replay_wall_s'] / 1e6:.2f} M ops/s; peak RSS "
-                f"{r['max_rss_mib']:,.0f} MiB; sim time {r['sim_time_ns'] / 1e6:,.3f} ms"
+                f"{rate:.2f} M ops/s; peak RSS "
+                f"{r['max_rss_mib']:,.0f} MiB; sim time {r['sim_time_ns'] / 1e6:,.3f} ms{goal}"
             )
         trace.unlink()
         if not args.skip_big:

@@ -11,6 +11,7 @@ an interrupted demo resumes.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
@@ -45,6 +46,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     demo.add_argument("--full", action="store_true", help="the whole 40-configuration grid")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="results directory")
     demo.add_argument("--jobs", "-j", type=int, help="simulations at a time (default: cores)")
+    demo.add_argument(
+        "--exact", action="store_true",
+        help="simulate every loop iteration (no steady-state fast-forward)",
+    )  # fmt: skip
     demo.set_defaults(func=_demo)
 
 
@@ -91,6 +96,9 @@ def _demo(args: argparse.Namespace) -> int:
     keys = {config.key() for config in configs}
     slow = [config for config in side if _is_slow(config)]
     everything = slow + configs + [c for c in side if not _is_slow(c) and c.key() not in keys]
+    if args.exact:
+        everything = [replace(config, exact=True) for config in everything]
+        configs = [replace(config, exact=True) for config in configs]
     print(
         f"attn-tlm demo: {len(configs)} configurations of the paper's study and "
         f"{len(everything) - len(configs)} of the approximate-attention study into {args.out}/"

@@ -15,22 +15,53 @@ from collections.abc import Sequence
 
 from tlm_models.errors import SimulationError, UserError
 
-# Command-group modules, imported lazily so `attn-tlm --help` stays fast.
-COMMAND_MODULES = (
-    "tlm_models.cli.config_cmd",
-    "tlm_models.cli.demo_cmd",
-    "tlm_models.cli.run_cmd",
-    "tlm_models.cli.bounds_cmd",
-    "tlm_models.cli.platform_cmd",
-    "tlm_models.cli.trace_cmd",
-    "tlm_models.cli.study_cmd",
-    "tlm_models.cli.replay_cmd",
-    "tlm_models.cli.energy_cmd",
-    "tlm_models.cli.reproduce_cmd",
-)
+# Every command: the module that registers it and its one-line help. A module is imported only
+# when its command runs, so `attn-tlm --help` lists the commands without loading numpy, the
+# dataflows or matplotlib; tests/test_cli_main.py checks each help against the module's own.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "config": (
+        "tlm_models.cli.config_cmd",
+        "compiler flags and package directories for C++ builds that use the models",
+    ),
+    "demo": (
+        "tlm_models.cli.demo_cmd",
+        "run the AttenIO paper's study on the default platform and print its summary",
+    ),
+    "run": (
+        "tlm_models.cli.run_cmd",
+        "simulate one dataflow on one platform and report where the time goes",
+    ),
+    "bounds": (
+        "tlm_models.cli.bounds_cmd",
+        "closed-form off-chip traffic per dataflow and the I/O lower bounds",
+    ),
+    "platform": ("tlm_models.cli.platform_cmd", "check or show a platform file"),
+    "trace": ("tlm_models.cli.trace_cmd", "check, convert and summarise trace files"),
+    "sweep": (
+        "tlm_models.cli.study_cmd",
+        "run a grid of attention studies into a directory (resumable)",
+    ),
+    "report": ("tlm_models.cli.study_cmd", "write DIR/report.md and plots from a sweep's results"),
+    "replay": (
+        "tlm_models.cli.replay_cmd",
+        "replay a trace on a platform and report where the time goes",
+    ),
+    "energy": ("tlm_models.cli.energy_cmd", "export action counts, import an Accelergy ERT"),
+    "reproduce": (
+        "tlm_models.cli.reproduce_cmd",
+        "run a published study as a preset (resumable), with its report",
+    ),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command word of a command line (the first argument not an option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with ``command`` fully registered (every command when None); the other
+    commands get a placeholder carrying their help line."""
     parser = argparse.ArgumentParser(
         prog="attn-tlm",
         description="SystemC TLM-2.0 models of attention accelerators: "
@@ -38,14 +69,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    wanted = (
+        {m for m, _ in COMMANDS.values()}
+        if command is None
+        else {COMMANDS[command][0]}
+        if command in COMMANDS
+        else set()
+    )
+    registered: set[str] = set()
+    for name, (module, helptext) in COMMANDS.items():
+        if module in wanted and module not in registered:
+            importlib.import_module(module).register(sub)
+            registered.add(module)
+        elif module not in wanted:
+            sub.add_parser(name, help=helptext)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command_of(arguments) or "")
+    args = parser.parse_args(arguments)
     try:
         code: int = args.func(args)
     except UserError as exc:

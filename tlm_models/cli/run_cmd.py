@@ -45,6 +45,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
     )  # fmt: skip
     run.add_argument(
+        "--exact", action="store_true",
+        help="simulate every loop iteration (no steady-state fast-forward)",
+    )  # fmt: skip
+    run.add_argument(
         "--ert", metavar="ERT.yaml",
         help="Accelergy energy reference table: its entries override the platform's energy",
     )  # fmt: skip
@@ -82,6 +86,7 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         platform=args.platform,
         overrides=(*ert, *args.overrides),
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
+        exact=args.exact,
     )
 
 

@@ -93,6 +93,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "for the report's Gantt picture",
     )
     sweep.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
+    sweep.add_argument(
+        "--exact", action="store_true",
+        help="simulate every loop iteration (no steady-state fast-forward)",
+    )  # fmt: skip
     # The simulation function, replaceable for testing the sweep machinery on its own.
     sweep.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
     sweep.set_defaults(func=_sweep)
@@ -117,6 +121,7 @@ def grid_of(args: argparse.Namespace) -> GridSpec:
         platforms=tuple(args.platform or (DEFAULT_PLATFORM,)),
         settings=tuple(parse_swept_setting(text, "--set") for text in args.settings),
         params=tuple(parse_swept_setting(text, "--param") for text in args.params),
+        exact=args.exact,
     )
 
 

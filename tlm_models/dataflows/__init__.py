@@ -64,4 +64,12 @@ def check_dataflow_params(name: str, params: Mapping[str, object]) -> None:
     resolve(name, params)
 
 
-__all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "check_dataflow_params", "emit"]
+__all__ = [
+    "APPROXIMATE",
+    "DEFAULT_CHUNK_OPS",
+    "EMITTERS",
+    "EmittedTrace",
+    "Workload",
+    "check_dataflow_params",
+    "emit",
+]

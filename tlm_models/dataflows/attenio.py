@@ -182,4 +182,4 @@ def emit_attenio(
     )
     body = partial(_row_body, kv=kv, fused=plan.rescale == "fused")
     loop = OnlineSoftmaxLoop(setup, bufs, rows, 1, body, k_reader="mvk", v_reader="mvv")
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)

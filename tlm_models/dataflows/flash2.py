@@ -147,4 +147,4 @@ def emit_flash2(
         k_reader="omm" if serial else "smm",
         q_overlap=not serial,
     )
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)

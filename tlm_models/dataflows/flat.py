@@ -36,6 +36,7 @@ from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
+from tlm_models.fast_forward import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
 
@@ -85,17 +86,22 @@ class _FlatEmitter:
         self.l = a.alloc("rowsum", r)
         self.t = a.alloc("tilestat", r)
         self.stage = (a.alloc("KV_stage.0", tk, d), a.alloc("KV_stage.1", tk, d))
+        #: Row blocks, the outer loop (the iterations fast-forward may skip).
+        self.blocks = [(h, i, min(r, n - i)) for h in range(w.head_count) for i in range(0, n, r)]
+        self.iterations = IterationControl(len(self.blocks))
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
-        s, w = self.s, self.s.workload
-        n, r = w.seq_len, self.tl.rows
+        s = self.s
         b = TraceBuilder(s.header, chunk_ops)
-        blocks = [(h, i, min(r, n - i)) for h in range(w.head_count) for i in range(0, n, r)]
         ring: RepeatResult | None = None  # staging buffers rotate across K and V phases
         staged = 0
         last_smm: int | None = None
         last_store: int | None = None
-        for head, row0, rows in blocks:
+        index = 0
+        while index < len(self.blocks):
+            head, row0, rows = self.blocks[index]
+            self.iterations.mark(index, b.next_index)
+            staged_before = staged
             q = load_rows(b, s, "Q", self.q.addr, rows, head=head, row0=row0, deps=[last_smm])
             scale_q(b, s, self.q.addr, rows, deps=[q])
             ring, staged = yield from self._phase(b, "K", head, rows, ring, staged, None)
@@ -108,6 +114,10 @@ class _FlatEmitter:
                 b, s, self.o.addr, self.l.addr, rows, head=head, row0=row0
             )
             yield from b.ready()
+            following = self.iterations.following(index)
+            # The staging parity counts the tiles of skipped blocks too.
+            staged += (following - index - 1) * (staged - staged_before)
+            index = following
         yield from b.finish()
 
     def _phase(
@@ -240,4 +250,4 @@ def emit_flat(
         spill=spill,
     )
     em = _FlatEmitter(setup, tiling, serial=variant["overlap"] == "none")
-    return EmittedTrace(setup.header, em.chunks(chunk_ops), setup.layout())
+    return EmittedTrace(setup.header, em.chunks(chunk_ops), setup.layout(), em.iterations)

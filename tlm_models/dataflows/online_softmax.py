@@ -25,6 +25,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.row_blocks import load_rows, normalise_and_store_o, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
+from tlm_models.fast_forward import IterationControl
 from tlm_models.trace.record import MATMUL_SCALE_ROWS, OpKind, src2
 
 
@@ -82,6 +83,14 @@ class OnlineSoftmaxLoop:
         self.k_reader = k_reader
         self.v_reader = v_reader
         self.q_overlap = q_overlap
+        n = setup.workload.seq_len
+        #: Q row blocks, the outer loop (the iterations fast-forward may skip).
+        self.blocks = [
+            (h, i * br, min(br, n - i * br))
+            for h in range(setup.workload.head_count)
+            for i in range(-(-n // br))
+        ]
+        self.iterations = IterationControl(len(self.blocks))
         self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
 
     def _template(
@@ -158,21 +167,22 @@ class OnlineSoftmaxLoop:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, bufs = self.setup, self.bufs
         w = s.workload
-        eb, n = s.elem_bytes, w.seq_len
+        n = w.seq_len
         b = TraceBuilder(s.header, chunk_ops)
-        blocks = [
-            (h, i * self.br, min(self.br, n - i * self.br))
-            for h in range(w.head_count)
-            for i in range(-(-n // self.br))
-        ]
+        blocks = self.blocks
         segments = tile_runs(n, self.bc)
+        tiles_per_block = sum(count for _, count, _, _ in segments)
         kv_prev: RepeatResult | None = None
-        tiles_done = 0
         last_store: int | None = None
         qload = load_rows(b, s, "Q", bufs.q.addr, blocks[0][2])
-        for index, (head, row0, rows) in enumerate(blocks):
+        index = 0
+        while index < len(blocks):
+            head, row0, rows = blocks[index]
+            self.iterations.mark(index, b.next_index)
             scale_q(b, s, bufs.q.addr, rows, deps=[qload])
-            head_off = head * w.tensor_elements * eb
+            head_off = head * w.tensor_elements * s.elem_bytes
+            # K/V buffer parity counts every tile of every block, skipped ones included.
+            tiles_done = index * tiles_per_block
             for j0, count, cols, first in segments:
                 tpl, reloc = self._template(b, TileShape(rows, cols, first))
                 offsets = self._offsets(reloc, len(tpl), j0, tiles_done, head_off)
@@ -181,10 +191,11 @@ class OnlineSoftmaxLoop:
                 )
                 tiles_done += count
             last_smm = kv_prev.handle("smm") if kv_prev else None
-            nxt = blocks[index + 1] if index + 1 < len(blocks) else None
+            following = self.iterations.following(index)
+            nxt = blocks[following] if following < len(blocks) else None
             if nxt is not None and self.q_overlap:
-                # Q_{i+1} streams in while O_i is normalised: it only waits for the last
-                # reader of the Q buffer.
+                # Q of the next block streams in while O_i is normalised: it only waits for the
+                # last reader of the Q buffer.
                 qload = load_rows(
                     b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0], row0=nxt[1], deps=[last_smm]
                 )
@@ -196,4 +207,5 @@ class OnlineSoftmaxLoop:
                     b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0], row0=nxt[1], deps=[last_store - 1]
                 )
             yield from b.ready()
+            index = following
         yield from b.finish()

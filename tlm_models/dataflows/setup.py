@@ -12,6 +12,7 @@ from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.offchip import layout_tensors
 from tlm_models.dataflows.workload import Workload, check_element_width
 from tlm_models.errors import UserError
+from tlm_models.fast_forward import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.header import TensorInfo, TraceHeader
 
@@ -23,6 +24,8 @@ class EmittedTrace:
     header: TraceHeader
     chunks: Iterator[np.ndarray]
     layout: str = ""
+    #: The outer loop's iteration marks and skips (fast-forward); None for traces without one.
+    iterations: IterationControl | None = None
 
     def __iter__(self) -> Iterator[np.ndarray]:
         return self.chunks

@@ -37,6 +37,7 @@ from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
+from tlm_models.fast_forward import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
 
@@ -81,18 +82,21 @@ class _StandardEmitter:
         self.mx = sm.alloc("rowmax", rs)
         self.sm_ = sm.alloc("rowsum", rs)
         self.softmax_layout = sm.layout()
+        #: Row panels, the outer loop (the iterations fast-forward may skip).
+        self.blocks = [
+            (h, r0, min(t, n - r0)) for h in range(w.head_count) for r0 in range(0, n, t)
+        ]
+        self.iterations = IterationControl(len(self.blocks))
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
-        s, w = self.s, self.s.workload
-        n, t = w.seq_len, self.t.tile
-        b = TraceBuilder(s.header, chunk_ops)
+        b = TraceBuilder(self.s.header, chunk_ops)
         join: int | None = None
-        for head in range(w.head_count):
-            for row0 in range(0, n, t):
-                rows = min(t, n - row0)
-                join = yield from self._scores(b, head, row0, rows, join)
-                join = yield from self._softmax(b, rows, join)
-                join = yield from self._pv(b, head, row0, rows, join)
+        for index in self.iterations.iterations():
+            head, row0, rows = self.blocks[index]
+            self.iterations.mark(index, b.next_index)
+            join = yield from self._scores(b, head, row0, rows, join)
+            join = yield from self._softmax(b, rows, join)
+            join = yield from self._pv(b, head, row0, rows, join)
         yield from b.finish()
 
     def _scores(
@@ -294,4 +298,4 @@ def emit_standard(
     )
     em = _StandardEmitter(setup, tiling, serial=variant["overlap"] == "none")
     layout = f"{setup.layout()}\nsoftmax phase (same space):\n{em.softmax_layout}"
-    return EmittedTrace(setup.header, em.chunks(chunk_ops), layout)
+    return EmittedTrace(setup.header, em.chunks(chunk_ops), layout, em.iterations)

@@ -87,7 +87,7 @@ def _params(gbl: Any, spec: ComponentType, comp: ComponentConfig, cls: Any) -> A
     return params
 
 
-def _binding_order(bindings: tuple[Binding, ...]) -> list[Binding]:
+def binding_order(bindings: tuple[Binding, ...]) -> list[Binding]:
     """Multi-sockets bind in index order: sort by initiator index, then target index."""
     return sorted(
         bindings,
@@ -113,7 +113,7 @@ def build_platform(config: PlatformConfig) -> BuiltPlatform:
             raise UserError(f"{comp.loc or config.source}: components.{name}: {problem}")
         all_params[name] = params
         modules[name] = cls(name, params)
-    for binding in _binding_order(config.bindings):
+    for binding in binding_order(config.bindings):
         initiator = getattr(modules[binding.initiator.component], binding.initiator.socket)
         target = getattr(modules[binding.target.component], binding.target.socket)
         initiator.bind(target)

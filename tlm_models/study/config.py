@@ -51,6 +51,8 @@ class RunConfig:
     platform: str = DEFAULT_PLATFORM
     overrides: tuple[str, ...] = ()
     extra: tuple[tuple[str, str], ...] = ()
+    #: Simulate every iteration (no steady-state fast-forward, DESIGN decision 14).
+    exact: bool = False
 
     def __post_init__(self) -> None:
         if self.dataflow not in DATAFLOWS:
@@ -79,6 +81,8 @@ class RunConfig:
         ]
         parts += [f"set:{item}" for item in self.overrides]
         parts += [f"param:{name}={value}" for name, value in self.extra]
+        if self.exact:
+            parts.append("exact")
         return " ".join(parts)
 
     def label(self) -> str:
@@ -88,7 +92,7 @@ class RunConfig:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; ``from_dict`` reverses it."""
-        return {
+        data: dict[str, Any] = {
             "dataflow": self.dataflow,
             "seq_len": self.seq_len,
             "head_dim": self.head_dim,
@@ -97,6 +101,9 @@ class RunConfig:
             "overrides": list(self.overrides),
             "extra": {name: value for name, value in self.extra},
         }
+        if self.exact:
+            data["exact"] = True
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
@@ -110,6 +117,7 @@ class RunConfig:
                 platform=str(data.get("platform", DEFAULT_PLATFORM)),
                 overrides=tuple(str(item) for item in data.get("overrides", ())),
                 extra=tuple((str(k), str(v)) for k, v in dict(data.get("extra", {})).items()),
+                exact=bool(data.get("exact", False)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"not a study configuration: {data!r} ({exc})") from None

@@ -52,6 +52,7 @@ class GridSpec:
     platforms: tuple[str, ...] = (DEFAULT_PLATFORM,)
     settings: tuple[SweptSetting, ...] = ()
     params: tuple[SweptSetting, ...] = ()
+    exact: bool = False  # no steady-state fast-forward
 
 
 def expand_grid(spec: GridSpec) -> list[RunConfig]:
@@ -85,6 +86,7 @@ def expand_grid(spec: GridSpec) -> list[RunConfig]:
                                     platform=platform,
                                     overrides=tuple(overrides),
                                     extra=extra,
+                                    exact=spec.exact,
                                 )
                             )
     return configs

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tlm_models.dataflows import emit
+from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
 from tlm_models.dataflows.approx import approx_params
 from tlm_models.dataflows.io_formulas import (
     TRAFFIC,
@@ -22,6 +22,7 @@ from tlm_models.dataflows.io_formulas import (
 )
 from tlm_models.dataflows.workload import Workload
 from tlm_models.energy.model import energy_section
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.resolved_run import ResolvedRun, resolve_run
@@ -78,13 +79,22 @@ def run_one(
     started = time.perf_counter()
     run = config if isinstance(config, ResolvedRun) else resolve_run(config)
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
-    emitted = emit(config.dataflow, workload, info, params=run.params)
+    # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
+    # few iterations ahead of the replay and the skip starts soon after the loop repeats.
+    chunk_ops = DEFAULT_CHUNK_OPS if config.exact else FAST_FORWARD_CHUNK_OPS
+    emitted = emit(config.dataflow, workload, info, chunk_ops, params=run.params)
+    fast_forward = (
+        FastForward(emitted.iterations, settings_for(platform))
+        if emitted.iterations is not None and not config.exact
+        else None
+    )
     out = replay_in_this_process(
         platform,
         emitted.header,
         emitted.chunks,
         timeline=(window or TimelineWindow()) if timeline or vcd else None,
         log_requests=export_stl is not None,
+        fast_forward=fast_forward,
     )
     if export_stl and out.memory_requests is not None:
         write_stl(
@@ -118,6 +128,14 @@ def run_one(
     if config.dataflow == "approx":
         p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
+    result["fast_forward"] = (
+        {**out.fast_forward, "simulated_ops": out.ops}
+        if out.fast_forward
+        else {
+            "enabled": False,
+            "reason": "--exact" if config.exact else "the dataflow marks no loop iterations",
+        }
+    )
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result

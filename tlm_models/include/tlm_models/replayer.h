@@ -18,8 +18,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -94,6 +96,12 @@ class Replayer : public sc_core::sc_module {
     require_setup("record_timeline");
     timeline_.configure(to_ticks(from), to_ticks(to), max_entries);
   }
+
+  // Called with each operation's record position and start time just before it executes: the
+  // host's view of progress (fast-forward takes its per-iteration snapshots here). Optional;
+  // may be set or cleared whenever the kernel is paused.
+  using IssueObserver = std::function<void(std::uint64_t pos, Ticks start)>;
+  void set_issue_observer(IssueObserver observer) { observer_ = std::move(observer); }
 
   void set_input_mode(InputMode mode) {
     require_setup("set_input_mode");
@@ -416,6 +424,7 @@ class Replayer : public sc_core::sc_module {
     const Ticks now = now_ticks();
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
+    if (observer_) observer_(pick.pos, pick.start);
     OpTiming timing;
     executing_ = pick.pos;
     try {
@@ -497,6 +506,7 @@ class Replayer : public sc_core::sc_module {
   Ticks quantum_ = to_ticks(sc_core::sc_time(1, sc_core::SC_US));
   InputMode input_mode_ = InputMode::pause;
   bool stop_on_error_ = true;
+  IssueObserver observer_;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
 

@@ -1,0 +1,33 @@
+"""Worker jobs of the fast-forward tests: one replay of a dataflow, exact or fast-forwarded,
+returning every statistic (they must be importable by name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tlm_models.dataflows import emit
+from tlm_models.dataflows.workload import Workload
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, flatten, settings_for
+from tlm_models.platform import load_platform
+from tlm_models.replay import replay_in_this_process
+
+PLATFORM = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
+
+
+def replay_stats(dataflow: str, seq_len: int, head_dim: int, fast: bool) -> dict[str, Any]:
+    """Every statistic of one replay as {"/"-joined path: value}, plus the fast_forward section."""
+    config = load_platform(PLATFORM)
+    emitted = emit(
+        dataflow, Workload(seq_len=seq_len, head_dim=head_dim), config.info(),
+        FAST_FORWARD_CHUNK_OPS,
+    )  # fmt: skip
+    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
+    assert emitted.iterations is not None
+    out = replay_in_this_process(config, emitted.header, emitted.chunks, fast_forward=ff)
+    values = {**flatten(out.replay, "replay")[0], **flatten(out.platform, "platform")[0]}
+    return {
+        "stats": {"/".join(path): value for path, value in values.items()},
+        "fast_forward": out.fast_forward,
+        "simulated_ops": out.ops,
+    }

@@ -1,0 +1,111 @@
+"""The ahead-of-time compiled models: generated factory, cache key, and user types compiled in.
+
+The library itself is exercised by every replay test; these check what decides when it is
+rebuilt and that a user's component type is constructed by compiled code too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tlm_models import aot
+from tlm_models.platform.registry import ComponentType, ParamSpec, SocketSpec, component_types
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "platforms.md"
+
+
+def test_factory_builds_every_registered_type_with_every_parameter() -> None:
+    types = component_types()
+    source = aot.factory_source(types)
+    for spec in types.values():
+        assert f'if (type == "{spec.name}")' in source
+        assert f"new {spec.qualified_class}(name.c_str(), p)" in source
+        for param in spec.params:
+            assert f"set_value(p.{param.name}, value);" in source
+        for socket in spec.sockets:
+            assert f'"{socket.name}"' in source
+
+
+def _user_type(directory: Path) -> ComponentType:
+    return ComponentType(
+        name="key_probe",
+        cpp_class="probe::Probe",
+        header="probe.h",
+        include_dirs=(directory,),
+        params=(ParamSpec("size", "size", "1 KiB"),),
+        sockets=(SocketSpec("target", "target"),),
+    )
+
+
+def test_key_follows_header_contents_not_their_directory(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "probe.h").write_text("// version 1\n")
+    builtin = component_types()
+    key_a = aot.library_key({**builtin, "key_probe": _user_type(tmp_path / "a")})
+    key_b = aot.library_key({**builtin, "key_probe": _user_type(tmp_path / "b")})
+    assert key_a == key_b  # same sources, same library
+    (tmp_path / "a" / "probe.h").write_text("// version 2\n")
+    assert aot.library_key({**builtin, "key_probe": _user_type(tmp_path / "a")}) != key_a
+    assert aot.library_key(builtin) not in (key_a, aot.library_key({}))
+
+
+def test_the_registered_library_is_cached_and_whole() -> None:
+    path = aot.ensure_library(quiet=True)
+    assert path.exists() and path.parent == aot.library_path().parent
+    assert aot.ensure_library(quiet=True) == path  # no rebuild while nothing changed
+
+
+def test_a_failing_compile_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "probe.h").write_text("this is not C++\n")
+    types = {"key_probe": _user_type(tmp_path)}
+    with pytest.raises(aot.UserError, match="compiling the C\\+\\+ models failed"):
+        aot.ensure_library(types, quiet=True)
+    assert not aot.library_path(types).exists()
+
+
+def _doc_block(marker: str) -> str:
+    import re
+
+    match = re.search(
+        rf"<!-- worked-example: {marker} -->\n```\w+\n(.*?)```", DOC.read_text(), re.S
+    )
+    assert match, f"docs/platforms.md lacks the '{marker}' block"
+    return match.group(1)
+
+
+_RUNNER = """
+import json, sys
+HERE = sys.argv[2]
+exec(open(sys.argv[3]).read())
+from tlm_models.platform import load_platform
+from tlm_models.native_session import NativeSession
+
+session = NativeSession(load_platform(sys.argv[1]))
+session.run_for(100_000.0)
+print(json.dumps(session.platform_stats()))
+"""
+
+
+@pytest.mark.slow
+def test_a_user_type_is_compiled_into_its_own_library(tmp_path: Path) -> None:
+    (tmp_path / "fixed_latency_memory.h").write_text(_doc_block("header"))
+    (tmp_path / "demo.yaml").write_text(_doc_block("platform"))
+    (tmp_path / "register.py").write_text(_doc_block("register"))
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, str(tmp_path / "demo.yaml"), str(tmp_path),
+         str(tmp_path / "register.py")],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    stats = json.loads(proc.stdout.strip().splitlines()[-1])
+    by_name = {c["name"]: c["stats"] for c in stats["children"]}
+    assert by_name["gen"]["requests"]["value"] == 32
+    assert by_name["gen"]["errors"]["value"] == 0
+    assert by_name["mem"]["bytes"]["value"] == 32 * 64

@@ -1,0 +1,46 @@
+"""The command table of `attn-tlm`: lazy imports, and each help line the module's own."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+from tlm_models.cli import main as cli_main
+
+
+def test_command_table_matches_what_each_module_registers() -> None:
+    registered: dict[str, str | None] = {}
+    for module in dict.fromkeys(m for m, _ in cli_main.COMMANDS.values()):
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(module).register(sub)
+        for action in sub._choices_actions:
+            registered[action.dest] = action.help
+            assert cli_main.COMMANDS[action.dest][0] == module
+    assert registered == {name: helptext for name, (_, helptext) in cli_main.COMMANDS.items()}
+
+
+def test_help_imports_no_command_module() -> None:
+    code = (
+        "import sys\n"
+        "from tlm_models.cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('numpy', 'matplotlib', 'yaml', 'cppyy', 'tlm_models.cli.run_cmd')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    for name in cli_main.COMMANDS:
+        assert name in out.stdout
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    parser = cli_main.build_parser("bounds")
+    args = parser.parse_args(["bounds", "--seq-len", "1K", "--head-dim", "64"])
+    assert args.func.__module__ == "tlm_models.cli.bounds_cmd"
+    # The other commands are placeholders: they parse but carry no handler.
+    assert not hasattr(parser.parse_args(["report"]), "func")

@@ -1,0 +1,154 @@
+"""Steady-state fast-forward: the iteration control, period detection, extrapolation, and
+fast-forwarded against exact replays of every dataflow (sim time and every counter)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.fast_forward_jobs import replay_stats
+from tlm_models.fast_forward import (
+    DERIVED,
+    HOST_FIGURES,
+    Columns,
+    FastForwardSettings,
+    IterationControl,
+    find_period,
+)
+from tlm_models.worker import run_in_worker
+
+#: The validation bound of the fast-forward contract (docs/runtime.md records the worst case).
+BOUND = 1e-3
+
+
+def test_control_skips_whole_periods_after_the_iteration_being_emitted() -> None:
+    control = IterationControl(20)
+    control.mark(0, 0)
+    assert control.following(0) == 1
+    control.mark(1, 100)
+    assert control.plan_skip(period=4, tail=2) == (2, 18)  # 16 iterations: 4 whole periods
+    assert control.plan_skip(period=4, tail=2) is None  # planned once
+    assert control.following(1) == 18
+    assert control.skipped == 16
+
+
+def test_iterations_follow_a_skip_planned_while_emitting() -> None:
+    control = IterationControl(12)
+    emitted = []
+    for i in control.iterations():
+        control.mark(i, 10 * i)
+        emitted.append(i)
+        if i == 3:
+            control.plan_skip(period=2, tail=2)  # from 4: 4..9, 6 iterations = 3 periods
+    assert emitted == [0, 1, 2, 3, 10, 11]
+
+
+def test_control_does_not_skip_when_little_is_left() -> None:
+    control = IterationControl(6)
+    control.mark(3, 300)
+    assert control.plan_skip(period=2, tail=2) is None
+    assert list(control.iterations()) == list(range(6))
+
+
+def _columns() -> Columns:
+    return Columns.of([(("replay", "sim_time"), "ns"), (("replay", "offchip_read"), "B")])
+
+
+def _rows(time_steps: list[float], byte_steps: list[float]) -> tuple[np.ndarray, ...]:
+    times = np.concatenate([[0.0], np.cumsum(time_steps)])
+    data = np.column_stack([times, np.concatenate([[0.0], np.cumsum(byte_steps)])])
+    starts = (times * 1000).astype(np.uint64)  # ns -> ps
+    return data, np.arange(len(data), dtype=np.uint64), starts
+
+
+def test_period_of_two_iterations_is_found_exactly() -> None:
+    rows, its, starts = _rows([10, 30] * 4, [64, 0] * 4)
+    period = find_period(rows, its, starts, _columns(), FastForwardSettings())
+    assert period is not None and period.exact
+    assert period.iterations == 2
+    assert period.deltas[("replay", "offchip_read")] == 64
+    assert period.time_ps == 40_000
+
+
+def test_no_period_when_bytes_drift_even_if_time_repeats() -> None:
+    rows, its, starts = _rows([10] * 8, [64, 64, 64, 64, 64, 64, 64, 65])
+    assert find_period(rows, its, starts, _columns(), FastForwardSettings()) is None
+
+
+def test_time_within_tolerance_is_a_period_with_the_mean_change() -> None:
+    rows, its, starts = _rows([10.0, 10.0005, 9.9995, 10.0], [64] * 4)
+    period = find_period(rows, its, starts, _columns(), FastForwardSettings(max_period=1))
+    assert period is not None and not period.exact
+    assert period.deltas[("replay", "sim_time")] == pytest.approx(10.0)
+    assert find_period(rows, its, starts, _columns(), FastForwardSettings(time_tolerance=0.0,
+                       max_period=1)) is None  # fmt: skip
+
+
+def test_a_period_shorter_than_the_refresh_window_is_not_taken() -> None:
+    rows, its, starts = _rows([10] * 12, [64] * 12)
+    settings = FastForwardSettings(min_period_ps=25_000)
+    period = find_period(rows, its, starts, _columns(), settings)
+    assert period is not None and period.iterations == 3  # 30 ns >= 25 ns
+
+
+def _compare(exact: dict[str, Any], fast: dict[str, Any]) -> tuple[float, str]:
+    worst, where = 0.0, ""
+    for path, want in exact["stats"].items():
+        if path.split("/")[-1] in HOST_FIGURES:
+            continue  # figures of the simulating process (its buffers), not of the machine
+        got = fast["stats"][path]
+        if math.isnan(want) and math.isnan(got):
+            continue
+        error = abs(got - want) / abs(want) if want else abs(got)
+        if error > worst:
+            worst, where = error, path
+    return worst, where
+
+
+def _check(dataflow: str, seq_len: int, head_dim: int) -> dict[str, Any]:
+    exact = run_in_worker(replay_stats, dataflow, seq_len, head_dim, False)
+    fast = run_in_worker(replay_stats, dataflow, seq_len, head_dim, True)
+    worst, where = _compare(exact, fast)
+    section = fast["fast_forward"]
+    print(f"{dataflow} N={seq_len} d={head_dim}: {section} worst {worst:.3g} at {where}")
+    assert worst <= BOUND, f"{where} differs by {worst:.3g}"
+    for tensor_bytes in ("offchip_read", "offchip_write"):  # bytes stay exact
+        assert fast["stats"][f"replay/{tensor_bytes}"] == exact["stats"][f"replay/{tensor_bytes}"]
+    return dict(section)
+
+
+@pytest.mark.parametrize(("dataflow", "seq_len"), [("flash2", 4096), ("flat", 4096)])
+def test_fast_forward_matches_exact_replay_small(dataflow: str, seq_len: int) -> None:
+    section = _check(dataflow, seq_len, 64)
+    assert section["skipped_iterations"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("dataflow", "seq_len", "head_dim"),
+    [
+        ("flash2", 16384, 64),
+        ("flash2", 16384, 128),
+        ("flat", 8192, 128),
+        ("flat", 16384, 64),
+        ("standard", 16384, 128),
+        ("attenio", 16384, 128),
+    ],
+)
+def test_fast_forward_matches_exact_replay(dataflow: str, seq_len: int, head_dim: int) -> None:
+    _check(dataflow, seq_len, head_dim)
+
+
+def test_every_ratio_of_a_replay_is_recomputed() -> None:
+    fast = run_in_worker(replay_stats, "flash2", 4096, 64, True)
+    ratios = {p.split("/")[-1] for p in fast["stats"] if p.split("/")[-1].endswith("_mean")}
+    assert ratios <= set(DERIVED)
+    # Names of ratio statistics the reference platform reports (units 1 and B/s) other than
+    # constants; a new ratio needs a rule in DERIVED.
+    for name in ("overlap_efficiency", "memory_stall_fraction", "busy_fraction",
+                 "achieved_bandwidth", "utilization", "bandwidth"):  # fmt: skip
+        assert any(p.endswith("/" + name) for p in fast["stats"]), name
+        assert name in DERIVED

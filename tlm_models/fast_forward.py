@@ -1,0 +1,415 @@
+"""Steady-state fast-forward: simulate a dataflow's outer loop until it repeats, skip the rest.
+
+The dataflows are loops whose iterations repeat the same timing once the pipeline is full. An
+emitter marks where each iteration of its outer loop starts (:class:`IterationControl`); the
+replayer snapshots every statistic (its own and every component's) when an iteration's first
+record is issued. When the per-iteration changes of time and of every additive statistic are
+identical over ``confirm`` consecutive periods of ``p`` iterations, the remaining iterations up
+to a tail are not emitted at all: the models are time-invariant, so the shortened loop's tail
+runs exactly as the full loop's would, only earlier. At the end every additive statistic gets
+the skipped periods' changes added, and the ratios are recomputed from the extrapolated sums
+(:data:`DERIVED`). Periodicity is exact (equal to the picosecond and the byte), so off-chip
+bytes stay equal to the closed forms. ``--exact`` turns fast-forward off (DESIGN decision 14).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+Path = tuple[str, ...]
+Flat = dict[Path, float]
+
+#: Statistics that are largest values over a run: in a periodic run the largest value of the
+#: skipped iterations is already among the simulated ones, so the simulated value stands.
+EXTREMES = frozenset({"latency_max", "latency_min"})
+#: Figures of the simulating process rather than of the simulated machine (its record buffer,
+#: its read-ahead decisions, the timeline it keeps): they stand as simulated.
+HOST_FIGURES = frozenset(
+    {"buffer_capacity", "lookahead_limited", "timeline_entries", "timeline_dropped"}
+)
+#: Equal means equal: times are whole picoseconds, but the statistics carry them as
+#: nanoseconds in doubles, whose sums may differ in the last bits.
+TIME_TOLERANCE_NS = 1e-6
+#: Records per emitted chunk when fast-forwarding (the emitter runs at most this far ahead).
+FAST_FORWARD_CHUNK_OPS = 1024
+
+
+@dataclass(frozen=True)
+class FastForwardSettings:
+    """When to fast-forward: ``confirm`` equal periods of up to ``max_period`` iterations,
+    after ``warmup`` iterations, keeping the last ``tail`` iterations simulated."""
+
+    enabled: bool = True
+    warmup: int = 2
+    confirm: int = 3
+    max_period: int = 32
+    tail: int = 2
+    #: Iterations watched at most; a loop that has not repeated by then runs exactly.
+    budget: int = 256
+    #: When no exact period shows: times (and iteration lengths) may differ by this fraction
+    #: between periods; every count and byte must still repeat exactly.
+    time_tolerance: float = 1e-4
+    #: Shortest period in simulated picoseconds: several HBM refresh intervals when refresh is
+    #: on, so that refreshes are averaged in rather than missed or over-counted.
+    min_period_ps: int = 0
+
+
+class IterationControl:
+    """Between an emitter's outer loop and the replay: where iterations start, which to skip.
+
+    The emitter calls :meth:`mark` at the start of each iteration it emits and
+    :meth:`following` to learn which iteration comes next; the replay side calls
+    :meth:`plan_skip` once it has seen the loop repeat.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.marks: list[tuple[int, int]] = []  # (iteration, first record) not yet sent
+        self.next_fixed = 0  # the iteration the emitter emits next; it can no longer be skipped
+        self.skip: tuple[int, int] | None = None
+        self.skipped = 0
+
+    def mark(self, iteration: int, record: int) -> None:
+        self.marks.append((iteration, record))
+        self.next_fixed = max(self.next_fixed, iteration)
+
+    def following(self, iteration: int) -> int:
+        """The iteration after ``iteration``: the next one, or the first after a planned skip."""
+        nxt = iteration + 1
+        if self.skip is not None and self.skip[0] == nxt:
+            self.skipped = self.skip[1] - self.skip[0]
+            nxt = self.skip[1]
+            self.skip = None
+        self.next_fixed = max(self.next_fixed, nxt)
+        return nxt
+
+    def plan_skip(self, period: int, tail: int) -> tuple[int, int] | None:
+        """Skips whole periods from the first iteration still open up to ``tail`` before the
+        end; returns the skipped range, or None when too little is left to skip."""
+        first = self.next_fixed + 1
+        count = (self.total - tail - first) // period * period
+        if count <= 0 or self.skipped or self.skip is not None:
+            return None
+        self.skip = (first, first + count)
+        return self.skip
+
+    def iterations(self) -> Iterator[int]:
+        """The iterations to emit, in order (for loops that need no look-ahead)."""
+        i = 0
+        while i < self.total:
+            yield i
+            i = self.following(i)
+
+
+def flatten(tree: dict[str, Any], root: str) -> tuple[Flat, dict[Path, str]]:
+    """A statistics tree as {path: value} and {path: unit}; the root is named ``root``."""
+    values: Flat = {}
+    units: dict[Path, str] = {}
+
+    def walk(node: dict[str, Any], prefix: Path) -> None:
+        for name, stat in node.get("stats", {}).items():
+            value = stat["value"]  # JSON null is a NaN (a ratio of zeros)
+            values[(*prefix, name)] = math.nan if value is None else float(value)
+            units[(*prefix, name)] = str(stat["unit"])
+        for child in node.get("children", []):
+            walk(child, (*prefix, str(child["name"])))
+
+    walk(tree, (root,))
+    _add_latency_sums(values)
+    return values, units
+
+
+def _histogram_count(values: Flat, group: Path) -> float:
+    prefix = (*group, "latency_histogram")
+    return sum(v for p, v in values.items() if p[:-1] == prefix)
+
+
+def _add_latency_sums(values: Flat) -> None:
+    """Means become sums (mean x count), which add up over iterations like any other count."""
+    for path in [p for p in values if p[-1] == "latency_mean"]:
+        group = path[:-1]
+        values[(*group, "latency_sum")] = values[path] * _histogram_count(values, group)
+
+
+def _ratio(num: float, den: float) -> float:
+    return num / den if den else math.nan
+
+
+def _window(values: Flat, group: Path) -> float:
+    own = values.get((*group, "window"))
+    return own if own is not None else values.get((*group[:-1], "window"), 0.0)
+
+
+def _latency_mean(values: Flat, g: Path) -> float:
+    count = _histogram_count(values, g)
+    return values[(*g, "latency_sum")] / count if count else 0.0
+
+
+#: Ratios and means, recomputed from the extrapolated sums with the formulas of the models
+#: (replay_metrics.h, hbm.h, dma_channel.h, latency_stats.h); tests check that every ratio a
+#: reference platform reports has an entry here.
+DERIVED: dict[str, Callable[[Flat, Path], float]] = {
+    "overlap_efficiency": lambda v, g: _ratio(v[(*g, "io_compute_overlap")], v[(*g, "io_active")]),
+    "memory_stall_fraction": lambda v, g: (
+        1.0 - _ratio(v[(*g, "compute_active")], v[(*g, "sim_time")])
+    ),
+    "busy_fraction": lambda v, g: _ratio(v[(*g, "busy_time")], v[("replay", "sim_time")]),
+    "achieved_bandwidth": lambda v, g: (
+        (v[(*g, "bytes_read")] + v[(*g, "bytes_written")]) / (_window(v, g) * 1e-9)
+        if _window(v, g) > 0
+        else 0.0
+    ),
+    "utilization": lambda v, g: v[(*g, "busy_time")] / _window(v, g) if _window(v, g) > 0 else 0.0,
+    "bandwidth": lambda v, g: (
+        v[(*g, "bytes_read")] / (v[(*g, "busy_time")] * 1e-9) if v[(*g, "busy_time")] else 0.0
+    ),
+    "latency_mean": _latency_mean,
+}
+
+
+#: Units of ratios: a statistic named in DERIVED with one of these (or a mean) is recomputed;
+#: the same name with another unit (a stall cause "bandwidth" in ns) is an ordinary sum.
+RATIO_UNITS = frozenset({"1", "B/s"})
+
+
+def _is_derived(path: Path, unit: str) -> bool:
+    return path[-1] in DERIVED and (unit in RATIO_UNITS or path[-1] == "latency_mean")
+
+
+def _is_additive(path: Path, unit: str) -> bool:
+    return not _is_derived(path, unit) and path[-1] not in EXTREMES | HOST_FIGURES
+
+
+def settings_for(config: Any) -> FastForwardSettings:
+    """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
+    slowest-refreshing memory when any refreshes."""
+    refresh = max(
+        (int(c.params.get("t_refi", 0) or 0) for c in config.components.values()), default=0
+    )
+    return FastForwardSettings(min_period_ps=4 * refresh)
+
+
+@dataclass
+class Period:
+    """The loop's measured period: ``iterations`` per period, the change of every additive
+    statistic over one period, and its simulated time."""
+
+    iterations: int
+    deltas: Flat
+    time_ps: float
+    exact: bool = True
+
+
+@dataclass
+class Columns:
+    """What each snapshot column is: its path and unit, and how it is treated."""
+
+    paths: list[Path]
+    units: list[str]
+    additive: np.ndarray  # checked for periodicity and extrapolated
+    time: np.ndarray  # compared to TIME_TOLERANCE_NS rather than relatively
+
+    @staticmethod
+    def of(layout: list[tuple[Path, str]]) -> Columns:
+        paths = [p for p, _ in layout] + [(*p[:-1], "latency_sum") for p, _ in layout
+                                           if p[-1] == "latency_mean"]  # fmt: skip
+        units = [u for _, u in layout] + ["ns"] * (len(paths) - len(layout))
+        additive = np.array([_is_additive(p, u) for p, u in zip(paths, units, strict=True)])
+        time = np.array([u == "ns" for u in units])
+        return Columns(paths, units, additive, time)
+
+    def with_sums(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` with the latency sums appended (mean x the histogram's count)."""
+        index = {p: i for i, p in enumerate(self.paths)}
+        extra = []
+        for path in self.paths[rows.shape[1] :]:
+            group = path[:-1]
+            hist = [i for p, i in index.items() if p[:-1] == (*group, "latency_histogram")]
+            extra.append(rows[:, index[(*group, "latency_mean")]] * rows[:, hist].sum(axis=1))
+        return np.column_stack([rows, *extra]) if extra else rows
+
+
+def find_period(
+    rows: np.ndarray,
+    iterations: np.ndarray,
+    starts: np.ndarray,
+    columns: Columns,
+    settings: FastForwardSettings,
+) -> Period | None:
+    """The shortest period over whose last ``confirm`` repetitions every additive statistic
+    and the iteration start times changed by the same amounts: exactly if any period does,
+    else with times within ``time_tolerance``."""
+    for tolerance in (0.0, settings.time_tolerance):
+        for p in range(1, settings.max_period + 1):
+            need = settings.confirm * p + 1
+            if len(rows) < need:
+                break
+            if np.any(np.diff(iterations[-need:].astype(np.int64)) != 1):
+                return None
+            period = _period_of(rows, starts, columns, p, need, tolerance)
+            if period is not None and period.time_ps >= settings.min_period_ps:
+                return period
+    return None
+
+
+def _period_of(
+    rows: np.ndarray, starts: np.ndarray, columns: Columns, p: int, need: int, tolerance: float
+) -> Period | None:
+    picks = np.arange(len(rows) - need, len(rows), p)
+    times = np.diff(starts[picks].astype(np.int64)).astype(np.float64)
+    if np.any(np.abs(times - times[-1]) > tolerance * times[-1]):
+        return None
+    steps = np.diff(rows[picks][:, columns.additive], axis=0)
+    last = steps[-1]
+    scale = np.maximum(np.abs(steps), np.abs(last))
+    time = columns.time[columns.additive]
+    allowed = np.where(time, np.maximum(TIME_TOLERANCE_NS, tolerance * scale), 1e-9 * scale)
+    same = (np.abs(steps - last) <= allowed) | (np.isnan(steps) & np.isnan(last))
+    if not same.all():
+        return None
+    # With a tolerance the mean change stands for the period; counts are equal anyway.
+    mean = steps.mean(axis=0) if tolerance else last
+    paths = [q for q, a in zip(columns.paths, columns.additive, strict=True) if a]
+    return Period(
+        p,
+        dict(zip(paths, map(float, mean), strict=True)),
+        float(times.mean()),
+        exact=tolerance == 0.0,
+    )
+
+
+def _extrapolated(values: Flat, units: dict[Path, str], period: Period, periods: int) -> Flat:
+    out = dict(values)
+    for path, delta in period.deltas.items():
+        if path in out:
+            out[path] = values[path] + periods * delta
+    for path in out:
+        if _is_derived(path, units.get(path, "")):
+            out[path] = DERIVED[path[-1]](out, path[:-1])
+    return out
+
+
+def _write_back(tree: dict[str, Any], values: Flat, root: str) -> None:
+    def walk(node: dict[str, Any], prefix: Path) -> None:
+        for name, stat in node.get("stats", {}).items():
+            value = values[(*prefix, name)]
+            stat["value"] = None if math.isnan(value) else value
+        for child in node.get("children", []):
+            walk(child, (*prefix, str(child["name"])))
+
+    walk(tree, (root,))
+
+
+@dataclass
+class FastForward:
+    """Runs beside the replay: reads snapshots, plans the skip, extrapolates the results."""
+
+    control: IterationControl
+    settings: FastForwardSettings = field(default_factory=FastForwardSettings)
+    period: Period | None = None
+    skipped_range: tuple[int, int] | None = None
+    done_watching: bool = False
+    watched: int = 0
+    session: Any = None
+    columns: Columns | None = None
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+
+    def attach(self, session: Any) -> None:
+        """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
+        self.session = session
+        session.observe_iterations()
+
+    def poll(self) -> None:
+        """Between kernel slices: hands new iteration marks to the replayer, reads the
+        snapshots taken, and plans the skip once the loop repeats."""
+        if self.done_watching:
+            return
+        for iteration, record in self.control.marks:
+            self.session.mark_iteration(iteration, record)
+        self.control.marks.clear()
+        rows, iterations, starts = self.session.take_snapshots()
+        if len(rows):
+            if self.columns is None:
+                self.columns = Columns.of(self.session.snapshot_layout())
+            self.take(self.columns.with_sums(rows), iterations, starts)
+        if self.done_watching:
+            self.session.stop_iteration_snapshots()
+
+    def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
+        """Adds snapshot rows and plans the skip once the loop repeats."""
+        assert self.columns is not None
+        self.watched += len(rows)
+        keep = iterations >= self.settings.warmup
+        if len(self.rows) == 0:
+            self.rows = rows[keep]
+        else:
+            self.rows = np.vstack([self.rows, rows[keep]])
+        self.iterations = np.concatenate([self.iterations, iterations[keep]])
+        self.starts = np.concatenate([self.starts, starts[keep]])
+        self.period = find_period(
+            self.rows, self.iterations, self.starts, self.columns, self.settings
+        )
+        if self.period is not None:
+            self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
+            self.done_watching = True
+            return
+        depth = self.settings.confirm * self.settings.max_period + 1
+        self.rows, self.iterations, self.starts = (
+            self.rows[-depth:],
+            self.iterations[-depth:],
+            self.starts[-depth:],
+        )
+        if self.watched >= self.settings.budget:
+            self.done_watching = True
+
+    def apply(self, replay: dict[str, Any], platform: dict[str, Any]) -> dict[str, Any]:
+        """Adds the skipped iterations to ``replay`` and ``platform`` (in place); returns the
+        result's ``fast_forward`` section."""
+        if self.session is not None:
+            self.poll()  # count the snapshots taken since the last slice
+        total = self.control.total
+        skipped = self.control.skipped
+        section: dict[str, Any] = {
+            "enabled": True,
+            "iterations": total,
+            "skipped_iterations": skipped,
+            "simulated_iterations": total - skipped,
+            "simulated_fraction": (total - skipped) / total if total else 1.0,
+            "watched_iterations": self.watched,
+        }
+        if not skipped or self.period is None:
+            section["reason"] = (
+                f"the loop did not repeat exactly within {self.watched} watched iterations"
+                if self.period is None
+                else "too few iterations left to skip"
+            )
+            return section
+        periods = skipped // self.period.iterations
+        flat_replay, replay_units = flatten(replay, "replay")
+        flat_platform, platform_units = flatten(platform, "platform")
+        values = _extrapolated(
+            {**flat_replay, **flat_platform},
+            {**replay_units, **platform_units},
+            self.period,
+            periods,
+        )
+        _write_back(replay, values, "replay")
+        _write_back(platform, values, "platform")
+        assert self.skipped_range is not None
+        section |= {
+            "first_skipped": self.skipped_range[0],
+            "period_iterations": self.period.iterations,
+            "periodicity": "exact"
+            if self.period.exact
+            else f"times within {self.settings.time_tolerance:g} of each other",
+            "period_ns": self.period.time_ps / 1e3,
+            "skipped_time_ns": periods * self.period.time_ps / 1e3,
+        }
+        return section

@@ -1,0 +1,426 @@
+// The compiled replay session: a C interface (bound from Python with ctypes) that elaborates a
+// platform, drives the replayer and hands results back, so that a simulation process runs
+// compiled code from the first operation on instead of JIT-compiling the models in cling.
+//
+// Every entry point catches exceptions (a SystemC fatal is set to throw) and reports them as a
+// non-zero return plus attn_error(); no C++ exception crosses into Python. Objects are never
+// destroyed: one simulation per process, and the process exits after its run.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <systemc>
+
+#include "component.h"
+#include "tlm_models/engine_kind.h"
+#include "tlm_models/replayer.h"
+#include "tlm_models/stats.h"
+#include "tlm_models/trace_op.h"
+
+namespace {
+
+using tlm_models::native::Component;
+
+// Fast-forward's view of a replay: the record where each marked loop iteration starts, and
+// every statistic (the replayer's and every component's, depth-first in tree order) at the
+// moment each of those records is issued, as one row of numbers per iteration.
+struct IterationSnapshots {
+  std::map<std::uint64_t, std::uint64_t> marks;  // record position -> iteration
+  std::vector<double> rows;                      // width values per snapshot
+  std::vector<std::uint64_t> iterations;
+  std::vector<std::uint64_t> starts;  // issue time of the iteration's first record, in ticks
+  std::size_t width = 0;
+  std::string layout;  // JSON list of [path, unit], fixed by the first snapshot
+};
+
+struct Session {
+  std::string name;
+  IterationSnapshots iterations;
+  std::map<std::string, Component> components;
+  std::vector<std::string> order;  // statistics follow the platform file's component order
+  std::map<std::string, tlm_models::OpExecutor*> engines;
+  tlm_models::Replayer* replayer = nullptr;
+  bool started = false;  // the kernel has run once
+  std::string error;
+  std::string text;  // the last string handed out; valid until the next call that sets it
+};
+
+template <class F>
+int guarded(Session* s, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    s->error = e.what();
+  } catch (...) {
+    s->error = "unknown C++ exception";
+  }
+  return -1;
+}
+
+int fail(Session* s, std::string message) {
+  s->error = std::move(message);
+  return 1;
+}
+
+Component* find(Session* s, const char* name) {
+  auto it = s->components.find(name);
+  return it == s->components.end() ? nullptr : &it->second;
+}
+
+tlm_models::Replayer& replayer(Session* s) {
+  if (s->replayer == nullptr) throw std::logic_error("the session has no replayer yet");
+  return *s->replayer;
+}
+
+sc_core::sc_time ps(double value) { return sc_core::sc_time(value, sc_core::SC_PS); }
+
+tlm_models::StatsGroup& fill_platform(Session* s, tlm_models::StatsGroup& root) {
+  for (const std::string& name : s->order) s->components.at(name).collect_stats(root.child(name));
+  return root;
+}
+
+std::string platform_stats(Session* s) {
+  tlm_models::StatsGroup root(s->name);
+  return fill_platform(s, root).to_json();
+}
+
+void flatten_values(const tlm_models::StatsGroup& g, std::vector<double>& out) {
+  for (const auto& stat : g.stats()) out.push_back(stat.value);
+  for (const auto& child : g.children()) flatten_values(*child, out);
+}
+
+void append_quoted(std::string& out, const std::string& text) {
+  out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+void flatten_layout(const tlm_models::StatsGroup& g, const std::string& prefix, std::string& out) {
+  for (const auto& stat : g.stats()) {
+    if (out.size() > 1) out += ',';
+    out += "[[" + prefix;
+    append_quoted(out, stat.name);
+    out += "],";
+    append_quoted(out, stat.unit);
+    out += ']';
+  }
+  for (const auto& child : g.children()) {
+    std::string path = prefix;
+    append_quoted(path, child->name());
+    flatten_layout(*child, path + ",", out);
+  }
+}
+
+void take_snapshot(Session* s, std::uint64_t pos, tlm_models::Ticks start) {
+  IterationSnapshots& snaps = s->iterations;
+  auto it = snaps.marks.find(pos);
+  if (it == snaps.marks.end()) return;
+  tlm_models::StatsGroup root("snapshot");
+  s->replayer->collect_stats(root.child("replay"));
+  fill_platform(s, root.child("platform"));
+  std::vector<double> values;
+  flatten_values(root, values);
+  if (snaps.width == 0) {
+    snaps.width = values.size();
+    snaps.layout = "[";
+    flatten_layout(root, "", snaps.layout);
+    snaps.layout += "]";
+  }
+  if (values.size() == snaps.width) {  // a tree that changed shape cannot be compared
+    snaps.rows.insert(snaps.rows.end(), values.begin(), values.end());
+    snaps.iterations.push_back(it->second);
+    snaps.starts.push_back(start);
+  }
+  snaps.marks.erase(it);
+}
+
+}  // namespace
+
+extern "C" {
+
+// Status codes of attn_step.
+enum : int { kDone = 0, kNeedsInput = 1, kRanDry = 2, kRunning = 3 };
+
+Session* attn_session_new(const char* name) {
+  sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL,
+                                          sc_core::SC_DISPLAY | sc_core::SC_THROW);
+  auto* s = new Session();
+  s->name = name;
+  return s;
+}
+
+const char* attn_error(Session* s) { return s->error.c_str(); }
+
+// 0 = built; 1 = unknown type or parameter; 2 = the model's Params check rejected the values
+// (attn_error holds its message); -1 = the constructor failed.
+int attn_add_component(Session* s, const char* type, const char* name, unsigned count,
+                       const char* const* keys, const char* const* values) {
+  return guarded(s, [&] {
+    tlm_models::native::ParamList params;
+    for (unsigned i = 0; i < count; ++i) params.emplace_back(keys[i], values[i]);
+    Component c;
+    std::string error;
+    int made = tlm_models::native::make_component(type, name, params, c, error);
+    if (made != 0) {
+      s->error = error;
+      return made;
+    }
+    s->components.emplace(name, std::move(c));
+    s->order.emplace_back(name);
+    return 0;
+  });
+}
+
+int attn_bind(Session* s, const char* initiator, const char* socket, const char* target,
+              const char* target_socket) {
+  return guarded(s, [&] {
+    Component* i = find(s, initiator);
+    Component* t = find(s, target);
+    if (i == nullptr || t == nullptr) return fail(s, "bind: unknown component");
+    auto is = i->initiators.find(socket);
+    auto ts = t->targets.find(target_socket);
+    if (is == i->initiators.end() || ts == t->targets.end()) {
+      return fail(s, std::string("bind: unknown socket ") + initiator + "." + socket + " -> " +
+                         target + "." + target_socket);
+    }
+    is->second(*ts->second);
+    return 0;
+  });
+}
+
+int attn_add_route(Session* s, const char* interconnect, std::uint64_t base, std::uint64_t size,
+                   unsigned out_index) {
+  return guarded(s, [&] {
+    Component* c = find(s, interconnect);
+    if (c == nullptr || !c->add_route) return fail(s, "route on a component without routes");
+    c->add_route(base, size, out_index);
+    return 0;
+  });
+}
+
+int attn_add_engine(Session* s, const char* engine, const char* component, unsigned channel) {
+  return guarded(s, [&] {
+    Component* c = find(s, component);
+    if (c == nullptr || !c->executor) return fail(s, "engine on a component that executes none");
+    s->engines[engine] = c->executor(channel);
+    return 0;
+  });
+}
+
+int attn_replayer_new(Session* s, std::uint32_t window, std::uint64_t lookahead) {
+  return guarded(s, [&] {
+    s->replayer = new tlm_models::Replayer("replayer");
+    s->replayer->set_window(window);
+    s->replayer->set_lookahead(lookahead);
+    return 0;
+  });
+}
+
+int attn_bind_engine(Session* s, unsigned index, const char* engine, unsigned kind) {
+  return guarded(s, [&] {
+    auto it = s->engines.find(engine);
+    if (it == s->engines.end()) return fail(s, std::string("no engine ") + engine);
+    replayer(s).bind_engine(index, it->second, engine, static_cast<tlm_models::EngineKind>(kind));
+    return 0;
+  });
+}
+
+// Binds an executor the host built itself (a C++ virtual prototype's engine, a test's engine
+// defined through cppyy) instead of one of the platform's; it must outlive the simulation.
+int attn_bind_executor(Session* s, unsigned index, tlm_models::OpExecutor* exec, const char* name,
+                       unsigned kind) {
+  return guarded(s, [&] {
+    replayer(s).bind_engine(index, exec, name, static_cast<tlm_models::EngineKind>(kind));
+    return 0;
+  });
+}
+
+int attn_set_tensor(Session* s, unsigned index, const char* name) {
+  return guarded(s, [&] {
+    replayer(s).set_tensor(index, name);
+    return 0;
+  });
+}
+
+int attn_record_timeline(Session* s, double from_ps, double to_ps, std::uint64_t max_entries) {
+  return guarded(s, [&] {
+    replayer(s).record_timeline(ps(from_ps), ps(to_ps), max_entries);
+    for (auto& [name, c] : s->components) {
+      if (c.enable_activity_log) c.enable_activity_log(ps(from_ps), ps(to_ps), max_entries);
+    }
+    return 0;
+  });
+}
+
+int attn_feed(Session* s, const tlm_models::TraceOp* ops, std::uint64_t count) {
+  return guarded(s, [&] {
+    replayer(s).feed(ops, count);
+    return 0;
+  });
+}
+
+int attn_end_of_input(Session* s) {
+  return guarded(s, [&] {
+    replayer(s).end_of_input();
+    return 0;
+  });
+}
+
+// Runs the kernel for one slice of simulated time, or up to the next pending event when that is
+// further away (a 1 ms latency or a 1 kHz clock is crossed in one call, so simulated time
+// advances whatever the platform's rates); says what the caller does next. A kernel with no
+// event left while the replay waits cannot progress: kRanDry, and attn_waiting_on says why.
+int attn_step(Session* s, double slice_ns) {
+  return guarded(s, [&] {
+    tlm_models::Replayer& r = replayer(s);
+    if (r.finished()) return static_cast<int>(kDone);
+    if (r.wants_input()) return static_cast<int>(kNeedsInput);
+    const sc_core::sc_time slice(slice_ns, sc_core::SC_NS);
+    // Before the first call the kernel has not made its processes runnable yet.
+    if (s->started && !sc_core::sc_pending_activity()) return static_cast<int>(kRanDry);
+    const sc_core::sc_time gap =
+        s->started ? sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext()) : slice;
+    sc_core::sc_start(gap > slice ? gap : slice, sc_core::SC_EXIT_ON_STARVATION);
+    s->started = true;
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED) {
+      return r.finished() ? static_cast<int>(kDone) : static_cast<int>(kRanDry);
+    }
+    return static_cast<int>(kRunning);
+  });
+}
+
+// What an unfinished replay waits on (for the error of a kernel that ran dry).
+const char* attn_waiting_on(Session* s) {
+  s->text = s->replayer == nullptr ? std::string("nothing") : s->replayer->waiting_on();
+  return s->text.c_str();
+}
+
+// Runs the kernel for `ns` of simulated time: platforms that run by themselves (traffic
+// generators) and have no replayer.
+int attn_run_for(Session* s, double ns) {
+  return guarded(s, [&] {
+    sc_core::sc_start(sc_core::sc_time(ns, sc_core::SC_NS));
+    return 0;
+  });
+}
+
+// 1 when the replay failed (attn_error then holds the replayer's message), 0 otherwise.
+int attn_replay_failed(Session* s) {
+  if (s->replayer == nullptr || !s->replayer->failed()) return 0;
+  s->error = s->replayer->error();
+  return 1;
+}
+
+int attn_replay_finished(Session* s) { return s->replayer != nullptr && s->replayer->finished(); }
+
+std::uint64_t attn_records_read(Session* s) {
+  return s->replayer == nullptr ? 0 : s->replayer->records_read();
+}
+
+const char* attn_result_json(Session* s) {
+  s->text = s->replayer == nullptr ? std::string("{}") : s->replayer->result_json();
+  return s->text.c_str();
+}
+
+const char* attn_platform_stats_json(Session* s) {
+  s->text = platform_stats(s);
+  return s->text.c_str();
+}
+
+// Starts taking a snapshot of every statistic when a marked record is issued (before the
+// simulation starts).
+int attn_observe_iterations(Session* s) {
+  return guarded(s, [&] {
+    replayer(s).set_issue_observer(
+        [s](std::uint64_t pos, tlm_models::Ticks start) { take_snapshot(s, pos, start); });
+    return 0;
+  });
+}
+
+// Iteration `iteration` of the marked loop starts at record `pos`.
+void attn_mark_iteration(Session* s, std::uint64_t iteration, std::uint64_t pos) {
+  s->iterations.marks[pos] = iteration;
+}
+
+// Stops snapshotting (the host has what it needs); marks not reached yet are dropped.
+void attn_stop_iteration_snapshots(Session* s) {
+  if (s->replayer != nullptr) s->replayer->set_issue_observer(nullptr);
+  s->iterations.marks.clear();
+}
+
+// The snapshot layout (JSON [[path...], unit] per column), empty before the first snapshot.
+const char* attn_snapshot_layout(Session* s) { return s->iterations.layout.c_str(); }
+
+std::uint64_t attn_snapshot_width(Session* s) { return s->iterations.width; }
+
+std::uint64_t attn_snapshot_count(Session* s) { return s->iterations.iterations.size(); }
+
+// Copies the snapshots taken so far (count x width values, iterations, start ticks) and
+// forgets them.
+void attn_take_snapshots(Session* s, double* rows, std::uint64_t* iterations,
+                         std::uint64_t* starts) {
+  IterationSnapshots& snaps = s->iterations;
+  std::copy(snaps.rows.begin(), snaps.rows.end(), rows);
+  std::copy(snaps.iterations.begin(), snaps.iterations.end(), iterations);
+  std::copy(snaps.starts.begin(), snaps.starts.end(), starts);
+  snaps.rows.clear();
+  snaps.iterations.clear();
+  snaps.starts.clear();
+}
+
+std::uint64_t attn_timeline_size(Session* s) {
+  return s->replayer == nullptr ? 0 : s->replayer->timeline_size();
+}
+
+void attn_timeline_copy(Session* s, void* out) {
+  if (s->replayer != nullptr) s->replayer->timeline_copy(out);
+}
+
+// A memory channel's busy intervals as (start, end) picosecond pairs; null when the component
+// logs none. `count` receives the number of intervals.
+const std::uint64_t* attn_channel_activity(Session* s, const char* component, unsigned channel,
+                                           std::uint64_t* count) {
+  *count = 0;
+  Component* c = find(s, component);
+  if (c == nullptr || !c->channel_activity) return nullptr;
+  const auto* log = c->channel_activity(channel);
+  *count = log->size();
+  static_assert(sizeof(tlm_models::BusyInterval) == 2 * sizeof(std::uint64_t));
+  return reinterpret_cast<const std::uint64_t*>(log->data());
+}
+
+// Starts logging the requests `component` receives; 1 when it keeps no request log.
+int attn_enable_request_log(Session* s, const char* component, std::uint64_t max_requests) {
+  return guarded(s, [&] {
+    Component* c = find(s, component);
+    if (c == nullptr || !c->enable_request_log) return fail(s, "no request log");
+    c->enable_request_log(max_requests);
+    return 0;
+  });
+}
+
+// The logged requests' count and how many did not fit; copies them when `out` is not null.
+std::uint64_t attn_request_log(Session* s, const char* component, void* out,
+                               std::uint64_t* dropped) {
+  Component* c = find(s, component);
+  *dropped = 0;
+  if (c == nullptr || !c->request_log_size) return 0;
+  *dropped = c->request_log_dropped();
+  if (out != nullptr) c->request_log_copy(out);
+  return c->request_log_size();
+}
+
+int attn_has_activity(Session* s, const char* component) {
+  Component* c = find(s, component);
+  return c != nullptr && static_cast<bool>(c->channel_activity);
+}
+
+}  // extern "C"
