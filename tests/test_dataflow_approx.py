@@ -130,7 +130,7 @@ def test_bad_parameters_are_user_errors(params: dict[str, str]) -> None:
 def test_registry_routes_parameters() -> None:
     assert "approx" in APPROXIMATE
     p = attenio_machine(CASE_I)
-    with pytest.raises(UserError, match="takes no parameters"):
+    with pytest.raises(UserError, match="takes tiling, overlap; unknown: degree"):
         emit("flash2", Workload(64, 16), p, params={"degree": "2"})
     with pytest.raises(UserError, match="needs M >="):
         emit("approx", Workload(64, 64), attenio_machine(1 * KIB))

@@ -51,13 +51,13 @@ def test_a_sweep_with_a_set_typo_runs_nothing(
 
 
 def test_a_plan_that_does_not_fit_is_refused_before_running() -> None:
-    config = RunConfig("flash2", 1024, 64, overrides=("sram.capacity=1KiB",))
-    with pytest.raises(UserError, match=r"needs 522 elements on chip .* but M = 512 elements"):
+    config = RunConfig("flash2", 1024, 64, overrides=("sram.capacity=512B",))
+    with pytest.raises(UserError, match=r"needs 261 elements on chip .* but M = 256 elements"):
         resolve_run(config)
 
 
 def test_dataflow_parameters_are_checked_in_the_caller() -> None:
-    with pytest.raises(UserError, match="takes no parameters"):
+    with pytest.raises(UserError, match="takes tiling, overlap; unknown: degree"):
         resolve_run(RunConfig("flash2", 1024, 64, extra=(("degree", "2"),)))
     with pytest.raises(UserError, match="unknown: degre"):
         resolve_runs([RunConfig("approx", 1024, 16, extra=(("degre", "2"),))])
