@@ -53,8 +53,9 @@ def test_show_json_matches_the_yaml(path: Path, capsys: pytest.CaptureFixture[st
     for name, comp in written.items():
         params = shown["components"][name]["params"]
         assert shown["components"][name]["type"] == comp["type"]
+        assert shown["components"][name].get("energy") == comp.get("energy"), f"{name}.energy"
         for key, value in comp.items():
-            if key in ("type", "role"):
+            if key in ("type", "role", "energy"):
                 continue
             entry = params[key]
             parse = _PARSERS.get(entry["unit"])

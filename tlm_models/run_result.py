@@ -19,6 +19,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from tlm_models.energy.figures import EnergyFigures
 from tlm_models.errors import UserError
 from tlm_models.result import SCHEMA
 
@@ -114,6 +115,7 @@ class RunResult:
     replay_wall_s: float | None = field(default=None, metadata=_SECTION)
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
+    energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md
     #: Sections this version does not declare, kept as they came.
     sections: dict[str, Any] = field(default_factory=dict, metadata={"spread": True})
 

@@ -112,6 +112,11 @@ TEST_CASE(unaligned_transaction_finishes_at_latest_piece) {
   CHECK_EQ(stat(g.child("channel0"), "bytes_read").value, 128.0);
   CHECK_EQ(stat(g.child("channel1"), "bytes_read").value, 256.0 + 64.0);
   CHECK_EQ(stat(g.child("channel2"), "bytes_read").value, 128.0 + 64.0);
+  // Energy counts: each channel share in whole 32 B bursts; no commands at this fidelity.
+  CHECK_EQ(stat(g.child("channel1"), "read_bursts").value, 8.0 + 2);
+  CHECK_EQ(stat(g.child("channel2"), "read_bursts").value, 4.0 + 2);
+  CHECK_EQ(stat(g.child("channel1"), "read_bytes").value, 256.0 + 64.0);
+  CHECK_EQ(stat(g.child("channel1"), "activates").value, 0.0);
 }
 
 TEST_CASE(long_transaction_split_matches_granule_by_granule_split) {
@@ -141,6 +146,9 @@ TEST_CASE(writes_time_like_reads_and_are_counted_apart) {
   CHECK_EQ(stat(g, "bytes_read").value, 512.0);
   CHECK_EQ(stat(g, "reads").value, 1.0);
   CHECK_EQ(stat(g, "writes").value, 1.0);
+  CHECK_EQ(stat(g.child("channel0"), "write_bursts").value, 1024.0 / 32);
+  CHECK_EQ(stat(g.child("channel0"), "read_bursts").value, 512.0 / 32);
+  CHECK_EQ(stat(g.child("channel0"), "write_bytes").value, 1024.0);
 }
 
 TEST_CASE(statistics_report_bandwidth_latency_and_histogram) {

@@ -58,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="clock of the cycle counts in STL traces (default 1e9)",
     )
     parser.add_argument(
+        "--latencies",
+        metavar="OUT.csv",
+        help="STL traces: write every request's latency (trace order) as CSV",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=float,
@@ -99,6 +104,7 @@ def replay_trace_file(
     against the platform so the replayer's own error path can be exercised. The platform is a
     file (loaded here, with ``overrides``) or an already validated configuration.
     """
+    from tlm_models.energy.model import energy_section
     from tlm_models.platform import load_platform
     from tlm_models.replay import replay_in_this_process
     from tlm_models.result import compose_result
@@ -137,6 +143,7 @@ def replay_trace_file(
         "tiling": dict(trace.header.params),
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
+    result["energy"] = energy_section(platform, out.platform, result)
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result
@@ -174,8 +181,10 @@ def _replay(args: argparse.Namespace) -> int:
     if not Path(args.trace).is_file():
         raise UserError(f"{args.trace}: no such trace file")
     fmt = detect_format(args.trace)
+    if args.latencies and fmt not in ("stl", "rstl"):
+        raise UserError("--latencies applies to STL memory traces (.stl, .rstl)")
     if fmt in ("stl", "rstl"):
-        from tlm_models.stl_replay import format_stl_summary, replay_stl_file
+        from tlm_models.stl_replay import format_stl_summary, replay_stl_file, write_latencies
 
         if args.timeline or args.vcd:
             raise UserError(
@@ -189,8 +198,11 @@ def _replay(args: argparse.Namespace) -> int:
             platform_path,
             tuple(args.overrides),
             args.stl_clock,
+            bool(args.latencies),
             timeout=args.timeout,
         )
+        if args.latencies:
+            write_latencies(Path(args.latencies), result.pop("latencies_ns"))
         print(json.dumps(result, indent=2) if args.json else format_stl_summary(result))
         return 0
     result = run_in_worker(

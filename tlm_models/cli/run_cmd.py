@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from tlm_models.cli.energy_cmd import ert_overrides_for
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
@@ -43,6 +44,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
         help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
     )  # fmt: skip
+    run.add_argument(
+        "--ert", metavar="ERT.yaml",
+        help="Accelergy energy reference table: its entries override the platform's energy",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print only the result JSON")
     run.add_argument("--timeline", metavar="OUT.json", help="write a Perfetto timeline")
     run.add_argument(
@@ -68,13 +73,14 @@ def config_of(args: argparse.Namespace) -> RunConfig:
     if args.timeline_window and not (args.timeline or args.vcd):
         raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
     resolve_platform(args.platform)
+    ert = ert_overrides_for(args.ert, args.platform) if args.ert else []
     return RunConfig(
         dataflow=args.dataflow,
         seq_len=parse_seq_len(args.seq_len),
         head_dim=args.head_dim,
         heads=args.heads,
         platform=args.platform,
-        overrides=tuple(args.overrides),
+        overrides=(*ert, *args.overrides),
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
     )
 

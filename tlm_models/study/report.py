@@ -20,6 +20,7 @@ from tlm_models.study.approx_study import (
     tradeoff_rows,
 )
 from tlm_models.study.design_space import METRICS, Axis, design_heading, swept_axes
+from tlm_models.study.energy_report import energy_heading, energy_section
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
 from tlm_models.study.variants import (
@@ -93,6 +94,8 @@ def render_report(
     titled = len(variants) > 1
     for variant in variants:
         lines += _variant_section(variant, titled, figures.get(variant.title(), ()))
+        heading = energy_heading(variant, titled)
+        lines += energy_section(variant, heading, figures.get(heading, ()))
         if approx_records(variant.records):
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))

@@ -121,6 +121,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     latency_ = to_ticks(p.latency);
     HbmChannel::Config c;
     c.bandwidth = p.channel_bandwidth;
+    c.burst_bytes = p.burst_bytes;
     channels_.reserve(p.channels);
     for (unsigned i = 0; i < p.channels; ++i) channels_.emplace_back(c);
     if (bank_level_) build_controllers();
@@ -208,6 +209,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       cg.add("peak_bandwidth", p_.channel_bandwidth, "B/s", "channel_bandwidth");
       cg.add("utilization", window > 0 ? ticks_to_seconds(c.bus().busy_ticks()) / window : 0.0, "1",
              "busy_time / observation window");
+      add_bandwidth_level_counts(cg, c);
       rd += c.bytes_read();
       wr += c.bytes_written();
     }
@@ -233,6 +235,19 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
  private:
+  // The bank level's energy counts under the same names (docs/energy.md): no commands are
+  // modelled at bandwidth fidelity, and a channel's share of a transfer is whole bursts.
+  static void add_bandwidth_level_counts(StatsGroup& g, const HbmChannel& c) {
+    for (const char* command : {"activates", "precharges", "refreshes"})
+      g.add(command, 0.0, "commands", "none at bandwidth fidelity");
+    g.add("read_bursts", static_cast<double>(c.read_bursts()), "bursts",
+          "ceil(share / burst_bytes) per read transfer");
+    g.add("write_bursts", static_cast<double>(c.write_bursts()), "bursts",
+          "ceil(share / burst_bytes) per write transfer");
+    g.add("read_bytes", static_cast<double>(c.bytes_read()), "B", "bytes read");
+    g.add("write_bytes", static_cast<double>(c.bytes_written()), "B", "bytes written");
+  }
+
   // Sums of the per-channel counters, and the memory's efficiency.
   void add_bank_totals(StatsGroup& g, double bandwidth) const {
     static const struct {

@@ -123,6 +123,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     g.add("matmul_ops", static_cast<double>(matmul_ops_), "ops", "matmul records executed");
     g.add("scaled_matmul_ops", static_cast<double>(scaled_matmul_ops_), "ops",
           "matmuls that scaled C's rows before accumulating");
+    g.add("scaled_elements", static_cast<double>(scaled_elements_), "elements",
+          "row-scaling multiplies of scaled matmuls (m*n each)");
     g.add("streamed_ops", static_cast<double>(streamed_ops_), "ops",
           "operations that consumed forwarded results");
     std::uint64_t vops = 0;
@@ -134,6 +136,10 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     g.add("macs", static_cast<double>(macs_), "MAC", "matmul multiply-accumulates (m*n*k)");
     g.add("vector_elements", static_cast<double>(vector_elements_), "elements",
           "vector element operations (m*n)");
+    StatsGroup& elements_by_op = g.child("vector_elements");
+    for (unsigned i = 0; i < kVectorOps; ++i)
+      elements_by_op.add(kNames[i], static_cast<double>(vector_op_elements_[i]), "elements",
+                         "element operations (m*n) of this op");
     g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
     g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
   }
@@ -141,7 +147,9 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   void reset_stats() override {
     pipe_.reset_stats();
     cycles_ = macs_ = vector_elements_ = matmul_ops_ = scaled_matmul_ops_ = streamed_ops_ = 0;
+    scaled_elements_ = 0;
     vector_ops_.fill(0);
+    vector_op_elements_.fill(0);
   }
 
  private:
@@ -163,7 +171,10 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
       streamed_elements = std::uint64_t{op.m} * op.k;  // rows of A arrive in order
       macs_ += mn * op.k;
       ++matmul_ops_;
-      if (op.code & kMatmulScaleRows) ++scaled_matmul_ops_;
+      if (op.code & kMatmulScaleRows) {
+        ++scaled_matmul_ops_;
+        scaled_elements_ += mn;  // C = diag(s) C: one multiply per result element
+      }
     } else if (op.kind == static_cast<std::uint8_t>(OpKind::vector)) {
       const VectorOp vop = vector_op(op);
       if (static_cast<unsigned>(vop) >= kVectorOps)
@@ -177,6 +188,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
       vector_blocks(op, vop, blocks);
       streamed_elements = mn;
       vector_elements_ += mn;
+      vector_op_elements_[static_cast<unsigned>(vop)] += mn;
       ++vector_ops_[static_cast<unsigned>(vop)];
     } else {
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
@@ -232,8 +244,10 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   std::uint64_t vector_elements_ = 0;
   std::uint64_t matmul_ops_ = 0;
   std::uint64_t scaled_matmul_ops_ = 0;
+  std::uint64_t scaled_elements_ = 0;
   std::uint64_t streamed_ops_ = 0;
   std::array<std::uint64_t, kVectorOps> vector_ops_{};
+  std::array<std::uint64_t, kVectorOps> vector_op_elements_{};
 };
 
 }  // namespace tlm_models
