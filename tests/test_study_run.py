@@ -40,7 +40,7 @@ def test_result_carries_the_contract_keys(attenio_1k: dict[str, Any]) -> None:
 
 
 def test_replayed_bytes_equal_the_closed_form(attenio_1k: dict[str, Any]) -> None:
-    # AttenIO, M = 262144 elements, d = 64: a = floor((M - d) / (2d + 4)) = 1985 >= N, so one
+    # AttenIO, M = 262144 elements, d = 64: a = floor((M - 4d) / (2d + 4)) = 1984 >= N, so one
     # Q block: T = Nd + 2Nd + Nd = 4 * 1024 * 64 elements = 524288 B.
     assert attenio_1k["offchip_bytes"]["total"] == 524288
     assert attenio_1k["offchip_bytes"]["read"] == 3 * 1024 * 64 * 2
