@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,11 @@ ENGINE_KINDS = {"dma": 0, "pe": 1, "exp": 2}
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
 LOOKAHEAD_OPS = 1 << 21
+
+#: Wall seconds between progress reports from the replay loop.
+PROGRESS_INTERVAL_S = 0.25
+#: Where the replay loop reports (simulated ns, operations read); set by the worker.
+_progress: Callable[[float, int], None] | None = None
 
 #: SystemC objects of the simulations of this process. They live until the process ends:
 #: SystemC may refer to them after sc_start returns, and tearing a platform down through
@@ -85,13 +90,24 @@ def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
             yield np.ascontiguousarray(chunk)
 
 
+def report_progress_to(sink: Callable[[float, int], None] | None) -> None:
+    """Replays in this process call ``sink(simulated ns, operations read)`` between kernel
+    slices, at most every ``PROGRESS_INTERVAL_S`` (never per operation)."""
+    global _progress
+    _progress = sink
+
+
 def _drive(gbl: Any, replayer: Any, chunks: Iterator[np.ndarray]) -> None:
     import cppyy.ll
 
     sc = gbl.sc_core
     op_ptr = "const tlm_models::TraceOp*"
     slice_time = sc.sc_time(SLICE_NS, sc.SC_NS)
+    next_report = time.monotonic()
     while not replayer.finished():
+        if _progress is not None and time.monotonic() >= next_report:
+            _progress(sc.sc_time_stamp().to_seconds() * 1e9, int(replayer.records_read()))
+            next_report = time.monotonic() + PROGRESS_INTERVAL_S
         if replayer.wants_input():
             chunk = next(chunks, None)
             if chunk is None:

@@ -18,7 +18,7 @@ import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.context import ForkServerContext
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tlm_models.errors import SimulationError, UserError
 
@@ -45,13 +45,26 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
 
 
+class ProgressSink(Protocol):
+    """Receives a worker's progress reports, and ticks while the caller waits."""
+
+    def update(self, sim_ns: float, ops: int) -> None: ...
+
+    def tick(self) -> None: ...
+
+
 def _child_main(
     conn: multiprocessing.connection.Connection,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    progress: bool = False,
 ) -> None:
     _die_with_parent()
+    if progress:
+        from tlm_models.replay import report_progress_to
+
+        report_progress_to(lambda sim_ns, ops: conn.send(("progress", sim_ns, ops)))
     try:
         result = fn(*args, **kwargs)
         message: tuple[Any, ...] = ("ok", result)
@@ -95,17 +108,23 @@ def run_in_worker(
     fn: Callable[..., T],
     *args: Any,
     timeout: float | None = None,
+    progress: ProgressSink | None = None,
     **kwargs: Any,
 ) -> T:
     """Runs ``fn(*args, **kwargs)`` in a fresh worker process and returns its result.
 
     ``fn`` must be a module-level function and its result picklable. A crash (signal),
     a SystemC fatal or an exception in the worker raises ``SimulationError`` naming the cause;
-    a ``UserError`` raised by ``fn`` is raised again here as a ``UserError``.
+    a ``UserError`` raised by ``fn`` is raised again here as a ``UserError``. ``progress``
+    receives the replay's progress reports and a tick every 50 ms while waiting.
     """
     ctx = _forkserver()
     parent_conn, child_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(child_conn, fn, args, kwargs), daemon=True)
+    proc = ctx.Process(
+        target=_child_main,
+        args=(child_conn, fn, args, kwargs, progress is not None),
+        daemon=True,
+    )
     proc.start()
     child_conn.close()
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -116,10 +135,24 @@ def run_in_worker(
                     message = parent_conn.recv()
                 except EOFError:
                     message = None
+                if message is not None and message[0] == "progress":
+                    if progress is not None:
+                        progress.update(message[1], message[2])
+                    continue
                 break
+            if progress is not None:
+                progress.tick()
             if not proc.is_alive():
                 # It may have sent just before exiting.
-                message = parent_conn.recv() if parent_conn.poll(0) else None
+                message = None
+                while parent_conn.poll(0):
+                    try:
+                        message = parent_conn.recv()
+                    except EOFError:
+                        break
+                    if message[0] != "progress":
+                        break
+                    message = None
                 break
             if deadline is not None and time.monotonic() > deadline:
                 proc.kill()

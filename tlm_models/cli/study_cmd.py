@@ -14,6 +14,7 @@ from tlm_models.study.config import (
     parse_int_list,
     resolve_platform,
 )
+from tlm_models.study.cost import predicted_ops
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
 from tlm_models.study.job import DEFAULT_JOB, load_job
 from tlm_models.study.report import write_report
@@ -149,7 +150,14 @@ def _sweep(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
-    summary = run_sweep(configs, out, job=job, executor=executor, retry_failed=args.retry_failed)
+    summary = run_sweep(
+        configs,
+        out,
+        job=job,
+        executor=executor,
+        retry_failed=args.retry_failed,
+        cost_of=predicted_ops if args.job == DEFAULT_JOB else None,
+    )
     if args.timelines and not summary.interrupted:
         from tlm_models.study.timelines import write_timelines
 

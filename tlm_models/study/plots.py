@@ -10,7 +10,7 @@ Timelines are Chrome trace JSON: ``{"traceEvents": [{"name", "ph": "X", "ts", "d
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -90,7 +90,7 @@ def write_plots(
     traces = sorted((directory / TIMELINE_DIR).glob("*.json"), key=_dataflow_order)
     if traces:
         plot_timelines(traces, directory / "timeline.png")
-        figures[""] = [("Timeline excerpt", "timeline.png")]
+        figures[""] = [("Timeline excerpts", "timeline.png")]
     return figures
 
 
@@ -243,45 +243,72 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
     return written
 
 
-def plot_timelines(paths: Sequence[Path], png: Path, window_us: float = 5.0) -> None:
-    """A Gantt picture of the first ``window_us`` µs of each trace, one panel per file."""
+def plot_timelines(paths: Sequence[Path], png: Path, runs: Mapping[str, str] | None = None) -> None:
+    """A Gantt picture of each trace's recorded window, one panel per file, titled with its
+    run (``runs`` maps a file's stem to a description such as "flash2, N = 8K, d = 64") and
+    window. Operations already running when the window opens are drawn from their start, up
+    to half a window earlier, in a shaded lead-in, so the steady state shows what feeds it."""
     traces = [_read_trace(path) for path in paths]
     # A panel tall enough for its rows (engines plus every memory channel) to stay readable.
-    most_rows = max((len(names) for names, _ in traces), default=1)
+    most_rows = max((len(names) for names, _, _, _ in traces), default=1)
     fig, axes = _grid(len(paths), 1, width=10.0, height=1.2 + 0.2 * most_rows)
     categories: dict[str, Any] = {}
-    for ax, path, (names, events) in zip((row[0] for row in axes), paths, traces, strict=True):
+    lead_in = False
+    for ax, path, (names, events, window, run) in zip(
+        (row[0] for row in axes), paths, traces, strict=True
+    ):
         rows = list(names)
-        start = min((ev["ts"] for ev in events), default=0.0)
-        end = start + window_us
+        first = min((ev["ts"] for ev in events), default=0.0)
+        w0, w1 = (
+            window
+            if window
+            else (first, max((ev["ts"] + ev["dur"] for ev in events), default=first + 1.0))
+        )
+        start = max(first, w0 - 0.5 * (w1 - w0))
         for ev in events:
-            if ev["ts"] >= end or ev["ts"] + ev["dur"] <= start:
+            if ev["ts"] >= w1 or ev["ts"] + ev["dur"] <= start:
                 continue
             category = str(ev["name"]).split()[0].split("[")[0].lower() or "op"
             color = categories.setdefault(category, _PALETTE(len(categories) % 10))
-            left = max(ev["ts"], start) - start
-            width = min(ev["ts"] + ev["dur"], end) - start - left
+            left = max(ev["ts"], start)
             ax.barh(
                 rows.index(ev["row"]),
-                width,
+                min(ev["ts"] + ev["dur"], w1) - left,
                 left=left,
                 height=0.7,
                 color=color,
                 edgecolor="white",
                 linewidth=0.3,
             )
+        if start < w0:
+            ax.axvspan(start, w0, color=_LEAD_IN, zorder=0)
+            lead_in = True
         ax.set_yticks(range(len(rows)), list(names.values()))
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.set_xlim(0, window_us)
-        ax.set_title(path.stem, fontsize=10, loc="left")
-        ax.set_xlabel("Time from first operation (µs)")
+        ax.set_xlim(start, w1)
+        ax.set_title(
+            f"{run or path.stem}: simulated {_us(w0)}–{_us(w1)} µs", fontsize=10, loc="left", pad=12
+        )
+        ax.set_xlabel("Simulated time (µs)")
     handles = [Patch(color=color, label=name) for name, color in categories.items()]
+    if lead_in:
+        handles.append(Patch(color=_LEAD_IN, label="lead-in: started before the window"))
     if handles:
         fig.legend(handles=handles, loc="outside lower center", fontsize=8, ncol=len(handles))
     fig.suptitle(
-        f"Timeline excerpt: first {window_us:g} µs of each dataflow", fontsize=11, x=0.02, ha="left"
+        "Timeline excerpts: a steady-state window of each dataflow's run",
+        fontsize=11,
+        x=0.02,
+        ha="left",
     )
     _save(fig, png)
+
+
+_LEAD_IN = "0.88"
+
+
+def _us(value: float) -> str:
+    return f"{value:g}"
 
 
 def _dataflow_order(path: Path) -> tuple[int, str]:
@@ -290,8 +317,12 @@ def _dataflow_order(path: Path) -> tuple[int, str]:
     return (DATAFLOWS.index(stem) if stem in DATAFLOWS else len(DATAFLOWS), stem)
 
 
-def _read_trace(path: Path) -> tuple[dict[tuple[Any, Any], str], list[dict[str, Any]]]:
-    """The (pid, tid) rows with their names, in first-seen order, and the complete events."""
+def _read_trace(
+    path: Path,
+) -> tuple[dict[tuple[Any, Any], str], list[dict[str, Any]], tuple[float, float] | None, str]:
+    """The (pid, tid) rows with their names, in first-seen order, the complete events, the
+    recorded window in µs and the run's name (``otherData.window_ns`` / ``run``, when the
+    file says; else None and "")."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -328,7 +359,13 @@ def _read_trace(path: Path) -> tuple[dict[tuple[Any, Any], str], list[dict[str, 
         thread = threads.get(row, f"tid {row[1]}")
         process = processes.get(row[0])
         names[row] = f"{process}/{thread}" if process else thread
-    return names, events
+    other = data.get("otherData") if isinstance(data, dict) else None
+    other = other if isinstance(other, dict) else {}
+    window = other.get("window_ns")
+    run = str(other.get("run") or "")
+    if isinstance(window, list) and len(window) == 2:
+        return names, events, (float(window[0]) / 1e3, float(window[1]) / 1e3), run
+    return names, events, None, run
 
 
 def _grouped_bars(
