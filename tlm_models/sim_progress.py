@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from tlm_models.phase import is_terminal
 from tlm_models.readable import format_count, format_duration, format_ns
 
 __all__ = ["SimulationProgress"]
@@ -40,8 +41,7 @@ class SimulationProgress:
 
     def __post_init__(self) -> None:
         if self.interactive is None:
-            isatty = getattr(self.stream, "isatty", None)
-            self.interactive = bool(isatty and isatty())
+            self.interactive = is_terminal(self.stream)
         if self.started is None:
             self.started = self.timer()
 

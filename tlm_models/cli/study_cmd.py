@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from tlm_models.errors import UserError
+from tlm_models.phase import phase
 from tlm_models.study.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,
@@ -163,7 +164,9 @@ def _sweep(args: argparse.Namespace) -> int:
 
         write_timelines(configs, out)
     if not args.no_report and not summary.interrupted:
-        print(f"report: {write_report(out)}", file=sys.stderr)
+        with phase("writing the report and its plots"):
+            report = write_report(out)
+        print(f"report: {report}", file=sys.stderr)
     if summary.failed:
         print(
             f"attn-tlm: {summary.failed} of {summary.total} configurations failed "
@@ -177,5 +180,7 @@ def _report(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     if not directory.is_dir():
         raise UserError(f"{directory} is not a directory")
-    print(write_report(directory, plots=not args.no_plots))
+    with phase("writing the report" + ("" if args.no_plots else " and its plots")):
+        report = write_report(directory, plots=not args.no_plots)
+    print(report)
     return 0

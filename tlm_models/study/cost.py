@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.builder import CountBudgetExceeded, OpCount, counting_ops
 from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.readable import format_count, format_duration, format_ns
@@ -88,7 +89,7 @@ def _count(config: RunConfig, info: PlatformInfo, seq_len: int, budget_s: float)
     return count
 
 
-def estimate_cost(config: RunConfig, budget_s: float = 0.25) -> CostEstimate:
+def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     """Predicted operations, MACs, exps and roofline time of ``config`` (see the module doc).
 
     Raises what the emitter raises for a configuration that cannot run (a UserError)."""
@@ -97,15 +98,19 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.25) -> CostEstimate:
     info = load_platform(config.platform_path(), config.overrides).info()
     n = config.seq_len
     counts: list[tuple[int, OpCount]] = []
-    while n >= _MIN_COUNTED_N or not counts:
+    while n >= 1:
         try:
             counts.append((n, _count(config, info, n, budget_s if n > _MIN_COUNTED_N else 60.0)))
         except CountBudgetExceeded:
             n //= 2
             continue
-        if n == config.seq_len or len(counts) == 2 or n // 2 < _MIN_COUNTED_N:
+        except UserError:
+            if not counts:  # the configuration itself cannot run: the run says why
+                raise
+            break  # a tiling that does not plan at the smaller size: one count it is
+        if n == config.seq_len or len(counts) == 2:
             break
-        n //= 2
+        n //= 2  # a second, smaller count measures how the trace grows
     at, count = counts[0]
     scale = 1.0
     if at != config.seq_len:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from tlm_models.phase import is_terminal
 from tlm_models.readable import format_count, format_duration
 
 __all__ = ["Progress", "format_count", "format_duration", "sweep_eta"]
@@ -73,8 +74,7 @@ class Progress:
 
     def __post_init__(self) -> None:
         if self.interactive is None:
-            isatty = getattr(self.stream, "isatty", None)
-            self.interactive = bool(isatty and isatty())
+            self.interactive = is_terminal(self.stream)
         if self.clock is None:
             self.clock = self.timer()
         self.done = self.skipped
