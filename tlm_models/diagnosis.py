@@ -98,7 +98,7 @@ def diagnose(result: dict[str, Any], pe_mapping: str | None = None) -> dict[str,
     parts = [f"{ENGINE_WORDS[engine]} is the critical resource (busy {_share(busy)} of "]
     parts[0] += f"{format_ns(float(result['sim_time_ns']))})"
     if engine == "pe":
-        parts.append(f"with {_share(pe['mac_utilization'])} of its MACs in use")
+        parts[0] += f", with {_share(pe['mac_utilization'])} of its MACs in use"
     stall = _dominant_stall(result, engine)
     if stall is not None and stall[2] >= _NOTABLE:
         name, cause, share = stall
@@ -116,7 +116,7 @@ def diagnose(result: dict[str, Any], pe_mapping: str | None = None) -> dict[str,
             f"it reaches {_share(point['compute_roof_fraction'])} of the compute roof and "
             f"{_share(point['memory_roof_fraction'])} of the off-chip bandwidth roof"
         )
-    sentence = parts[0] + ", " + "; ".join(parts[1:]) + "."
+    sentence = "; ".join(parts) + "."
     return {"bottleneck": sentence[0].upper() + sentence[1:], "hints": _hints(result, pe_mapping),
             "roofline": point}  # fmt: skip
 

@@ -10,7 +10,7 @@ Timelines are Chrome trace JSON: ``{"traceEvents": [{"name", "ph": "X", "ts", "d
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from tlm_models.study.design_space import (
     design_heading,
     swept_axes,
 )
+from tlm_models.study.explain import BOUND_NAMES
 from tlm_models.study.variants import (
     Variant,
     approx_heading,
@@ -95,8 +96,9 @@ def write_plots(
 
 
 def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
-    """The four metric plots of one variant; returns (caption, PNG file name) pairs."""
-    records = variant.ok_records()
+    """The metric plots of one variant's exact-attention study (approx runs and a side
+    study's shapes have their own section); returns (caption, PNG file name) pairs."""
+    records = variant.main_records()
     if not records:
         return []
     head_dims = sorted({int(r["head_dim"]) for r in records})
@@ -108,22 +110,25 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
         _save(fig, directory / f"{stem}{suffix}.png")
         written.append((caption, f"{stem}{suffix}.png"))
 
-    # Speedups exist only where Standard ran (a side study may add other head dims).
     baseline_dims = sorted({int(r["head_dim"]) for r in records if label_of(r) == "standard"})
     if baseline_dims:
         fig, axes = _grid(1, len(baseline_dims))
         for ax, d in zip(axes[0], baseline_dims, strict=True):
             subset = [r for r in records if int(r["head_dim"]) == d]
-            _grouped_bars(ax, subset, colors, partial(_speedup, records=subset), {"standard"})
+            value = partial(_speedup, records=subset)
+            _grouped_bars(ax, subset, colors, value, {"standard"})
             ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+            _log_when_wide(ax, [v for r in subset if (v := value(r))])
             ax.set_ylabel("Speedup over standard (×)")
             ax.set_title(f"d = {d}")
+        _legend_below(fig, axes[0][0])
         save(fig, "speedup", "Speedup over Standard")
 
-    fig, axes = _grid(1, len(head_dims))
+    fig, axes = _grid(1, len(head_dims), height=3.8)
     for ax, d in zip(axes[0], head_dims, strict=True):
         _offchip(ax, [r for r in records if int(r["head_dim"]) == d], colors)
         ax.set_title(f"d = {d}")
+    _legend_below(fig, axes[0][0], ncol=4)
     save(fig, "offchip", "Off-chip traffic and closed-form bounds")
 
     for stem, caption, rows in (
@@ -152,8 +157,119 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
                 ax.set_ylabel(ylabel)
                 ax.set_ylim(0, 105)
                 ax.set_title(f"d = {d}")
+        _legend_below(fig, axes[0][0])
         save(fig, stem, caption)
+    if any(r.get("stalls") for r in records):
+        fig = plot_stalls(records)
+        save(fig, "stalls", "What the PE array waits for")
+    if any(r.get("peaks") for r in records):
+        fig = plot_roofline(records, colors)
+        save(fig, "roofline", "Roofline: attained MAC rate against arithmetic intensity")
     return written
+
+
+def _legend_below(fig: Figure, ax: Axes, ncol: int = 6) -> None:
+    """One legend for the figure, under its panels, where it covers no data."""
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles, names, loc="outside lower center", fontsize=8, ncol=min(ncol, len(names))
+        )
+
+
+def _log_when_wide(ax: Axes, values: Sequence[float]) -> None:
+    """Ratios spanning more than 10x go on a log axis, so no bar squashes the others."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > 10:
+        ax.set_yscale("log")
+        ax.set_ylabel(str(ax.get_ylabel()) + " (log scale)")
+
+
+def plot_stalls(records: Sequence[dict[str, Any]]) -> Figure:
+    """Per dataflow at each d's largest N: the PE array's time split into busy and idle by
+    cause (stacked to 100 % of simulated time)."""
+    from tlm_models.study.explain import STALL_CAUSES, stall_shares, stall_words
+
+    largest: dict[int, int] = {}
+    for r in records:
+        largest[int(r["head_dim"])] = max(largest.get(int(r["head_dim"]), 0), int(r["seq_len"]))
+    dims = sorted(largest)
+    fig, axes = _grid(1, len(dims), height=3.4)
+    cause_colors = {cause: _PALETTE((i + 2) % 10) for i, cause in enumerate(STALL_CAUSES)}
+    for ax, d in zip(axes[0], dims, strict=True):
+        chosen = [r for r in records if int(r["head_dim"]) == d and int(r["seq_len"]) == largest[d]]
+        labels = [label_of(r) for r in chosen]
+        left = [100.0 * (metric(r, "pe.busy_fraction") or 0.0) for r in chosen]
+        ax.barh(labels, left, color="0.45", label="busy (executing)")
+        for cause in STALL_CAUSES:
+            widths = [100.0 * stall_shares(r, "pe").get(cause, 0.0) for r in chosen]
+            if max(widths, default=0.0) < 0.05:
+                continue
+            ax.barh(labels, widths, left=left, color=cause_colors[cause], label=stall_words(cause))
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        ax.set_xlim(0, 100)
+        ax.invert_yaxis()
+        ax.set_xlabel("Share of simulated time (%)")
+        ax.set_title(f"d = {d}, N = {format_tokens(largest[d])}")
+        ax.grid(axis="x", alpha=0.3)
+    handles: dict[str, Any] = {}
+    for ax in axes[0]:
+        for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(name, handle)
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", fontsize=8, ncol=4
+    )
+    return fig
+
+
+def plot_roofline(records: Sequence[dict[str, Any]], colors: dict[str, Any]) -> Figure:
+    """Attained MAC/s against MACs per off-chip byte for every run, under the platform's
+    compute roof (MAC/s) and bandwidth roof (bytes/s x intensity)."""
+    from tlm_models.diagnosis import roofline_point
+
+    fig, axes = _grid(1, 1, width=7.5, height=4.6)
+    ax = axes[0][0]
+    markers = ["o", "s", "^", "D", "v", "P"]
+    dims = sorted({int(r["head_dim"]) for r in records})
+    points = [(r, p) for r in records if (p := roofline_point(r)) is not None]
+    if not points:
+        return fig
+    peaks = points[0][0]["peaks"]
+    xs = [p["intensity_macs_per_byte"] for _, p in points]
+    lo, hi = min(xs) / 4, max(xs) * 4
+    ridge = peaks["macs_per_s"] / peaks["offchip_bytes_per_s"]
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax.plot(
+        grid,
+        [min(peaks["macs_per_s"], x * peaks["offchip_bytes_per_s"]) for x in grid],
+        color="black",
+        linewidth=1.5,
+        label="roof: min(peak MAC/s, intensity × bandwidth)",
+    )
+    ax.axvline(ridge, color="0.6", linestyle=":", linewidth=1, label=f"ridge {ridge:.1f} MAC/B")
+    seen: set[str] = set()
+    for record, point in points:
+        label = label_of(record)
+        marker = markers[dims.index(int(record["head_dim"])) % len(markers)]
+        ax.scatter(
+            point["intensity_macs_per_byte"],
+            point["achieved_macs_per_s"],
+            color=colors.get(label, "0.3"),
+            marker=marker,
+            s=36,
+            zorder=3,
+            label=label if label not in seen else None,
+        )
+        seen.add(label)
+    for d, marker in zip(dims, markers, strict=False):
+        ax.scatter([], [], color="0.5", marker=marker, label=f"d = {d}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Arithmetic intensity (MACs per off-chip byte, log scale)")
+    ax.set_ylabel("Attained MAC rate (MAC/s, log scale)")
+    ax.grid(alpha=0.3, which="major")
+    _legend_below(fig, ax, ncol=4)
+    return fig
 
 
 def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
@@ -235,7 +351,7 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
         ax.set_xlabel(xlabel)
         ax.set_ylabel("Max relative error vs softmax (log scale)")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
+    _legend_below(fig, axes[0][0])
     caption = "Approximate attention: error against time and traffic by degree g"
     fig.suptitle(f"{caption} — {variant.title()}", fontsize=11)
     _save(fig, directory / f"approx_tradeoff{suffix}.png")
@@ -243,10 +359,10 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
     return written
 
 
-def plot_timelines(paths: Sequence[Path], png: Path, runs: Mapping[str, str] | None = None) -> None:
+def plot_timelines(paths: Sequence[Path], png: Path) -> None:
     """A Gantt picture of each trace's recorded window, one panel per file, titled with its
-    run (``runs`` maps a file's stem to a description such as "flash2, N = 8K, d = 64") and
-    window. Operations already running when the window opens are drawn from their start, up
+    run (``otherData.run`` of the file, e.g. "flash2, N = 8K, d = 64") and window.
+    Operations already running when the window opens are drawn from their start, up
     to half a window earlier, in a shaded lead-in, so the steady state shows what feeds it."""
     traces = [_read_trace(path) for path in paths]
     # A panel tall enough for its rows (engines plus every memory channel) to stay readable.
@@ -376,8 +492,8 @@ def _grouped_bars(
     skip: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     """Bars grouped by N, one bar per dataflow label, in a fixed colour per label."""
-    seq_lens = sorted({int(r["seq_len"]) for r in records})
     labels = [label for label in labels_in(records) if label not in skip]
+    seq_lens = sorted({int(r["seq_len"]) for r in records if label_of(r) in labels})
     width = 0.8 / max(1, len(labels))
     for index, label in enumerate(labels):
         xs, ys = [], []
@@ -391,8 +507,6 @@ def _grouped_bars(
     ax.set_xticks(range(len(seq_lens)), [format_tokens(n) for n in seq_lens])
     ax.set_xlabel("Sequence length N (tokens)")
     ax.grid(axis="y", alpha=0.3)
-    if labels:
-        ax.legend(fontsize=8)
 
 
 def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) -> None:
@@ -422,13 +536,16 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
         ax.plot([], [], linestyle=":", color="0.3", label="closed form (dotted, per dataflow)")
     for index, (name, by_n) in enumerate(sorted(bounds.items())):
         xs = sorted(by_n)
+        style = _BOUND_STYLES[index % len(_BOUND_STYLES)]
         ax.plot(
             xs,
             [by_n[n] for n in xs],
-            linestyle=("--", "-.", (0, (6, 2, 1, 2, 1, 2)))[index % 3],
-            color="0.3",
-            marker="x",
-            label=f"bound: {name}",
+            linestyle=style[0],
+            color=style[1],
+            marker=style[2],
+            markersize=7,
+            markerfacecolor="none",
+            label=f"bound: {BOUND_NAMES.get(name, name)}",
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -437,7 +554,10 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
     ax.set_xlabel("Sequence length N (tokens)")
     ax.set_ylabel("Off-chip traffic (MiB, log scale)")
     ax.grid(alpha=0.3, which="major")
-    ax.legend(**_LEGEND_BELOW)
+
+
+#: (line style, colour, marker) of each lower bound: distinct by all three, none a dataflow's.
+_BOUND_STYLES = (("--", "black", "x"), ("-.", "saddlebrown", "s"), ((0, (1, 1)), "slategray", "^"))
 
 
 def _speedup(record: dict[str, Any], records: list[dict[str, Any]]) -> float | None:
