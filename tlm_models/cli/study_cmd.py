@@ -19,6 +19,7 @@ from tlm_models.study.cost import predicted_ops
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
 from tlm_models.study.job import DEFAULT_JOB, load_job
 from tlm_models.study.report import write_report
+from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import SweepExecutor, run_sweep
 
 
@@ -103,6 +104,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     report.add_argument("dir", metavar="DIR", help="sweep directory (holds results.jsonl)")
     report.add_argument("--no-plots", action="store_true", help="write report.md only")
+    report.add_argument(
+        "--open", action="store_true", help="open report.html in the web browser afterwards"
+    )
     report.set_defaults(func=_report)
 
 
@@ -183,4 +187,11 @@ def _report(args: argparse.Namespace) -> int:
     with phase("writing the report" + ("" if args.no_plots else " and its plots")):
         report = write_report(directory, plots=not args.no_plots)
     print(report)
+    page = directory / HTML_FILE
+    print(page)
+    if args.open:
+        import webbrowser
+
+        if not webbrowser.open(page.resolve().as_uri()):
+            raise UserError(f"no web browser found to open {page}; open it by hand")
     return 0

@@ -87,7 +87,7 @@ def why_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         if not diagnosis:
             continue
         lines.append(f"- **{label}**: {diagnosis['bottleneck']}")
-        lines += [f"  - Hint: {hint}" for hint in diagnosis.get("hints", [])]
+        lines += [f"    - Hint: {hint}" for hint in diagnosis.get("hints", [])]
     return lines
 
 

@@ -29,6 +29,7 @@ from tlm_models.study.explain import (
     stall_words,
     why_lines,
 )
+from tlm_models.study.report_html import HTML_FILE, markdown_to_html
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
 from tlm_models.study.variants import (
@@ -72,7 +73,8 @@ def load_results(directory: Path) -> list[dict[str, Any]]:
 
 
 def write_report(directory: Path, plots: bool = True) -> Path:
-    """Writes ``directory``/report.md (and the plots, unless ``plots`` is False)."""
+    """Writes ``directory``/report.md, its HTML version report.html (plots inline) and the
+    plots, unless ``plots`` is False."""
     records = load_results(directory)
     figures: dict[str, list[tuple[str, str]]] = {}
     if plots:
@@ -80,7 +82,10 @@ def write_report(directory: Path, plots: bool = True) -> Path:
 
         figures = write_plots(directory, records)
     path = directory / REPORT_FILE
-    path.write_text(render_report(records, figures), encoding="utf-8")
+    text = render_report(records, figures)
+    path.write_text(text, encoding="utf-8")
+    page = markdown_to_html(text, f"Attention study — {directory.name}")
+    (directory / HTML_FILE).write_text(page, encoding="utf-8")
     return path
 
 
