@@ -25,8 +25,8 @@ def test_json_report_has_paper_formulas(capsys: pytest.CaptureFixture[str]) -> N
     assert out["capacity_elements"] == m
     assert out["dataflows"]["attenio"]["elements"] == 2 * n * d + 2 * n * d * -(-n // a)
     assert out["dataflows"]["flash2"]["tile"]["br"] == 64
-    assert out["bounds"]["exact_attention_order"]["elements"] == n * n * d * d / m
-    assert "Theta" in out["bounds"]["exact_attention_order"]["expression"]
+    assert out["bounds"]["attention_order_bound"]["elements"] == n * n * d * d / m
+    assert "Theta" in out["bounds"]["attention_order_bound"]["expression"]
 
 
 def test_table_lists_every_dataflow(capsys: pytest.CaptureFixture[str]) -> None:

@@ -393,7 +393,7 @@ def test_bounds_command_reports_approx(capsys: pytest.CaptureFixture[str]) -> No
     row = out["dataflows"]["approx"]
     assert row["tile"]["features"] == math.comb(d + 3, 3)
     assert row["elements"] == 2 * n * d * row["tile"]["blocks"] + 2 * n * d
-    assert out["bounds"]["approx_case1_lower"]["elements"] == 4 * n * d
+    assert out["bounds"]["approx_lower_bound"]["elements"] == 4 * n * d
     assert "approx_tiled_order" in out["bounds"]  # r(d+1) > M at g = 3
     args = parser.parse_args(["bounds", "--seq-len", "8K", "--head-dim", "64"])
     assert args.func(args) == 0

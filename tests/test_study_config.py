@@ -23,7 +23,8 @@ def test_seq_len_accepts_plain_numbers_and_k_suffix() -> None:
     assert parse_seq_len("8192") == 8192
     assert parse_seq_len("8K") == 8192
     assert parse_seq_len("128k") == 131072
-    for bad in ("", "8M", "1.5K", "-8K", "0", "K"):
+    assert parse_seq_len("1M") == 1 << 20  # the same parser as `bounds --seq-len`
+    for bad in ("", "1.5K", "-8K", "0", "K"):
         with pytest.raises(UserError):
             parse_seq_len(bad)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import cppyy
 
@@ -36,6 +37,17 @@ struct Ticker : sc_core::sc_module {
   explicit Ticker(sc_core::sc_module_name n) : sc_core::sc_module(n) { SC_THREAD(run); }
   void run() { for (int i = 0; i < 10; ++i) { wait(10, sc_core::SC_NS); ++ticks; } }
 };
+// An engine that never returns from its first operation: it waits for an event nobody
+// notifies, as a model waiting on a target that never answers would.
+struct StuckEngine : tlm_models::OpExecutor {
+  sc_core::sc_event never{"never"};
+  tlm_models::OpTiming execute(const tlm_models::TraceOp&, const sc_core::sc_time&) override {
+    sc_core::wait(never);
+    return tlm_models::OpTiming{};
+  }
+};
+// Prints a SystemC warning, as the kernel does for e.g. W571, from inside the simulation.
+inline void report_warning() { SC_REPORT_WARNING("worker_test/warning", "deliberate warning"); }
 }
 """
 
@@ -61,6 +73,41 @@ def systemc_fatal() -> None:
 
 def python_error() -> None:
     raise ValueError("deliberate Python error")
+
+
+def stuck_replay() -> None:
+    """Replays two loads on an engine that never returns from the first."""
+    import numpy as np
+
+    from tlm_models.replay import _drive
+    from tlm_models.trace.record import RECORD_DTYPE, OpKind
+
+    gbl = _define()
+    engine = gbl.worker_test.StuckEngine()
+    replayer = gbl.tlm_models.Replayer("replayer")
+    replayer.bind_engine(0, engine, "dma0", gbl.tlm_models.EngineKind.dma)
+    records = np.zeros(2, dtype=RECORD_DTYPE)
+    records["kind"] = OpKind.LOAD
+    records["m"] = records["n"] = 1
+    _drive(gbl, replayer, iter([records]))
+
+
+def stdout_is_stderr() -> bool:
+    """Issues a SystemC warning (printed on stdout by SystemC) in the worker; returns whether
+    the worker's stdout is the same open file as its stderr."""
+    gbl = _define()
+    gbl.worker_test.report_warning()
+    out, err = os.fstat(1), os.fstat(2)
+    return (out.st_dev, out.st_ino) == (err.st_dev, err.st_ino)
+
+
+def sleep_with_pid_file(path: str) -> None:
+    """Writes this worker's pid to ``path``, then sleeps until killed."""
+    import time
+
+    Path(path).write_text(str(os.getpid()))
+    while True:
+        time.sleep(1)
 
 
 def tick() -> tuple[int, float, int]:

@@ -1,14 +1,56 @@
 """attn-tlm: SystemC TLM-2.0 models of attention accelerators, driven from Python.
 
-Importing the package is cheap: SystemC and cppyy load on the first simulation
-(see ``tlm_models.kernel``).
+The public API (docs/api.md)::
+
+    from tlm_models import Platform, Workload, simulate
+    result = simulate("attenio", Workload(seq_len=1024, head_dim=64), "platforms/attenio.yaml")
+
+Importing the package is cheap: the API loads on first use, SystemC and cppyy on the first
+simulation, in a worker process (see ``tlm_models.kernel``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 #: Directory of the header-only C++ models (``-I`` this to include ``tlm_models/*.h``).
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+
+__all__ = [
+    "INCLUDE_DIR",
+    "Platform",
+    "RunResult",
+    "SweepOutcome",
+    "Workload",
+    "__version__",
+    "emit",
+    "replay_trace",
+    "resolve",
+    "simulate",
+    "sweep",
+]
+
+if TYPE_CHECKING:
+    from tlm_models.api import (
+        Platform,
+        RunResult,
+        SweepOutcome,
+        Workload,
+        emit,
+        replay_trace,
+        resolve,
+        simulate,
+        sweep,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """The API names, imported on first use (the CLI and workers need not import them)."""
+    if name in __all__:
+        from tlm_models import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'tlm_models' has no attribute {name!r}")

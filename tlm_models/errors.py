@@ -13,3 +13,8 @@ class SimulationError(Exception):
     """A simulation failed in its worker (crash, SystemC fatal, exception); names the cause."""
 
     exit_code = 1
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """`text` quoted, cut to `limit` characters: a hostile value keeps its error one short line."""
+    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text)} characters)"

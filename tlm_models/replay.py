@@ -23,9 +23,9 @@ from tlm_models.platform.builder import BuiltPlatform, build_platform
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.timeline import TIMELINE_DTYPE, Timeline, Track, engine_tracks
 from tlm_models.trace.header import TraceHeader
-from tlm_models.trace.record import RECORD_DTYPE
+from tlm_models.trace.record import RECORD_DTYPE, EngineKind
 
-ENGINE_KINDS = {"dma": 0, "pe": 1, "exp": 2}
+ENGINE_KINDS = {kind.name.lower(): int(kind) for kind in EngineKind}
 #: Simulated time run per kernel call; short enough for a prompt Ctrl-C.
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
@@ -98,11 +98,20 @@ def report_progress_to(sink: Callable[[float, int], None] | None) -> None:
 
 
 def _drive(gbl: Any, replayer: Any, chunks: Iterator[np.ndarray]) -> None:
+    """Runs the kernel until the replay has finished, feeding records when it asks for them.
+
+    Each kernel call runs at least one slice and always reaches the next pending event: a gap
+    between events longer than a slice (a 1 ms memory latency, a 1 kHz clock) is crossed in
+    one call, so simulated time advances whatever the platform's latencies and rates. A kernel
+    with no event left while the replay waits is a model that cannot progress: an error naming
+    what the replay waits on, not a hang.
+    """
     import cppyy.ll
 
     sc = gbl.sc_core
     op_ptr = "const tlm_models::TraceOp*"
     slice_time = sc.sc_time(SLICE_NS, sc.SC_NS)
+    started = False  # before the first call the kernel has not made its processes runnable
     next_report = time.monotonic()
     while not replayer.finished():
         if _progress is not None and time.monotonic() >= next_report:
@@ -115,15 +124,20 @@ def _drive(gbl: Any, replayer: Any, chunks: Iterator[np.ndarray]) -> None:
             else:
                 replayer.feed(cppyy.ll.cast[op_ptr](chunk.ctypes.data), len(chunk))
             continue
-        sc.sc_start(slice_time, sc.SC_EXIT_ON_STARVATION)
-        if sc.sc_get_status() == sc.SC_STOPPED or not (
-            sc.sc_pending_activity() or replayer.wants_input()
-        ):
+        if started and not sc.sc_pending_activity():
+            break
+        gap = sc.sc_time_to_pending_activity(sc.sc_get_curr_simcontext()) if started else slice_time
+        sc.sc_start(gap if gap > slice_time else slice_time, sc.SC_EXIT_ON_STARVATION)
+        started = True
+        if sc.sc_get_status() == sc.SC_STOPPED:
             break
     if replayer.failed():
         raise UserError(f"replay failed: {replayer.error()}")
     if not replayer.finished():
-        raise SimulationError("replay ended before the trace was done (the kernel ran dry)")
+        raise SimulationError(
+            "replay cannot progress: no event is pending in the simulation while the replay "
+            f"waits on {replayer.waiting_on()}"
+        )
 
 
 def _timeline(

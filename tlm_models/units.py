@@ -12,6 +12,8 @@ import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+from tlm_models.errors import shorten
+
 __all__ = [
     "UnitError",
     "format_address",
@@ -21,6 +23,7 @@ __all__ = [
     "format_time",
     "parse_address",
     "parse_bandwidth",
+    "parse_count",
     "parse_frequency",
     "parse_size",
     "parse_time",
@@ -54,6 +57,11 @@ _TIME_UNITS_PS: dict[str, int] = {
     "s": 10**12,
 }
 
+#: Numbers in quantities: far beyond any hardware figure in either direction, yet small enough
+#: that exact arithmetic on them is instant.
+_MAX_EXPONENT = 30
+_MAX_DIGITS = 40
+
 _QUANTITY = re.compile(
     r"^\s*([+-]?(?:\d[\d_]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([^\s\d.+-].*?)?\s*$"
 )
@@ -85,10 +93,19 @@ def _split(text: object, what: str, example: str, units: dict[str, int]) -> tupl
             f"(units: {allowed}){hint}"
         )
     try:
-        number = Fraction(Decimal(number_text.replace("_", "")))
+        decimal = Decimal(number_text.replace("_", ""))
     except (InvalidOperation, ValueError):
         raise UnitError(f"expected a {what} such as '{example}', found '{text}'") from None
-    return number, units[unit]
+    # Range first: turning 1e999999999 into an exact fraction would take forever.
+    digits = len(decimal.as_tuple().digits)
+    if decimal and not (-_MAX_EXPONENT <= decimal.adjusted() <= _MAX_EXPONENT):
+        raise UnitError(
+            f"{what} '{text}' is out of range (the number must lie within "
+            f"1e-{_MAX_EXPONENT} .. 1e{_MAX_EXPONENT})"
+        )
+    if digits > _MAX_DIGITS:
+        raise UnitError(f"{what} '{text}' has more than {_MAX_DIGITS} significant digits")
+    return Fraction(decimal), units[unit]
 
 
 def _unit_hint(unit: str, units: dict[str, int]) -> str:
@@ -144,11 +161,28 @@ def parse_time(text: object) -> int:
     return _whole(number * factor, "time", text, "picoseconds")
 
 
+_COUNT = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+
+
+def parse_count(text: object, what: str = "count") -> int:
+    """A positive count such as ``8192``, ``8K`` or ``1M`` (binary multiples: K = 1024).
+
+    The one parser of token counts and dimensions on every command (``--seq-len``, lists).
+    """
+    match = _COUNT.match(text) if isinstance(text, str) else None
+    if match is None or int(match.group(1)) < 1:
+        raise UnitError(
+            f"expected a positive {what} such as 8192, 8K or 1M (K = 1024, M = 1024 K), "
+            f"found {text!r}"
+        )
+    return int(match.group(1)) << {"": 0, "K": 10, "M": 20}[match.group(2).upper()]
+
+
 def parse_address(value: object) -> int:
     """An address or extent: an integer, a hex string `0x1_0000_0000`, or a size `4 GiB`."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= _MAX_DIGITS:
         stripped = value.strip().replace("_", "")
         if re.fullmatch(r"0[xX][0-9a-fA-F]+", stripped):
             return int(stripped, 16)
@@ -160,7 +194,7 @@ def parse_address(value: object) -> int:
             pass
     raise UnitError(
         "expected an address: an integer, a hex string such as '0x1000_0000' or a size such "
-        f"as '4 GiB', found {_describe(value) if not isinstance(value, str) else repr(value)}"
+        f"as '4 GiB', found {_describe(value) if not isinstance(value, str) else shorten(value)}"
     )
 
 

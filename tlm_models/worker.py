@@ -8,6 +8,7 @@ a further run then costs tens of milliseconds instead of seconds.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import multiprocessing
 import multiprocessing.connection
@@ -38,11 +39,35 @@ def _forkserver() -> ForkServerContext:
 
 
 def _die_with_parent() -> None:
-    """Ends this worker when its parent (the forkserver) ends, which it does when the caller
-    process is gone: a killed sweep must not leave simulations running."""
+    """Ends this worker when its parent (the forkserver) ends, and lets the forkserver end when
+    the caller process is gone, however it ended: a killed run must not leave simulations
+    running.
+
+    The forkserver stops when every holder of its "alive" pipe has closed it; multiprocessing
+    hands that pipe to every worker too (for nested process pools, which workers do not use),
+    so a running worker would keep the forkserver alive after the caller died, and the worker
+    itself waits for the forkserver to die: neither would ever end.
+    """
+    from multiprocessing import forkserver
+
+    server: Any = getattr(forkserver, "_forkserver", None)
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    if server is not None and isinstance(alive_fd, int):
+        with contextlib.suppress(OSError):
+            os.close(alive_fd)
+        server._forkserver_alive_fd = None
     if sys.platform.startswith("linux"):
         pr_set_pdeathsig = 1
         ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() == 1:  # the forkserver was gone before the death signal was armed
+        os._exit(1)
+
+
+def _keep_stdout_clean() -> None:
+    """Sends whatever the simulation prints (SystemC reports go to stdout) to stderr: the
+    caller's stdout may be a JSON document, and results travel back over the pipe anyway."""
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 
 
 class ProgressSink(Protocol):
@@ -61,6 +86,7 @@ def _child_main(
     progress: bool = False,
 ) -> None:
     _die_with_parent()
+    _keep_stdout_clean()
     if progress:
         from tlm_models.replay import report_progress_to
 

@@ -17,6 +17,21 @@
 
 namespace check {
 
+// Sets every attribute of a plain read/write/ignore of `len` bytes (no byte enables, streaming
+// width = length) and resets the response status, as the base protocol asks of an initiator.
+inline void prepare(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, std::uint64_t addr,
+                    unsigned char* data, unsigned len) {
+  t.set_command(cmd);
+  t.set_address(addr);
+  t.set_data_ptr(data);
+  t.set_data_length(len);
+  t.set_streaming_width(len);
+  t.set_byte_enable_ptr(nullptr);
+  t.set_byte_enable_length(0);
+  t.set_dmi_allowed(false);
+  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
+
 struct TransportResult {
   tlm::tlm_response_status status;
   sc_core::sc_time delay;  // the annotated delay after the call

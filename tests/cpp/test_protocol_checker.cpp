@@ -12,6 +12,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "check.h"
+#include "protocol_checks.h"
 #include "tlm_models/protocol_checker.h"
 
 namespace {
@@ -21,6 +22,7 @@ using sc_core::sc_time;
 using tlm::tlm_generic_payload;
 using tlm::tlm_phase;
 using tlm::tlm_sync_enum;
+using check::prepare;
 
 using BFn = std::function<void(tlm_generic_payload&, sc_time&)>;
 using NbFn = std::function<tlm_sync_enum(tlm_generic_payload&, tlm_phase&, sc_time&)>;
@@ -99,19 +101,6 @@ struct ScriptedInitiator : sc_core::sc_module {
     return tlm::TLM_ACCEPTED;
   }
 };
-
-void prepare(tlm_generic_payload& t, tlm::tlm_command cmd, std::uint64_t addr,
-             unsigned char* data, unsigned len) {
-  t.set_command(cmd);
-  t.set_address(addr);
-  t.set_data_ptr(data);
-  t.set_data_length(len);
-  t.set_streaming_width(len);
-  t.set_byte_enable_ptr(nullptr);
-  t.set_byte_enable_length(0);
-  t.set_dmi_allowed(false);
-  t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-}
 
 struct Bench {
   ScriptedInitiator ini{"ini"};

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.dataflows.approx import DEFAULT_DEGREE, approx_params
 from tlm_models.dataflows.io_formulas import (
     TRAFFIC,
@@ -22,7 +23,7 @@ from tlm_models.dataflows.polynomial import feature_count
 from tlm_models.dataflows.workload import Workload, parse_count
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.study.config import resolve_platform
 
 
 def register(subparsers: Any) -> None:
@@ -32,20 +33,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seq-len", required=True, help="sequence length N (8192 or 8K)")
     p.add_argument("--head-dim", required=True, type=int, help="head dimension d")
     p.add_argument("--heads", type=int, default=1, help="attention heads (default 1)")
-    p.add_argument(
-        "--platform",
-        metavar="FILE",
-        default=DEFAULT_PLATFORM,
-        help=f"platform YAML (default {DEFAULT_PLATFORM})",
-    )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a platform parameter, e.g. --set sram.capacity=256KiB (repeatable)",
-    )
+    add_platform_args(p)
     p.add_argument(
         "--degree",
         type=int,
@@ -93,17 +81,17 @@ def bounds_report(
     approx_low = approx_lower_bound(n, d) * heads
     approx_tiled = approx_tiled_order(n, d, r, m) * heads
     bounds: dict[str, Any] = {
-        "mmm_tall_skinny": {
+        "mmm_lower_bound": {
             "elements": mmm,
             "bytes": mmm * eb,
             "expression": "Nd + N^2 d(d+1)/(M-d) + N^2",
         },
-        "exact_attention_order": {
+        "attention_order_bound": {
             "elements": order,
             "bytes": order * eb,
             "expression": "Theta(N^2 d^2 / M), constant 1",
         },
-        "approx_case1_lower": {
+        "approx_lower_bound": {
             "elements": approx_low,
             "bytes": approx_low * eb,
             "expression": "4Nd: read Q, K, V and write O once (Case I, Omega(Nd))",
@@ -129,8 +117,11 @@ def bounds_report(
 
 
 def run(args: argparse.Namespace) -> int:
-    workload = Workload(parse_count(args.seq_len), args.head_dim, heads=args.heads)
-    report = bounds_report(workload, _platform(args.platform, args.overrides), args.degree)
+    platform = _platform(args.platform, args.overrides)
+    workload = Workload(
+        parse_count(args.seq_len), args.head_dim, heads=args.heads, elem_bytes=platform.elem_bytes
+    )
+    report = bounds_report(workload, platform, args.degree)
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -146,9 +137,9 @@ def run(args: argparse.Namespace) -> int:
         tile = ", ".join(f"{k}={v}" for k, v in row["tile"].items())
         print(f"{name:<12} {row['elements']:>16,} {row['bytes'] / 2**20:>12.1f}  {tile}")
     for key, label in (
-        ("mmm_tall_skinny", "MMM lower bound"),
-        ("exact_attention_order", "order of growth"),
-        ("approx_case1_lower", "approx lower"),
+        ("mmm_lower_bound", "MMM lower bound"),
+        ("attention_order_bound", "order of growth"),
+        ("approx_lower_bound", "approx lower"),
         ("approx_tiled_order", "approx tiled"),
     ):
         if key not in report["bounds"]:

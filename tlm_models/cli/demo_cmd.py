@@ -20,7 +20,6 @@ from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.job import load_job
 from tlm_models.study.report import load_results, render_report, write_report
 from tlm_models.study.sweep import run_sweep
-from tlm_models.study.timelines import write_timelines
 
 DEMO_DATAFLOWS = ("standard", "flat", "flash2", "attenio")
 FULL_SEQ_LENS = (8192, 16384, 32768, 65536, 131072)
@@ -109,6 +108,8 @@ def _demo(args: argparse.Namespace) -> int:
     )
     if summary.interrupted:
         return 130
+    from tlm_models.study.timelines import write_timelines  # matplotlib: only when needed
+
     write_timelines(configs, args.out)
     with phase("writing the report and its plots"):
         report = write_report(args.out)

@@ -11,6 +11,7 @@ import argparse
 import json
 from typing import Any
 
+from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.platform import load_platform
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.units import format_address, format_bandwidth, format_size
@@ -27,14 +28,7 @@ def register(subparsers: Any) -> None:
     ):
         action = sub.add_parser(name, help=helptext)
         action.add_argument("file", metavar="FILE", help="platform YAML file")
-        action.add_argument(
-            "--set",
-            dest="overrides",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="override a parameter, e.g. --set sram.capacity=256KiB (repeatable)",
-        )
+        add_override_arg(action)
         if name == "show":
             action.add_argument("--json", action="store_true", help="print JSON")
         action.set_defaults(func=handler)

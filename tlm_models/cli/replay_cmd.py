@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
+from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
-from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.study.config import resolve_platform
 from tlm_models.summary import format_summary
 from tlm_models.trace.io import detect_format
 
@@ -35,20 +37,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the platform's off-chip memory.",
     )
     parser.add_argument("trace", help="trace file")
-    parser.add_argument(
-        "--platform",
-        metavar="FILE",
-        default=DEFAULT_PLATFORM,
-        help=f"platform YAML (default {DEFAULT_PLATFORM})",
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a platform parameter, e.g. --set pe.sram_traffic=false (repeatable)",
-    )
+    add_platform_args(parser)
     parser.add_argument("--json", action="store_true", help="print the result JSON")
     parser.add_argument(
         "--timeline", metavar="OUT.json", help="write a Perfetto / Chrome-trace timeline"
@@ -97,7 +86,7 @@ def parse_window(text: str) -> TimelineWindow:
 
 def replay_trace_file(
     trace_path: str,
-    platform_path: str,
+    platform_path: str | PlatformConfig,
     overrides: Sequence[str] = (),
     timeline_path: str | None = None,
     window: TimelineWindow | None = None,
@@ -107,7 +96,8 @@ def replay_trace_file(
     """Worker job: open, check and replay an operation trace; the result JSON as a dict.
 
     Runs in a fresh simulation process (``run_in_worker``). ``check=False`` skips the check
-    against the platform so the replayer's own error path can be exercised.
+    against the platform so the replayer's own error path can be exercised. The platform is a
+    file (loaded here, with ``overrides``) or an already validated configuration.
     """
     from tlm_models.platform import load_platform
     from tlm_models.replay import replay_in_this_process
@@ -117,7 +107,10 @@ def replay_trace_file(
     from tlm_models.vcd import write_vcd
 
     started = time.perf_counter()
-    platform = load_platform(platform_path, overrides)
+    if isinstance(platform_path, str):
+        platform = load_platform(platform_path, overrides)
+    else:
+        platform, platform_path = platform_path, platform_path.source or platform_path.name
     info = platform.info()
     trace = open_trace(trace_path)
     if trace.is_memory_trace:

@@ -11,14 +11,15 @@ import json
 import sys
 from typing import Any
 
+from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
 from tlm_models.readable import format_duration
 from tlm_models.replay import TimelineWindow
+from tlm_models.resolved_run import resolve_run
 from tlm_models.sim_progress import SimulationProgress
 from tlm_models.study.config import (
     DATAFLOWS,
-    DEFAULT_PLATFORM,
     RunConfig,
     parse_key_value,
     parse_seq_len,
@@ -41,14 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run.add_argument("--seq-len", required=True, metavar="N", help="N, e.g. 8192 or 8K")
     run.add_argument("--head-dim", required=True, type=int, metavar="D")
     run.add_argument("--heads", type=int, default=1, metavar="H", help="attention heads (1)")
-    run.add_argument(
-        "--platform", default=DEFAULT_PLATFORM, metavar="FILE",
-        help=f"platform YAML (default {DEFAULT_PLATFORM})",
-    )  # fmt: skip
-    run.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-        help="override a platform parameter, e.g. --set sram.capacity=256KiB (repeatable)",
-    )  # fmt: skip
+    add_platform_args(run)
     run.add_argument(
         "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
         help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
@@ -89,11 +83,11 @@ def _title(r: dict[str, Any]) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    config = config_of(args)
+    run = resolve_run(config_of(args))  # every user error surfaces here, before a worker starts
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
     progress = None
     if not args.json:
-        cost = estimate_cost(config)
+        cost = estimate_cost(run.config)
         print(f"predicted: {cost.describe()}", file=sys.stderr, flush=True)
         if cost.wall_s > LARGE_RUN_S:
             print(
@@ -102,9 +96,9 @@ def _run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-        progress = SimulationProgress(config.dataflow, cost.ops, cost.roofline_ns)
+        progress = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
     try:
-        result = run_in_worker(run_one, config, args.timeline, window, args.vcd, progress=progress)
+        result = run_in_worker(run_one, run, args.timeline, window, args.vcd, progress=progress)
     finally:
         if progress is not None:
             progress.close()

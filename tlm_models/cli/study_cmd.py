@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tlm_models.errors import UserError
 from tlm_models.phase import phase
+from tlm_models.resolved_run import resolve_runs
 from tlm_models.study.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,
@@ -148,8 +149,11 @@ def _executor(args: argparse.Namespace) -> SweepExecutor:
 
 def _sweep(args: argparse.Namespace) -> int:
     configs = expand_grid(grid_of(args))
-    for platform in dict.fromkeys(config.platform for config in configs):
-        resolve_platform(platform)  # a missing file is the user's to fix before anything runs
+    if args.job == DEFAULT_JOB:
+        resolve_runs(configs)  # every user error (a --set typo, a plan that does not fit) first
+    else:  # a stand-in job (tests) makes its own sense of the configuration
+        for platform in dict.fromkeys(config.platform for config in configs):
+            resolve_platform(platform)
     executor = _executor(args)
     job = load_job(args.job)
     out = Path(args.out)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.io import OpenedTrace, format_for_name, open_trace, write_trace
@@ -20,16 +21,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     check = sub.add_parser("check", help="check a trace's structure (exit 0 ok, 2 problems)")
     check.add_argument("trace", help="trace file (.bin, .attntrace, .trace.txt, .txt)")
-    check.add_argument(
-        "--platform", metavar="FILE", help="also check engines and addresses against a platform"
-    )
-    check.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a parameter of --platform, e.g. --set sram.capacity=256KiB (repeatable)",
+    add_platform_args(
+        check, default=None, platform_help="also check engines and addresses against a platform"
     )
     check.add_argument(
         "--max-problems", type=int, default=10, metavar="N", help="list at most N (default 10)"

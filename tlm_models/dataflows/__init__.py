@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from tlm_models.dataflows.approx import emit_approx
+from tlm_models.dataflows.approx import approx_params, emit_approx
 from tlm_models.dataflows.attenio import emit_attenio
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
 from tlm_models.dataflows.flash2 import emit_flash2
@@ -45,14 +45,23 @@ def emit(
 ) -> EmittedTrace:
     """Emit dataflow ``name``'s trace; UserError for an unknown name, parameters it does not
     take, or a plan that does not fit."""
+    check_dataflow_params(name, params or {})
     if name in APPROXIMATE:
         return APPROXIMATE[name](workload, platform_info, chunk_ops, params or {})
+    return EMITTERS[name](workload, platform_info, chunk_ops)
+
+
+def check_dataflow_params(name: str, params: Mapping[str, object]) -> None:
+    """UserError for an unknown dataflow or parameters it does not take (checked in the caller
+    before a run starts, and again by ``emit``)."""
+    if name in APPROXIMATE:
+        approx_params(params)
+        return
     if name not in EMITTERS:
         known = sorted([*EMITTERS, *APPROXIMATE])
         raise UserError(f"unknown dataflow {name!r}; choose one of {', '.join(known)}")
     if params:
         raise UserError(f"dataflow {name!r} takes no parameters, got {', '.join(sorted(params))}")
-    return EMITTERS[name](workload, platform_info, chunk_ops)
 
 
-__all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "emit"]
+__all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "check_dataflow_params", "emit"]

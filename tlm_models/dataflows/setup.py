@@ -10,7 +10,7 @@ import numpy as np
 
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.offchip import layout_tensors
-from tlm_models.dataflows.workload import Workload
+from tlm_models.dataflows.workload import Workload, check_element_width
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.header import TensorInfo, TraceHeader
@@ -76,6 +76,7 @@ def make_setup(
     spill: list[tuple[str, tuple[int, ...]]] | None = None,
 ) -> DataflowSetup:
     """Lay out Q, K, V, O (plus ``spill`` tensors, shared by all heads) and build the header."""
+    check_element_width(workload, platform)
     eb = workload.elem_bytes
     qkvo = (workload.head_count, workload.seq_len, workload.head_dim)
     shapes: list[tuple[str, tuple[int, ...]]] = [(name, qkvo) for name in ("Q", "K", "V", "O")]

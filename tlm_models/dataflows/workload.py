@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from tlm_models.errors import UserError
+from tlm_models.platform.info import PlatformInfo
+from tlm_models.units import UnitError
+from tlm_models.units import parse_count as _parse_count
 
-_COUNT_RE = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
 
-
-def parse_count(text: str) -> int:
+def parse_count(text: str, what: str = "sequence length") -> int:
     """A token count such as ``8192``, ``8K`` or ``1M`` (binary multiples: 8K = 8192)."""
-    match = _COUNT_RE.match(text)
-    if match is None:
-        raise UserError(f"expected a count such as 8192 or 8K, got {text!r}")
-    value = int(match.group(1))
-    suffix = match.group(2).upper()
-    return value * {"": 1, "K": 1 << 10, "M": 1 << 20}[suffix]
+    try:
+        return _parse_count(text, what)
+    except UnitError as exc:
+        raise UserError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -51,3 +49,16 @@ class Workload:
     def tensor_elements(self) -> int:
         """Elements of one of Q, K, V, O for one head (N x d)."""
         return self.seq_len * self.head_dim
+
+
+def check_element_width(workload: Workload, platform: PlatformInfo) -> None:
+    """The workload's element width must be the platform's: the emitters tile and count bytes
+    with it, and the engines move operands with theirs. A mismatch is refused, not guessed."""
+    if workload.elem_bytes != platform.elem_bytes:
+        raise UserError(
+            f"the workload has {workload.elem_bytes} B elements but platform "
+            f"'{platform.name}' computes on {platform.elem_bytes} B elements (pe_array and "
+            f"exp_unit elem_bytes); use Workload(..., elem_bytes={platform.elem_bytes}) or set "
+            f"the platform's width, e.g. --set pe.elem_bytes={workload.elem_bytes}B "
+            f"--set exp.elem_bytes={workload.elem_bytes}B"
+        )

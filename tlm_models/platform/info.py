@@ -30,10 +30,14 @@ class PlatformInfo:
     offchip_bandwidth: float  # peak, bytes/s
     kv_buffer: MemoryRegion | None = None
     extra: dict[str, float] = field(default_factory=dict)
+    #: Bytes per element of the PE array and Exp unit (they must agree): the one element width
+    #: that tiling, off-chip bytes and the engines' operand traffic all use.
+    elem_bytes: int = 2
 
-    def capacity_elements(self, elem_bytes: int) -> int:
-        """On-chip capacity M in elements (the papers count M this way)."""
-        return self.scratchpad.size // elem_bytes
+    def capacity_elements(self, elem_bytes: int | None = None) -> int:
+        """On-chip capacity M in elements (the papers count M this way), at the platform's
+        element width unless another is named."""
+        return self.scratchpad.size // (self.elem_bytes if elem_bytes is None else elem_bytes)
 
     def engines_of_kind(self, kind: str) -> list[str]:
         return [name for name, k in self.engines.items() if k == kind]

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from tlm_models.errors import UserError
+from tlm_models.platform.bounded_yaml import YamlLimitError, compose_bounded, read_limited
 
 Scalar = str | int | float | bool | None
 
@@ -129,17 +130,20 @@ class _Converter:
 
 
 def _compose(path: Path, display: str, diagnostics: list[Diagnostic]) -> Node | None:
-    """Reads one YAML file; syntax errors become diagnostics with their line."""
+    """Reads one YAML file within the limits of bounded_yaml; problems become diagnostics with
+    their line."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_limited(path)
+        composed = compose_bounded(text)
     except OSError as exc:
         diagnostics.append(Diagnostic(Location(display), "", f"cannot read file: {exc.strerror}"))
         return None
     except UnicodeDecodeError:
         diagnostics.append(Diagnostic(Location(display), "", "file is not UTF-8 text"))
         return None
-    try:
-        composed = yaml.compose(text, Loader=yaml.SafeLoader)
+    except YamlLimitError as exc:
+        diagnostics.append(Diagnostic(_loc(display, exc.mark), "", f"refused: {exc}"))
+        return None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -186,7 +190,7 @@ def _expand_include(
         chain = " -> ".join(p.name for p in (*stack, target))
         diagnostics.append(Diagnostic(include.loc, f"{key}.include", f"include cycle: {chain}"))
         return failed
-    if not target.is_file():
+    if not target.exists():
         diagnostics.append(
             Diagnostic(
                 include.loc,

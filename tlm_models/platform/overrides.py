@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 
 import yaml
 
+from tlm_models.errors import shorten
+from tlm_models.platform.bounded_yaml import YamlLimitError, compose_bounded
 from tlm_models.platform.loader import Diagnostic, Location, Node, Scalar
 from tlm_models.platform.validate import suggest
 
@@ -29,23 +31,36 @@ class Override:
 
     @property
     def loc(self) -> Location:
-        return Location(f"--set {self.text}")
+        return Location(f"--set {_shown(self.text)}")
 
 
 def parse_override(text: str) -> Override | Diagnostic:
     """Parses `key.path=value`; a malformed one comes back as a diagnostic."""
-    loc = Location(f"--set {text}")
+    loc = Location(f"--set {_shown(text)}")
     key, sep, raw = text.partition("=")
     parts = tuple(p.strip() for p in key.strip().split("."))
     if not sep or not all(parts) or not raw.strip():
         return Diagnostic(loc, "", "expected 'component.parameter=value', e.g. 'hbm.channels=8'")
+    return Override(parts, _scalar(raw), text)
+
+
+def _shown(text: str) -> str:
+    """The override as an error shows it: whole unless it is absurdly long."""
+    return text if len(text) <= 80 else shorten(text, 80)
+
+
+def _scalar(raw: str) -> Scalar:
+    """A YAML scalar read within the limits of bounded_yaml; anything else (a list, a mapping,
+    aliases, invalid YAML) is kept as its text for the validator to report."""
     try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError:
-        value = raw.strip()
-    if value is not None and not isinstance(value, (str, int, float, bool)):
-        value = raw.strip()
-    return Override(parts, value, text)
+        node = compose_bounded(raw)
+        if isinstance(node, yaml.ScalarNode):
+            value = yaml.SafeLoader("").construct_object(node)
+            if value is None or isinstance(value, (str, int, float, bool)):
+                return value
+    except (yaml.YAMLError, YamlLimitError, ValueError):
+        pass
+    return raw.strip()
 
 
 def _set(node: Node, path: tuple[str, ...], override: Override, done: str) -> Node | Diagnostic:

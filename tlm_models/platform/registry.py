@@ -3,6 +3,11 @@
 The builder elaborates a component by looking up its type here: the C++ class (and header) to
 construct, the `Params` fields to set (one per parameter, same name), and the sockets to bind.
 Users add their own models with :func:`register_component_type` (see docs/platforms.md).
+
+Each parameter is declared once, here: name, kind (hence its C++ type and SI unit), display
+unit, default and doc line. The docs/models parameter tables are generated from it
+(``tlm_models.platform.param_docs``) and a test compares it with the C++ ``Params`` defaults and
+field types through cppyy, so neither side can drift alone.
 """
 
 from __future__ import annotations
@@ -34,6 +39,26 @@ KIND_UNITS: dict[ParamKind, str] = {
     "bool": "",
     "address": "B",
 }
+#: The C++ type of a `Params` field of each kind (docs/internals.md, "C++ component conventions").
+CPP_TYPES: dict[ParamKind, str] = {
+    "count": "unsigned",
+    "size": "std::uint64_t",
+    "bandwidth": "double",
+    "frequency": "double",
+    "time": "sc_core::sc_time",
+    "choice": "std::string",
+    "bool": "bool",
+    "address": "std::uint64_t",
+}
+#: Largest value each C++ type holds, in the kind's unit (sc_time: 64-bit ticks of 1 ps);
+#: None where the type is not an integer.
+_CPP_MAX: dict[str, int] = {
+    "unsigned": 2**32 - 1,
+    "std::uint64_t": 2**64 - 1,
+    "sc_core::sc_time": 2**64 - 1,
+}
+#: Units shown in docs tables for each kind (time values are written with their own unit).
+_DISPLAY_UNITS: dict[ParamKind, str] = {**KIND_UNITS, "time": "s"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +73,23 @@ class ParamSpec:
     choices: tuple[str, ...] = ()
     #: Smallest accepted value in the kind's unit; sizes, bandwidths and frequencies must be > 0.
     minimum: int = 0
+    #: What one unit of the value counts when the kind's SI unit does not say it ("cycles",
+    #: "MACs", "B per cycle"); empty = the kind's unit.
+    unit: str = ""
+
+    @property
+    def cpp_type(self) -> str:
+        """The C++ type of the `Params` field of the same name."""
+        return CPP_TYPES[self.kind]
+
+    @property
+    def cpp_max(self) -> int | None:
+        """Largest value the C++ field holds (in the kind's unit); None for non-integers."""
+        return _CPP_MAX.get(self.cpp_type)
+
+    @property
+    def display_unit(self) -> str:
+        return self.unit or _DISPLAY_UNITS[self.kind]
 
 
 @dataclass(frozen=True)
@@ -138,14 +180,15 @@ def _p(
     *,
     minimum: int | None = None,
     choices: tuple[str, ...] = (),
+    unit: str = "",
 ) -> ParamSpec:
     if minimum is None:
         minimum = 1 if kind in ("size", "bandwidth", "frequency") else 0
-    return ParamSpec(name, kind, default, description, choices=choices, minimum=minimum)
+    return ParamSpec(name, kind, default, description, choices=choices, minimum=minimum, unit=unit)
 
 
 def _register_builtins() -> None:
-    clock = _p("clock", "frequency", "1 GHz", "clock frequency")
+    cycles = "added once per operation; overlaps the next operation"
     register_component_type(
         ComponentType(
             name="hbm",
@@ -156,26 +199,31 @@ def _register_builtins() -> None:
             size_param="size",
             params=(
                 _p("channels", "count", 16, "independent channels", minimum=1),
-                _p("channel_bandwidth", "bandwidth", "8 GB/s", "peak bandwidth of one channel"),
-                _p("latency", "time", "100 ns", "access latency on top of the transfer time"),
-                _p("interleave", "size", "256 B", "address interleaving granule across channels"),
-                _p("size", "size", "8 GiB", "capacity"),
+                _p("channel_bandwidth", "bandwidth", "8 GB/s", "data rate of one channel"),
+                _p(
+                    "latency",
+                    "time",
+                    "100 ns",
+                    "fixed controller + PHY latency added to every response",
+                ),
+                _p("interleave", "size", "256 B", "granule of the channel interleave"),
+                _p("size", "size", "8 GiB", "addressable bytes (`0 .. size-1`)"),
                 _p(
                     "fidelity",
                     "choice",
                     "bandwidth",
-                    "timing model",
+                    "timing model: `bandwidth` or `bank`",
                     choices=("bandwidth", "bank"),
                 ),
                 _p("banks", "count", 16, "banks per channel (bank fidelity)", minimum=1),
-                _p("row_size", "size", "1 KiB", "row buffer size (bank fidelity)"),
-                _p("t_rcd", "time", "14 ns", "activate to read/write"),
-                _p("t_rp", "time", "14 ns", "precharge"),
-                _p("t_cl", "time", "14 ns", "CAS latency"),
-                _p("burst_bytes", "size", "32 B", "bytes per burst"),
-                _p("t_refi", "time", "0 ns", "refresh interval (0 = refresh off)"),
-                _p("t_rfc", "time", "0 ns", "refresh cycle time"),
-                _p("storage", "bool", False, "keep data (needed for functional checks)"),
+                _p("row_size", "size", "1 KiB", "row (page) size of a bank"),
+                _p("t_rcd", "time", "14 ns", "activate to read/write (bank fidelity)"),
+                _p("t_rp", "time", "14 ns", "precharge (bank fidelity)"),
+                _p("t_cl", "time", "14 ns", "CAS latency (bank fidelity)"),
+                _p("burst_bytes", "size", "32 B", "data moves in whole bursts (bank fidelity)"),
+                _p("t_refi", "time", "0 ns", "refresh interval per channel; 0 turns refresh off"),
+                _p("t_rfc", "time", "0 ns", "refresh duration per channel"),
+                _p("storage", "bool", False, "keep the data (sparse, 64 KiB pages)"),
             ),
             sockets=(SocketSpec("target", "target", description="memory port"),),
         )
@@ -189,13 +237,19 @@ def _register_builtins() -> None:
             memory="onchip",
             size_param="capacity",
             params=(
-                _p("capacity", "size", "512 KiB", "capacity"),
-                _p("banks", "count", 16, "banks", minimum=1),
-                _p("ports", "count", 2, "ports served in parallel", minimum=1),
-                _p("port_width", "size", "64 B", "bytes per cycle per port"),
-                clock,
-                _p("latency", "time", "1 ns", "access latency"),
-                _p("storage", "bool", True, "keep data (DMI, functional checks)"),
+                _p("capacity", "size", "512 KiB", "addressable bytes (`0 .. capacity-1`)"),
+                _p("banks", "count", 16, "banks (accounting)", minimum=1),
+                _p("ports", "count", 2, "ports shared by all initiators", minimum=1),
+                _p(
+                    "port_width",
+                    "size",
+                    "64 B",
+                    "bytes one port moves per cycle",
+                    unit="B per cycle per port",
+                ),
+                _p("clock", "frequency", "1 GHz", "port clock"),
+                _p("latency", "time", "1 ns", "access latency added after the transfer"),
+                _p("storage", "bool", True, "keep the data (a flat array of `capacity` bytes)"),
             ),
             sockets=(
                 SocketSpec("target", "target", multi=True, description="several initiators bind"),
@@ -210,9 +264,9 @@ def _register_builtins() -> None:
             description="address-decoding bus/NoC; routes come from the platform's address map",
             routes=True,
             params=(
-                clock,
-                _p("width", "size", "64 B", "bytes per cycle"),
-                _p("hop_latency", "time", "1 ns", "latency per traversal"),
+                _p("clock", "frequency", "1 GHz", "link clock"),
+                _p("width", "size", "64 B", "width of each output link", unit="B per cycle"),
+                _p("hop_latency", "time", "1 ns", "one traversal, charged each way"),
             ),
             sockets=(
                 SocketSpec("in", "target", multi=True, description="initiators bind here"),
@@ -228,17 +282,28 @@ def _register_builtins() -> None:
             description="DMA engine: independent channels executing load/store operations",
             executor=ExecutorSpec("dma", "channel", "channels"),
             params=(
-                _p("channels", "count", 2, "independent channels", minimum=1),
-                _p("max_burst", "size", "256 B", "largest single transaction"),
-                _p("max_outstanding", "count", 16, "bursts in flight per channel", minimum=1),
-                _p("setup_latency", "time", "10 ns", "per-operation set-up time"),
+                _p(
+                    "channels",
+                    "count",
+                    2,
+                    "independent channels (`dma.channel[i]` in a platform's `engines:`)",
+                    minimum=1,
+                ),
+                _p("max_burst", "size", "256 B", "largest burst; 1 B .. 4 GiB"),
+                _p(
+                    "max_outstanding",
+                    "count",
+                    16,
+                    "bursts in flight per channel",
+                    minimum=1,
+                    unit="bursts",
+                ),
+                _p(
+                    "setup_latency", "time", "10 ns", "from a descriptor's start to its first burst"
+                ),
             ),
             sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
         )
-    )
-    pe_like = (
-        _p("elem_bytes", "size", "2 B", "bytes per element (FP16 = 2)"),
-        _p("sram_traffic", "bool", True, "issue operand/result traffic to the SRAM"),
     )
     register_component_type(
         ComponentType(
@@ -248,18 +313,24 @@ def _register_builtins() -> None:
             description="MAC array executing matmul and vector operations",
             executor=ExecutorSpec("pe"),
             params=(
-                _p("rows", "count", 64, "MAC rows", minimum=1),
-                _p("cols", "count", 32, "MAC columns", minimum=1),
-                clock,
+                _p("rows", "count", 64, "array rows", minimum=1, unit="MACs"),
+                _p("cols", "count", 32, "array columns", minimum=1, unit="MACs"),
+                _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
                 _p(
                     "mapping",
                     "choice",
                     "output_stationary",
-                    "dataflow mapping onto the array",
+                    "dataflow mapping onto the array: `output_stationary` or `broadcast`",
                     choices=("output_stationary", "broadcast"),
                 ),
-                _p("pipeline_latency", "count", 2, "pipeline depth in cycles"),
-                *pe_like,
+                _p("pipeline_latency", "count", 2, cycles, unit="cycles"),
+                _p(
+                    "elem_bytes",
+                    "size",
+                    "2 B",
+                    "bytes per element (FP16 = 2); must equal the Exp unit's",
+                ),
+                _p("sram_traffic", "bool", True, "issue operand/result transactions"),
             ),
             sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
         )
@@ -272,10 +343,16 @@ def _register_builtins() -> None:
             description="exponent unit: lanes computing exp() element-wise",
             executor=ExecutorSpec("exp"),
             params=(
-                _p("lanes", "count", 128, "exponent modules", minimum=1),
-                clock,
-                _p("pipeline_latency", "count", 4, "pipeline depth in cycles"),
-                *pe_like,
+                _p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),
+                _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
+                _p("pipeline_latency", "count", 4, cycles, unit="cycles"),
+                _p(
+                    "elem_bytes",
+                    "size",
+                    "2 B",
+                    "bytes per element (FP16 = 2); must equal the PE array's",
+                ),
+                _p("sram_traffic", "bool", True, "issue the read of src0 and the write of dst"),
             ),
             sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
         )
@@ -288,19 +365,25 @@ def _register_builtins() -> None:
             description="synthetic requests for calibrating memories and interconnects",
             params=(
                 _p("requests", "count", 1024, "requests to issue"),
-                _p("request_size", "size", "64 B", "bytes per request"),
-                _p("command", "choice", "read", "request command", choices=("read", "write")),
+                _p("request_size", "size", "64 B", "bytes per request (< 4 GiB)"),
+                _p(
+                    "command",
+                    "choice",
+                    "read",
+                    "request command: `read` or `write`",
+                    choices=("read", "write"),
+                ),
                 _p(
                     "pattern",
                     "choice",
                     "sequential",
-                    "address pattern",
+                    "address pattern: `sequential` or `random`",
                     choices=("sequential", "random"),
                 ),
-                _p("base", "address", 0, "first address"),
-                _p("range", "size", "1 MiB", "extent of the addresses touched"),
+                _p("base", "address", 0, "start of the address range"),
+                _p("range", "size", "1 MiB", "length of the range (>= `request_size`)"),
                 _p("max_outstanding", "count", 1, "requests in flight", minimum=1),
-                _p("seed", "count", 1, "random seed"),
+                _p("seed", "count", 1, "random pattern seed"),
             ),
             sockets=(SocketSpec("socket", "initiator", description="request port"),),
         )

@@ -188,6 +188,15 @@ class PlatformConfig:
             problems.append("no pe_array")
         if exp is None:
             problems.append("no exp_unit")
+        if pe is not None and exp is not None:
+            pe_eb, exp_eb = int(pe.params["elem_bytes"]), int(exp.params["elem_bytes"])
+            if pe_eb != exp_eb:
+                problems.append(
+                    f"the element width differs: {pe.name}.elem_bytes = {pe_eb} B but "
+                    f"{exp.name}.elem_bytes = {exp_eb} B; tiling, off-chip bytes and operand "
+                    f"traffic need one width (set both, e.g. --set {pe.name}.elem_bytes={pe_eb}B "
+                    f"--set {exp.name}.elem_bytes={pe_eb}B)"
+                )
         if problems or offchip is None or pad_region is None or pe is None or exp is None:
             raise UserError(
                 f"{self.source or self.name}: platform '{self.name}' cannot drive a dataflow: "
@@ -212,6 +221,7 @@ class PlatformConfig:
                 "pe_flops": figures.pe_flops,
                 "exp_per_s": figures.exp_per_s,
             },
+            elem_bytes=int(pe.params["elem_bytes"]),
         )
 
     def _executor_component(self, engine_kind: str, type_name: str) -> ComponentConfig | None:

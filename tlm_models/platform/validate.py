@@ -13,6 +13,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from tlm_models.platform.limits import ADDRESS_SPACE, kind_range_error, product_errors
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
     ComponentType,
@@ -237,6 +238,12 @@ class _Checker:
             default = convert_param(pspec, pspec.default)
             params[pspec.name] = default
         if len(params) != len(spec.params):
+            return None
+        overflows = product_errors(spec.name, params)
+        for pname, message in overflows:
+            where = entries[pname].loc if pname in entries else node.where
+            self.error(where, f"{key}.{pname}", message)
+        if overflows:
             return None
         return ComponentConfig(name, spec.name, params, role, node.where)
 
@@ -522,6 +529,14 @@ class _Checker:
                 f"{ADDRESS_ALIGNMENT} B: give the window's size explicitly",
             )
             return None
+        if values["base"] + values["size"] > ADDRESS_SPACE:
+            self.error(
+                entries["base"].loc,
+                f"{key}.base",
+                f"window [{values['base']:#x}, +{format_size(values['size'])}) ends beyond the "
+                "64-bit address space (2^64)",
+            )
+            return None
         if values["size"] > capacity:
             self.error(
                 entries["size"].loc if "size" in entries else item.loc,
@@ -770,6 +785,9 @@ def convert_param(spec: ParamSpec, value: object) -> ParamValue:
     if not isinstance(result, bool) and isinstance(result, (int, float)) and result < spec.minimum:
         what = "positive" if spec.minimum > 0 else "not negative"
         raise UnitError(f"must be {what}, found {_found(value)}")
+    too_big = kind_range_error(spec.kind, result)
+    if too_big:
+        raise UnitError(too_big)
     return result
 
 

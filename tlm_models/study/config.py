@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tlm_models.dataflows.workload import parse_count
 from tlm_models.errors import UserError
 
 __all__ = [
@@ -33,7 +34,6 @@ DEFAULT_PLATFORM = "platforms/attenio.yaml"
 
 _REPOSITORY = Path(__file__).resolve().parent.parent.parent
 _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_\[\]]+)*$")
-_SEQ_LEN = re.compile(r"^\s*(\d+)\s*([kK])?\s*$")
 
 
 @dataclass(frozen=True)
@@ -138,16 +138,9 @@ def resolve_platform(path: str) -> Path:
 
 
 def parse_seq_len(text: str) -> int:
-    """Parses a sequence length: ``8192`` or ``8K`` (K = 1024 tokens)."""
-    match = _SEQ_LEN.match(text)
-    if match is None:
-        raise UserError(
-            f"expected a sequence length such as '8192' or '8K' (K = 1024), found '{text}'"
-        )
-    value = int(match.group(1)) * (1024 if match.group(2) else 1)
-    if value < 1:
-        raise UserError(f"sequence length must be positive, found '{text}'")
-    return value
+    """Parses a sequence length: ``8192``, ``8K`` or ``1M`` (K = 1024 tokens); the same parser
+    as every other command's sizes (``tlm_models.units.parse_count``)."""
+    return parse_count(text, "sequence length")
 
 
 def parse_int_list(text: str, what: str = "sequence length") -> tuple[int, ...]:
@@ -164,7 +157,7 @@ def parse_int_list(text: str, what: str = "sequence length") -> tuple[int, ...]:
         except UserError:
             raise UserError(
                 f"expected a comma-separated list of {what}s such as '8K,16K' or '64,128' "
-                f"(K = 1024), found '{item}' in '{text}'"
+                f"(K = 1024, M = 1024 K), found '{item}' in '{text}'"
             ) from None
         if value in values:
             raise UserError(f"{what} {value} is listed twice in '{text}'")

@@ -22,10 +22,10 @@ from tlm_models.dataflows.io_formulas import (
 )
 from tlm_models.dataflows.workload import Workload
 from tlm_models.diagnosis import diagnose, peaks_of
-from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
+from tlm_models.resolved_run import ResolvedRun, resolve_run
 from tlm_models.result import compose_result
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
@@ -84,19 +84,24 @@ def _pe_mapping(platform: PlatformConfig) -> str | None:
     return str(mapping) if mapping is not None else None
 
 
+#: Trace-header parameters that restate the run's identity or derived figures; the result
+#: stores them once (top level), not again under ``tiling``.
+_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements")
+
+
 def run_one(
-    config: RunConfig,
+    config: RunConfig | ResolvedRun,
     timeline: str | None = None,
     window: TimelineWindow | None = None,
     vcd: str | None = None,
 ) -> dict[str, Any]:
     """The result JSON of one configuration; writes a Perfetto timeline and/or a VCD of the
-    same window when asked."""
+    same window when asked. A ``RunConfig`` (a sweep's job) is resolved here first; the
+    caller has usually resolved it already (``tlm_models.resolved_run``)."""
     started = time.perf_counter()
-    platform = load_platform(config.platform_path(), config.overrides)
-    info = platform.info()
-    workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim, heads=config.heads)
-    emitted = emit(config.dataflow, workload, info, params=dict(config.extra))
+    run = config if isinstance(config, ResolvedRun) else resolve_run(config)
+    config, platform, info, workload = run.config, run.platform, run.info, run.workload
+    emitted = emit(config.dataflow, workload, info, params=run.params)
     out = replay_in_this_process(
         platform,
         emitted.header,
@@ -116,13 +121,14 @@ def run_one(
         "seq_len": config.seq_len,
         "head_dim": config.head_dim,
         "heads": config.heads,
-        "tiling": dict(emitted.header.params),
+        "elem_bytes": run.elem_bytes,
+        "capacity_elements": run.capacity_elements,
+        "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
-    params = dict(config.extra)
-    result["bounds"] = bounds_bytes(workload, info, config.dataflow, params)
+    result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
     if config.dataflow == "approx":
-        p = approx_params(params)
+        p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
     result["peaks"] = peaks_of(info)
     result["diagnosis"] = diagnose(result, _pe_mapping(platform))

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.result import SCHEMA
 from tlm_models.study.config import RunConfig
 
 __all__ = ["RESULTS_FILE", "RESULT_SCHEMA", "ResultStore", "error_record", "result_record"]
 
 RESULTS_FILE = "results.jsonl"
-RESULT_SCHEMA = "attn-tlm.result/1"
+RESULT_SCHEMA = SCHEMA  # declared once, in tlm_models.result
 
 
 def result_record(config: RunConfig, result: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The 64-byte trace record as a numpy dtype, mirroring ``include/tlm_models/trace_op.h``.
 
 Python builds and reads records in bulk through this dtype; C++ reads the same memory by
-pointer, so the field order and sizes here are part of the file format.
+pointer, so the field order and sizes here are part of the file format. The enums here and in
+``trace_op.h`` / ``engine_kind.h`` are the two sides of one contract:
+``tests/test_record_contract.py`` compares every value, name and field offset through cppyy.
 """
 
 from __future__ import annotations
@@ -39,6 +41,22 @@ class OpKind(enum.IntEnum):
     MATMUL = 3
     VECTOR = 4
     EXP = 5
+
+
+class EngineKind(enum.IntEnum):
+    """The class of engine a trace engine is bound to (``engine_kind.h``): what it runs."""
+
+    DMA = 0
+    PE = 1
+    EXP = 2
+
+
+#: Operation kinds each engine class runs (``runs_on`` in ``engine_kind.h``).
+ENGINE_OPS: dict[EngineKind, tuple[OpKind, ...]] = {
+    EngineKind.DMA: (OpKind.LOAD, OpKind.STORE),
+    EngineKind.PE: (OpKind.MATMUL, OpKind.VECTOR),
+    EngineKind.EXP: (OpKind.EXP,),
+}
 
 
 class VectorOp(enum.IntEnum):

@@ -94,11 +94,17 @@ def parse_text(lines: Iterable[str], name: str = "<text>") -> tuple[TraceHeader,
     header_lines: dict[str, tuple[int, str]] = {}
     tensor_lines: list[tuple[int, str]] = []
     op_lines: list[tuple[int, str]] = []
+    end: tuple[int, str] | None = None
     for lineno, raw in enumerate(lines, 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if end is not None:
+            raise UserError(f"{name}:{lineno}: a line after 'end:' (line {end[0]})")
         key, colon, value = line.partition(":")
+        if colon and key == "end":
+            end = (lineno, value.split("#", 1)[0].strip())
+            continue
         if colon and " " not in key and "=" not in key and not key.isdigit():
             if op_lines:
                 raise UserError(
@@ -119,8 +125,32 @@ def parse_text(lines: Iterable[str], name: str = "<text>") -> tuple[TraceHeader,
     parser = _OpParser(header, name)
     rows = [parser.parse(index, lineno, line) for index, (lineno, line) in enumerate(op_lines)]
     records = np.array(rows, dtype=RECORD_DTYPE) if rows else np.empty(0, RECORD_DTYPE)
+    _check_count(header_lines, end, len(records), name)
     header.op_count = len(records)
     return header, records
+
+
+def _check_count(
+    header_lines: dict[str, tuple[int, str]], end: tuple[int, str] | None, count: int, name: str
+) -> None:
+    """A written trace ends with `end: <count>`, so one cut at a line boundary is not taken for a
+    shorter trace; hand-written traces (no `format:` line) may leave it out. `op_count:` in the
+    header, when given, must tell the truth too."""
+    if end is None and "format" in header_lines:
+        raise UserError(
+            f"{name}: no 'end: <count>' line after the last operation: the trace is cut short "
+            f"({count} operations read; written traces end with 'end:')"
+        )
+    declared_by = [(*end, "end:")] if end else []
+    if "op_count" in header_lines:
+        declared_by.append((*header_lines["op_count"], "op_count:"))
+    for lineno, value, what in declared_by:
+        declared = _int(value, f"{name}:{lineno}: {what}", _U64)
+        if declared != count:
+            raise UserError(
+                f"{name}:{lineno}: {what} says {declared} operations, the file has {count} "
+                "(cut short or edited)"
+            )
 
 
 _HEADER_KEYS = ("format", "dataflow", "engines", "elem_bytes", "window", "params", "op_count")
@@ -387,6 +417,7 @@ def dump_text(out: TextIO, header: TraceHeader, chunks: Iterable[np.ndarray]) ->
             out.write(format_op(index, record, header))
             out.write("\n")
             index += 1
+    out.write(f"end: {index}\n")
     return index
 
 

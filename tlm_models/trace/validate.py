@@ -17,6 +17,7 @@ from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
     BROADCAST_SHIFT,
+    ENGINE_OPS,
     KIND_NAMES,
     MATMUL_ACCUMULATE,
     MATMUL_TRANS_B,
@@ -33,11 +34,7 @@ _LOAD, _STORE, _MATMUL, _VECTOR, _EXP = (int(k) for k in OpKind)
 _ROWMAX, _ROWSUM = int(VectorOp.ROWMAX), int(VectorOp.ROWSUM)
 # One operation moving or touching more than this is a bug, not a workload.
 MAX_OP_BYTES = 1 << 31
-ENGINE_KIND_OPS = {
-    "dma": (OpKind.LOAD, OpKind.STORE),
-    "pe": (OpKind.MATMUL, OpKind.VECTOR),
-    "exp": (OpKind.EXP,),
-}
+ENGINE_KIND_OPS = {kind.name.lower(): ops for kind, ops in ENGINE_OPS.items()}
 # Vector ops that read a second operand (copy, rowmax and rowsum read only src0).
 _BINARY_VECTOR_OPS = [
     v.value for v in VectorOp if v not in (VectorOp.COPY, VectorOp.ROWMAX, VectorOp.ROWSUM)

@@ -576,6 +576,10 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
       t.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
       return;
     }
+    if (t.get_command() != tlm::TLM_IGNORE_COMMAND && t.get_data_ptr() == nullptr) {
+      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
     delay += p_.register_latency;
     unsigned char* data = t.get_data_ptr();
     switch (t.get_command()) {

@@ -16,7 +16,9 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "tlm_models/at_target.h"
 #include "tlm_models/bandwidth_server.h"
+#include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
@@ -47,13 +49,19 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   tlm_utils::multi_passthrough_initiator_socket<Interconnect> out;
 
   Interconnect(sc_core::sc_module_name name, const Params& p)
-      : sc_core::sc_module(name), in("in"), out("out"), p_(p) {
+      : sc_core::sc_module(name), in("in"), out("out"), p_(p),
+        at_(this->name(),
+            [this](int id, tlm::tlm_generic_payload& t, sc_core::sc_time& d) { b_transport(id, t, d); },
+            [this](int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
+              return in[id]->nb_transport_bw(t, ph, d);
+            }) {
     std::string err = p.check();
     if (!err.empty())
       SC_REPORT_FATAL("tlm_models/interconnect", (std::string(this->name()) + ": " + err).c_str());
     period_ = period_ticks(p.clock);
     hop_ = to_ticks(p.hop_latency);
     in.register_b_transport(this, &Interconnect::b_transport);
+    in.register_nb_transport_fw(this, &Interconnect::nb_transport_fw);
     in.register_transport_dbg(this, &Interconnect::transport_dbg);
     in.register_get_direct_mem_ptr(this, &Interconnect::get_direct_mem_ptr);
     out.register_invalidate_direct_mem_ptr(this, &Interconnect::invalidate_direct_mem_ptr);
@@ -101,6 +109,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       og.add("wait_time", ticks_to_ns(links_[o].wait_ticks()), "ns", "summed queueing for this link");
     }
     g.add("unmapped", static_cast<double>(unmapped_), "requests", "transactions to no route (address error)");
+    g.add("malformed", static_cast<double>(malformed_), "requests",
+          "malformed payloads answered with an error, not forwarded");
   }
 
   void reset_stats() override {
@@ -108,7 +118,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     std::fill(out_bytes_.begin(), out_bytes_.end(), 0);
     std::fill(in_requests_.begin(), in_requests_.end(), 0);
     std::fill(in_bytes_.begin(), in_bytes_.end(), 0);
-    unmapped_ = 0;
+    unmapped_ = malformed_ = 0;
   }
 
  protected:
@@ -145,10 +155,19 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   // Link grant g = the link's earliest free gap at or after arrival (bandwidth_server.h); the
   // link is then busy for ceil(len / width) cycles. The target sees the request at g + hop; the response reaches the initiator at
   // max(target response, g + hop + transfer) + hop.
+  tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) {
+    return at_.nb_transport_fw(id, t, phase, delay);
+  }
+
   void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
     count_in(id, len);
+    if (!admit_payload(t)) {  // malformed: answered here, never forwarded
+      ++malformed_;
+      return;
+    }
     const Route* r = find(addr);
     if (!r || len > r->last() - addr + 1) {
       ++unmapped_;
@@ -237,6 +256,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   }
 
   Params p_;
+  AtTarget at_;  // the nb_transport_fw path (at_target.h)
   Ticks period_ = 0;
   Ticks hop_ = 0;
   std::vector<Route> routes_;  // sorted by base, disjoint
@@ -244,6 +264,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   std::vector<std::uint64_t> out_bytes_;
   std::vector<std::uint64_t> in_requests_, in_bytes_;
   std::uint64_t unmapped_ = 0;
+  std::uint64_t malformed_ = 0;
 };
 
 }  // namespace tlm_models

@@ -1,6 +1,6 @@
-// Base-protocol helpers shared by the memory targets: the checks before a request is served,
-// the streaming-width rule, and byte-enable aware copies between a payload's data array and a
-// memory's storage.
+// Base-protocol helpers shared by the targets: the checks before a request is served (a
+// malformed payload gets an error response, never a crash), the streaming-width rule, and
+// byte-enable aware copies between a payload's data array and a memory's storage.
 #ifndef TLM_MODELS_PAYLOAD_ACCESS_H
 #define TLM_MODELS_PAYLOAD_ACCESS_H
 
@@ -34,11 +34,37 @@ inline bool reject_streaming(tlm::tlm_generic_payload& t) {
   return false;
 }
 
-// What a memory of `size` bytes checks before it times a request. An ignore command completes
-// with OK and no access; streaming (see reject_streaming) and any byte of
-// [address, address + length) beyond the memory are answered with the error the base protocol
-// names. Returns true when the request is to be served; otherwise the response status is set.
+// The attributes every target relies on before it touches a payload, whatever an initiator
+// sent: a command the base protocol knows, a byte-enable length of at least 1 where there is a
+// byte-enable array (the mask repeats modulo that length), and for a read or write a data
+// array of at least one byte. Anything else is answered with the matching error response.
+// Returns true when the payload may be acted on; otherwise the response status is set.
+inline bool admit_payload(tlm::tlm_generic_payload& t) {
+  const tlm::tlm_command cmd = t.get_command();
+  if (cmd != tlm::TLM_READ_COMMAND && cmd != tlm::TLM_WRITE_COMMAND &&
+      cmd != tlm::TLM_IGNORE_COMMAND) {
+    t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return false;
+  }
+  if (t.get_byte_enable_ptr() != nullptr && t.get_byte_enable_length() == 0) {
+    t.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    return false;
+  }
+  if (cmd != tlm::TLM_IGNORE_COMMAND &&
+      (t.get_data_length() == 0 || t.get_data_ptr() == nullptr)) {
+    t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return false;
+  }
+  return true;
+}
+
+// What a memory of `size` bytes checks before it times a request. A malformed payload (see
+// admit_payload) is answered with its error; an ignore command completes with OK and no
+// access; streaming (see reject_streaming) and any byte of [address, address + length) beyond
+// the memory are answered with the error the base protocol names. Returns true when the
+// request is to be served; otherwise the response status is set.
 inline bool admit_memory_access(tlm::tlm_generic_payload& t, std::uint64_t size) {
+  if (!admit_payload(t)) return false;
   if (t.get_command() == tlm::TLM_IGNORE_COMMAND) {
     t.set_response_status(tlm::TLM_OK_RESPONSE);
     return false;

@@ -132,6 +132,15 @@ class Replayer : public sc_core::sc_module {
   std::string error() const { return error_; }
   // Trace position of the record a failure names (kNoRecord when it names none).
   std::uint64_t error_record() const { return error_record_; }
+  // What the replay thread is blocked on, for a driver that finds the kernel out of events
+  // before the replay has finished: the record whose engine has not returned, or the input.
+  std::string waiting_on() const {
+    if (executing_ != kNoRecord)
+      return describe(executing_, window_buf_.at(executing_).op) +
+             ": its engine has not returned from the operation";
+    if (finished_) return "nothing (the replay has finished)";
+    return "trace input (records " + std::to_string(records_fed_) + " fed so far)";
+  }
   // Records fed and not yet taken by the scheduler: a feeding process bounds its run-ahead
   // with this and input_consumed_event().
   std::uint64_t records_pending() const { return records_fed_ - window_buf_.end(); }
@@ -399,13 +408,16 @@ class Replayer : public sc_core::sc_module {
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
     OpTiming timing;
+    executing_ = pick.pos;
     try {
       timing = e.exec->execute(op, from_ticks(pick.start));
     } catch (const sc_core::sc_unwind_exception&) {
       throw;
     } catch (const std::exception& ex) {
+      executing_ = kNoRecord;
       throw ReplayStop(describe(pick.pos, op) + ": " + ex.what(), pick.pos);
     }
+    executing_ = kNoRecord;
     const Ticks done = to_ticks(timing.done);
     const Ticks free = to_ticks(timing.engine_free);
     if (done < pick.start || free < pick.start)
@@ -492,6 +504,7 @@ class Replayer : public sc_core::sc_module {
   unsigned headless_ = 0;  // bound engines with no read, unissued record
   Ticks sched_now_ = 0;
   std::uint64_t lookahead_limited_ = 0;
+  std::uint64_t executing_ = kNoRecord;  // the record inside its engine's execute()
 
   // state and results
   bool started_ = false;

@@ -14,6 +14,7 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "tlm_models/at_target.h"
 #include "tlm_models/bandwidth_server.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/payload_access.h"
@@ -47,7 +48,12 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   tlm_utils::multi_passthrough_target_socket<Sram> target;
 
   Sram(sc_core::sc_module_name name, const Params& p)
-      : sc_core::sc_module(name), target("target"), p_(p) {
+      : sc_core::sc_module(name), target("target"), p_(p),
+        at_(this->name(),
+            [this](int id, tlm::tlm_generic_payload& t, sc_core::sc_time& d) { b_transport(id, t, d); },
+            [this](int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
+              return target[id]->nb_transport_bw(t, ph, d);
+            }) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/sram", (std::string(this->name()) + ": " + err).c_str());
     period_ = period_ticks(p.clock);
@@ -59,6 +65,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     extra_diff_.assign(p.banks + 1, 0);
     if (p.storage) data_.assign(p.capacity, 0);
     target.register_b_transport(this, &Sram::b_transport);
+    target.register_nb_transport_fw(this, &Sram::nb_transport_fw);
     target.register_transport_dbg(this, &Sram::transport_dbg);
     target.register_get_direct_mem_ptr(this, &Sram::get_direct_mem_ptr);
   }
@@ -113,6 +120,11 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     std::uint64_t bytes = 0;
     std::uint64_t conflicts = 0;
   };
+
+  tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) {
+    return at_.nb_transport_fw(id, t, phase, delay);
+  }
 
   void b_transport(int, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     if (!admit_memory_access(t, p_.capacity)) {
@@ -305,6 +317,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   }
 
   Params p_;
+  AtTarget at_;  // the nb_transport_fw path (at_target.h)
   Ticks period_ = 0;
   Ticks latency_ = 0;
   std::uint64_t bank_word_ = 1;

@@ -1,0 +1,213 @@
+"""The public Python API: simulate, sweep, emit and replay_trace (docs/api.md).
+
+Every call resolves its request first, in the calling process (``tlm_models.resolved_run``): the
+platform is validated, overrides applied, the workload checked against the platform's element
+width and the dataflow's parameters and plan checked, before any simulation process starts.
+Simulations run one per worker process, as on the command line; the CLI uses the same steps.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tlm_models.dataflows import EmittedTrace
+from tlm_models.dataflows import emit as _emit
+from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform.compose import Platform
+from tlm_models.resolved_run import ResolvedRun, resolve_run, resolve_runs
+from tlm_models.run_result import RunResult
+from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
+
+__all__ = [
+    "Platform",
+    "RunResult",
+    "SweepOutcome",
+    "Workload",
+    "emit",
+    "replay_trace",
+    "resolve",
+    "simulate",
+    "sweep",
+]
+
+PlatformLike = Platform | str | os.PathLike[str]
+
+
+def _platform(platform: PlatformLike, overrides: Iterable[str] = ()) -> Platform:
+    loaded = platform if isinstance(platform, Platform) else Platform.load(platform)
+    overrides = tuple(overrides)
+    return loaded.with_overrides(*overrides) if overrides else loaded
+
+
+def _params(params: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    return tuple((name, str(value)) for name, value in params.items())
+
+
+def resolve(
+    dataflow: str,
+    workload: Workload,
+    platform: PlatformLike = DEFAULT_PLATFORM,
+    *,
+    overrides: Iterable[str] = (),
+    **params: object,
+) -> ResolvedRun:
+    """The validated run ``simulate`` would start (nothing is simulated): the element width,
+    on-chip capacity M and every check, in the caller."""
+    return _resolve(dataflow, workload, platform, overrides, params)
+
+
+def _resolve(
+    dataflow: str,
+    workload: Workload,
+    platform: PlatformLike,
+    overrides: Iterable[str],
+    params: Mapping[str, object],
+) -> ResolvedRun:
+    if workload.batch != 1:
+        raise UserError(
+            f"simulate runs batch = 1 (found {workload.batch}); fold the batch into heads"
+        )
+    plat = _platform(platform, overrides)
+    config = RunConfig(
+        dataflow=dataflow,
+        seq_len=workload.seq_len,
+        head_dim=workload.head_dim,
+        heads=workload.heads,
+        platform=plat.label,
+        overrides=plat.overrides,
+        extra=_params(params),
+    )
+    return resolve_run(config, elem_bytes=workload.elem_bytes, platform=plat.config)
+
+
+def simulate(
+    dataflow: str,
+    workload: Workload,
+    platform: PlatformLike = DEFAULT_PLATFORM,
+    *,
+    overrides: Iterable[str] = (),
+    timeline: str | os.PathLike[str] | None = None,
+    **params: object,
+) -> RunResult:
+    """Emits ``dataflow``'s trace for ``workload`` on ``platform`` and replays it in a worker.
+
+    ``overrides`` are ``component.param=value`` texts (like ``--set``); ``params`` are the
+    dataflow's parameters (``degree=2`` for approx); ``timeline`` writes a Perfetto file.
+    """
+    from tlm_models.study.run import run_one
+    from tlm_models.worker import run_in_worker
+
+    run = _resolve(dataflow, workload, platform, overrides, params)
+    out = os.fspath(timeline) if timeline is not None else None
+    return RunResult.from_dict(run_in_worker(run_one, run, out))
+
+
+@dataclass(frozen=True)
+class SweepOutcome:
+    """The finished results of a sweep (grid order), the failures by configuration key, and
+    the directory holding results.jsonl / results.csv."""
+
+    results: list[RunResult]
+    failures: dict[str, str]
+    directory: Path
+
+
+def sweep(
+    dataflows: Sequence[str],
+    seq_lens: Sequence[int],
+    head_dims: Sequence[int],
+    *,
+    out: str | os.PathLike[str],
+    platform: PlatformLike = DEFAULT_PLATFORM,
+    settings: Mapping[str, Sequence[object]] | None = None,
+    params: Mapping[str, Sequence[object]] | None = None,
+    heads: int = 1,
+    jobs: int | None = None,
+) -> SweepOutcome:
+    """Runs every combination into ``out`` (resumable, like ``attn-tlm sweep``).
+
+    ``settings`` sweep platform parameters (``{"sram.capacity": ["256KiB", "512KiB"]}``),
+    ``params`` dataflow parameters (``{"approx.degree": [1, 2]}``). Every configuration is
+    resolved first: one bad value and nothing runs. A ``Platform`` object is saved to
+    ``out/platform.yaml`` so the directory records what ran.
+    """
+    from tlm_models.study.executor_local import LocalExecutor
+    from tlm_models.study.store import ResultStore
+    from tlm_models.study.sweep import run_sweep
+
+    directory = Path(out)
+    label = os.fspath(platform) if not isinstance(platform, Platform) else None
+    grid = GridSpec(
+        dataflows=tuple(dataflows),
+        seq_lens=tuple(seq_lens),
+        head_dims=tuple(head_dims),
+        heads=heads,
+        platforms=(label or str(directory / "platform.yaml"),),
+        settings=tuple(SweptSetting(k, tuple(map(str, v))) for k, v in (settings or {}).items()),
+        params=tuple(SweptSetting(k, tuple(map(str, v))) for k, v in (params or {}).items()),
+    )
+    configs = expand_grid(grid)
+    if isinstance(platform, Platform):
+        _resolve_grid_on(configs, platform)
+        directory.mkdir(parents=True, exist_ok=True)
+        platform.save(directory / "platform.yaml")
+    else:
+        resolve_runs(configs)
+    run_sweep(configs, directory, executor=LocalExecutor(jobs), interactive=False)
+    latest = ResultStore(directory).latest()
+    results, failures = [], {}
+    for config in configs:
+        record = dict(latest.get(config.key(), {"error": "not run"}))
+        if "error" in record:
+            failures[config.key()] = str(record["error"])
+            continue
+        for stored in ("key", "config"):  # the store's own fields, not the result's
+            record.pop(stored, None)
+        results.append(RunResult.from_dict(record))
+    return SweepOutcome(results, failures, directory)
+
+
+def _resolve_grid_on(configs: Sequence[RunConfig], platform: Platform) -> None:
+    """Resolves a grid on an in-memory platform (its swept overrides applied to it)."""
+    for config in configs:
+        resolve_run(config, platform=platform.with_overrides(*config.overrides).config)
+
+
+def emit(
+    dataflow: str,
+    workload: Workload,
+    platform: PlatformLike = DEFAULT_PLATFORM,
+    *,
+    chunk_ops: int = DEFAULT_CHUNK_OPS,
+    **params: object,
+) -> EmittedTrace:
+    """The dataflow's trace (header and a one-shot iterator of record chunks), in this process;
+    ``tlm_models.trace.io.write_trace`` stores it. No SystemC is loaded."""
+    run = _resolve(dataflow, workload, platform, (), params)
+    return _emit(dataflow, run.workload, run.info, chunk_ops=chunk_ops, params=run.params)
+
+
+def replay_trace(
+    trace: str | os.PathLike[str],
+    platform: PlatformLike = DEFAULT_PLATFORM,
+    *,
+    overrides: Iterable[str] = (),
+    timeline: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Replays a trace file (binary or text) on ``platform`` in a worker; the trace is
+    checked against the platform first."""
+    from tlm_models.cli.replay_cmd import replay_trace_file
+    from tlm_models.worker import run_in_worker
+
+    path = os.fspath(trace)
+    if not Path(path).is_file():
+        raise UserError(f"{path}: no such trace file")
+    plat = _platform(platform, overrides)
+    out = os.fspath(timeline) if timeline is not None else None
+    return RunResult.from_dict(run_in_worker(replay_trace_file, path, plat.config, (), out))
