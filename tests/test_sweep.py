@@ -237,6 +237,22 @@ def test_progress_prints_plain_lines_with_eta_when_not_a_terminal() -> None:
     assert format_duration(7620) == "2 h 07 min"
 
 
+def test_progress_draws_a_bar_with_counts_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(total=5, stream=stream, timer=FakeClock(), pending=["a", "b"])
+    progress.start()
+    progress.finished("a", ok=True, wall_s=1.0)
+    progress.close()
+    text = stream.getvalue()
+    assert "| 0/5 done, 0 failed, elapsed 0.0 s, ETA: estimating" in text
+    assert "| 1/5 done, 0 failed, elapsed 0.0 s, ETA 1.0 s" in text
+    assert text.endswith("sweep: 1/5 done, 0 failed, elapsed 0.0 s, ETA 1.0 s\n")
+
+
 def test_sweep_eta_weights_remaining_work_by_predicted_cost() -> None:
     # One job of cost 1e6 took 2 s: 0.5 M/s per lane. Remaining 3e6 + 1e6 on 2 lanes = 4 s,
     # but the 3e6 job alone needs 6 s.

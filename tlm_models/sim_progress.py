@@ -66,20 +66,24 @@ class SimulationProgress:
         return min(1.0, self.ops / self.expected_ops)
 
     def status(self) -> str:
-        """The text after the bar."""
+        """The whole status line: operations, then ``details``."""
+        if self._last is None:
+            return self.details()
+        ops = format_count(self.ops)
+        ops += f"/{format_count(self.expected_ops)} ops" if self.expected_ops else " ops"
+        return f"{ops}, {self.details()}"
+
+    def details(self) -> str:
+        """What the bar shows after the operation count: simulated time against the roofline
+        floor, speed and ETA (before the first report: that the worker is starting)."""
         assert self.started is not None
         elapsed = self.timer() - self.started
         if self._last is None:
             return f"starting the simulator and emitting the trace, {format_duration(elapsed)}"
-        parts = [f"{format_count(self.ops)}"]
-        if self.expected_ops:
-            parts[0] += f"/{format_count(self.expected_ops)} ops"
-        else:
-            parts[0] += " ops"
         sim = f"simulated {format_ns(self.sim_ns)}"
         if self.roofline_ns:
             sim += f" (roofline ≥ {format_ns(self.roofline_ns)})"
-        parts.append(sim)
+        parts = [sim]
         rate = self.rate()
         if rate:
             parts.append(f"{format_count(rate)} ops/s")
@@ -104,17 +108,19 @@ class SimulationProgress:
         if self._bar is None:
             from tqdm import tqdm
 
+            # tqdm writes ", " before the postfix (our details).
+            known = "{desc}: {percentage:3.0f}%|{bar:16}| {n_fmt}/{total_fmt} ops{postfix}"
             self._bar = tqdm(
-                total=1000,
+                total=self.expected_ops or None,
                 file=self.stream,
-                bar_format="{desc}: {percentage:3.0f}%|{bar:16}| {postfix}",
+                bar_format=known if self.expected_ops else "{desc}: {n_fmt} ops{postfix}",
                 desc=self.label,
+                unit_scale=True,
                 dynamic_ncols=True,
                 leave=False,
             )
-        fraction = self.fraction()
-        self._bar.n = round(1000 * fraction) if fraction is not None else 0
-        self._bar.set_postfix_str(self.status(), refresh=True)
+        self._bar.n = min(self.ops, self.expected_ops) if self.expected_ops else self.ops
+        self._bar.set_postfix_str(self.details(), refresh=True)
 
     def close(self) -> None:
         """Removes the bar (the summary that follows says what happened)."""

@@ -9,6 +9,7 @@ scaled up by the growth exponent measured between the two largest sizes that fit
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -81,6 +82,12 @@ def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: flo
     return max(compute, exp, memory) * 1e9
 
 
+@functools.lru_cache(maxsize=64)
+def _platform_info(path: str, overrides: tuple[str, ...]) -> PlatformInfo:
+    """Platform figures, loaded once per platform and overrides (a sweep asks 50 times)."""
+    return load_platform(path, overrides).info()
+
+
 def _count(config: RunConfig, info: PlatformInfo, seq_len: int, budget_s: float) -> OpCount:
     workload = Workload(seq_len=seq_len, head_dim=config.head_dim, heads=config.heads)
     with counting_ops(budget_s) as count:
@@ -95,7 +102,7 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     Raises what the emitter raises for a configuration that cannot run (a UserError)."""
     from tlm_models.study.run import bounds_bytes
 
-    info = load_platform(config.platform_path(), config.overrides).info()
+    info = _platform_info(str(config.platform_path()), config.overrides)
     n = config.seq_len
     counts: list[tuple[int, OpCount]] = []
     while n >= 1:
@@ -132,5 +139,6 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
 
 
 def predicted_ops(config: RunConfig) -> float:
-    """A sweep's cost weight of ``config``: its predicted operation count."""
-    return float(estimate_cost(config).ops)
+    """A sweep's cost weight of ``config``: its predicted operation count (a shorter count
+    budget than a single run's: a sweep estimates every configuration before its ETA shows)."""
+    return float(estimate_cost(config, budget_s=0.2).ops)

@@ -135,7 +135,8 @@ class Progress:
                 total=self.total,
                 initial=self.done,
                 file=self.stream,
-                bar_format="{l_bar}{bar:20}| {postfix}",
+                # tqdm puts ", " before the postfix: "| 3/50 done, 0 failed, elapsed ..."
+                bar_format="{l_bar}{bar:20}| {n_fmt}/{total_fmt} done{postfix}",
                 desc="sweep",
                 dynamic_ncols=True,
                 mininterval=0.5,
@@ -191,7 +192,7 @@ class Progress:
     def _draw(self) -> None:
         self._last_draw = self.timer()
         assert self._bar is not None
-        status = self.line().split(", ", 1)[1]
+        status = self.line().split(" done, ", 1)[1]
         if self.eta() is None and self.pending:
             status += ", ETA: estimating"
         self._bar.set_postfix_str(status, refresh=True)
