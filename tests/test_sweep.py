@@ -278,6 +278,10 @@ def test_a_cheap_first_point_does_not_predict_an_hour() -> None:
     clock.now += 1.5  # the ETA counts down between events
     assert progress.eta() == pytest.approx(2.5)
     assert "ETA 2.5 s" in progress.line()
+    # 10 s later nothing else finished: the running jobs (1e6 ops each) do at most 1e5 ops/s,
+    # so the remaining 4e6 ops on one lane take at least 40 s: the ETA grows, never sits at 0.
+    clock.now += 10.0
+    assert progress.eta() == pytest.approx(4e6 / (1e6 / 11.5))
 
 
 def _cli(argv: list[str]) -> int:

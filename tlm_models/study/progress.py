@@ -10,6 +10,7 @@ hour and an expensive one does not predict a minute. Between events the ETA coun
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -27,18 +28,21 @@ def sweep_eta(
     remaining: list[float],
     parallel: int,
     prior_rate: float,
+    rate_cap: float = math.inf,
 ) -> float:
     """Seconds until the ``remaining`` costs are done.
 
     ``finished`` holds (cost, wall seconds) of finished configurations; their total cost over
     their total wall time is the rate of one job (``prior_rate`` before any finished). At most
     ``parallel`` jobs run at once, and the largest remaining job takes its own time at least.
+    ``rate_cap`` bounds the rate from above (what jobs still running after a while allow).
     """
     if not remaining:
         return 0.0
     done_cost = sum(cost for cost, _ in finished)
     done_wall = sum(wall for _, wall in finished)
     rate = done_cost / done_wall if done_cost > 0 and done_wall > 0 else prior_rate
+    rate = min(rate, rate_cap)
     lanes = max(1, min(parallel, len(remaining)))
     return max(sum(remaining) / (rate * lanes), max(remaining) / rate)
 
@@ -109,7 +113,16 @@ class Progress:
         if self._eta is None:
             return None
         eta, since = self._eta
-        return max(0.0, eta - (self.timer() - since))
+        now = self.timer()
+        if eta - (now - since) > 0 or not self.pending:
+            return max(0.0, eta - (now - since))
+        # Overdue: the jobs running since the last event are slower than the rate assumed.
+        # Each started at or before that event, so none runs faster than its cost over the
+        # time since: re-estimate at that rate (the ETA then grows while they run).
+        running = [self._cost(key) for key in self.pending[: self.parallel]]
+        cap = max(running) / max(now - since, 1e-9)
+        remaining = [self._cost(key) for key in self.pending]
+        return sweep_eta(self._finished, remaining, self.parallel, self.prior_rate, cap)
 
     def line(self) -> str:
         """The status text: counts, elapsed time and the ETA once there is one."""
