@@ -272,6 +272,10 @@ def test_a_cheap_first_point_does_not_predict_an_hour() -> None:
     assert progress.eta() is None  # no costs, nothing finished: no ETA yet
     progress.set_costs({"cfg-0": 1e4, "cfg-1": 1e6, "cfg-2": 1e6, "cfg-3": 1e6, "cfg-4": 1e6})
     assert "ETA 3.1 s" in progress.line()  # 4.01e6 ops at the prior 1.3 M ops/s
+    assert progress.stream.getvalue().splitlines()[-1] == (
+        "sweep: predicted 4.01 M ops in 5 configurations, about 3.1 s at 1.30 M ops/s per "
+        "worker x 1"
+    )
     clock.now += 0.05
     progress.finished("cfg-0", ok=True, wall_s=0.01)  # 1e6 ops/s
     assert progress.eta() == pytest.approx(4.0)

@@ -20,7 +20,10 @@ from typing import Any, TextIO
 from tlm_models.phase import is_terminal
 from tlm_models.readable import format_count, format_duration
 
-__all__ = ["Progress", "format_count", "format_duration", "sweep_eta"]
+__all__ = ["LARGE_SWEEP_S", "Progress", "format_count", "format_duration", "sweep_eta"]
+
+#: Sweeps predicted to take longer than this get a warning.
+LARGE_SWEEP_S = 1800.0
 
 
 def sweep_eta(
@@ -93,6 +96,23 @@ class Progress:
         if incoming:
             self._costs.update(incoming)
             self._update_eta()
+            self._announce(incoming)
+
+    def _announce(self, costs: Mapping[str, float]) -> None:
+        """One line with the sweep's predicted size, and a warning when it is large."""
+        total = sum(costs.values())
+        wall = sweep_eta([], list(costs.values()), self.parallel, self.prior_rate)
+        text = (
+            f"sweep: predicted {format_count(total)} ops in {len(costs)} configurations, about "
+            f"{format_duration(wall)} at {format_count(self.prior_rate)} ops/s per worker "
+            f"x {self.parallel}"
+        )
+        if wall > LARGE_SWEEP_S:
+            text += "; a large sweep: Ctrl-C stops it, the same command resumes it"
+        if self._bar is not None:
+            self._write(text)
+        else:
+            print(text, file=self.stream, flush=True)
 
     def _cost(self, key: str) -> float:
         if key in self._costs:
