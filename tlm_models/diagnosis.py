@@ -130,7 +130,7 @@ def _hints(result: dict[str, Any], pe_mapping: str | None) -> list[str]:
         hints.append(
             f"The PE array is busy {_share(busy)} of the time but uses {_share(used)} of its "
             "MACs, and its mapping is output_stationary (the default when `pe.mapping` is not "
-            "set): matrix-vector products (one K or V row at a time, as AttenIO computes) "
+            "set): matrix-vector products (such as AttenIO's, one K or V row at a time) "
             "occupy one column of such an array, and outer products pay its fill and drain "
             "per operation. Try `--set pe.mapping=broadcast` (docs/models/pe_array.md)."
         )

@@ -15,6 +15,7 @@ import multiprocessing.connection
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -130,6 +131,27 @@ def _describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+def _start(proc: multiprocessing.process.BaseProcess, progress: ProgressSink | None) -> None:
+    """Starts ``proc``. The first start in a process also starts the forkserver, which loads
+    SystemC and the models first (seconds): ``progress`` keeps ticking meanwhile."""
+    if progress is None:
+        proc.start()
+        return
+    started = threading.Event()
+
+    def tick() -> None:
+        while not started.wait(0.25):
+            progress.tick()
+
+    ticker = threading.Thread(target=tick, name="worker-start", daemon=True)
+    ticker.start()
+    try:
+        proc.start()
+    finally:
+        started.set()
+        ticker.join()
+
+
 def run_in_worker(
     fn: Callable[..., T],
     *args: Any,
@@ -151,7 +173,7 @@ def run_in_worker(
         args=(child_conn, fn, args, kwargs, progress is not None),
         daemon=True,
     )
-    proc.start()
+    _start(proc, progress)
     child_conn.close()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
