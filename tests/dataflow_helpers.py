@@ -18,9 +18,13 @@ Reference = Callable[[TraceHeader, dict[str, np.ndarray]], np.ndarray]
 
 
 def emit_all(
-    name: str, w: Workload, p: PlatformInfo, chunk_ops: int = 4096
+    name: str,
+    w: Workload,
+    p: PlatformInfo,
+    chunk_ops: int = 4096,
+    params: dict[str, str] | None = None,
 ) -> tuple[TraceHeader, np.ndarray]:
-    tr = emit(name, w, p, chunk_ops=chunk_ops)
+    tr = emit(name, w, p, chunk_ops=chunk_ops, params=params)
     return tr.header, np.concatenate(list(tr.chunks))
 
 
@@ -41,10 +45,12 @@ def relative_error(
     inputs: dict[str, np.ndarray],
     order: list[str] | None,
     reference: Reference,
+    granularity: int | None = None,
 ) -> float:
-    """max |O - O_ref| / max |O_ref| of the trace executed in ``order`` (inf when not finite)."""
+    """max |O - O_ref| / max |O_ref| of the trace executed in ``order`` (inf when not finite),
+    records split into forwarding granules of ``granularity`` elements when given."""
     with np.errstate(all="ignore"):
-        out = run_attention(header, [recs], p, inputs, order)
+        out = run_attention(header, [recs], p, inputs, order, granularity)
     ref = reference(header, inputs)
     err = float(np.abs(out - ref).max() / np.abs(ref).max())
     return err if np.isfinite(err) else float("inf")
@@ -56,7 +62,8 @@ def worst_error(
     p: PlatformInfo,
     inputs: dict[str, np.ndarray],
     reference: Reference,
+    granularity: int | None = None,
 ) -> float:
     """The largest relative error over trace order and every adversarial engine order."""
     orders: list[list[str] | None] = [None, *adversarial_orders(header.engines)]
-    return max(relative_error(header, recs, p, inputs, o, reference) for o in orders)
+    return max(relative_error(header, recs, p, inputs, o, reference, granularity) for o in orders)

@@ -45,6 +45,25 @@ def fake_result(config: RunConfig) -> dict[str, Any]:
         "wall_s": 0.01,
         "ops_per_s": 100 * n / 0.01,
         "bounds": {"mmm_lower": 2 * n * d * 2, "attenio_closed_form": 3 * n * d * 2},
+        "energy": _fake_energy(read + write, 2 * n * n * d, sim_time_ns),
+    }
+
+
+def _fake_energy(offchip_bytes: int, macs: int, sim_time_ns: float) -> dict[str, Any]:
+    """Energy of the fake result: 32 pJ per off-chip byte, 1 pJ per MAC, 1 W static."""
+    hbm, pe, static = offchip_bytes * 32e-12, macs * 1e-12, sim_time_ns * 1e-9
+    total = hbm + pe + static
+    seconds = sim_time_ns * 1e-9
+
+    def part(joules: float, static_j: float = 0.0) -> dict[str, Any]:
+        return {"total_j": joules + static_j, "dynamic_j": joules, "static_j": static_j}
+
+    return {
+        **part(hbm + pe, static),
+        "average_power_w": total / seconds,
+        "edp_js": total * seconds,
+        "by_component": {"hbm": part(hbm), "pe": part(pe, static), "dma": part(0.0)},
+        "by_tensor": {},
     }
 
 

@@ -41,7 +41,7 @@ def test_emitted_traffic_matches_closed_form(
 def test_attenio_and_flash2_follow_the_paper(n: int, d: int, sram: int) -> None:
     w, p = Workload(n, d), attenio_machine(sram)
     m = sram // 2
-    a = (m - d) // (2 * d + 4)
+    a = (m - 4 * d) // (2 * d + 4)  # the paper's tile beside K and V rows staged 2 ahead
     br = min(math.ceil(m / (4 * d)), d)
     for name, rows in (("attenio", a), ("flash2", br)):
         header, recs = emit_all(name, w, p, chunk_ops=1 << 16)
@@ -49,13 +49,66 @@ def test_attenio_and_flash2_follow_the_paper(n: int, d: int, sram: int) -> None:
         assert total == n * d + 2 * n * d * math.ceil(n / rows) + n * d
 
 
-def test_attenio_without_kv_buffer_reserves_both_slots() -> None:
+def test_attenio_without_kv_buffer_reads_the_staging_slots() -> None:
     w = Workload(256, 16)
     p = attenio_machine(4 * KIB, kv_bytes=None, two_dmas=False)
     header, recs = emit_all("attenio", w, p)
-    assert header.params["a"] == (2048 - 32) // 36
+    assert header.params["a"] == (2048 - 4 * 16) // 36
     assert header.engines == ["dma0", "pe", "exp"]
     assert offchip_elements(header, recs) == TRAFFIC["attenio"](w, p).elements
+
+
+VARIANTS = [
+    ("attenio", {"rescale": "separate"}),
+    ("attenio", {"stage": "1"}),
+    ("attenio", {"stage": "5"}),
+    ("flash2", {"tiling": "paper", "overlap": "none"}),
+    ("flash2", {"tiling": "paper", "overlap": "split"}),
+    ("flash2", {"tiling": "fit", "overlap": "split"}),
+    ("flash2", {"tiling": "fit", "overlap": "double"}),
+    ("standard", {"overlap": "none"}),
+    ("flat", {"overlap": "none"}),
+]
+
+
+@pytest.mark.parametrize(("name", "params"), VARIANTS)
+@pytest.mark.parametrize(("n", "d", "sram"), [(256, 16, 8 * KIB), (1000, 64, 128 * KIB)])
+def test_every_variant_moves_its_closed_form(
+    name: str, params: dict[str, str], n: int, d: int, sram: int
+) -> None:
+    w, p = Workload(n, d), attenio_machine(sram)
+    header, recs = emit_all(name, w, p, params=params)
+    assert offchip_elements(header, recs) == TRAFFIC[name](w, p, params).elements
+    assert header.params["variant"] == {**header.params["variant"], **params}
+
+
+def test_attenio_tile_follows_the_staging() -> None:
+    w, p = Workload(8192, 64), attenio_machine(512 * KIB)
+    m = 262_144
+    for stage in (1, 2, 5):
+        header, _ = emit_all("attenio", Workload(256, 64), p, params={"stage": str(stage)})
+        a = (m - 2 * stage * 64) // (2 * 64 + 4)
+        assert header.params["a"] == a
+        traffic = TRAFFIC["attenio"](w, p, {"stage": str(stage)})
+        assert traffic.total_elements == 8192 * 64 * (2 + 2 * math.ceil(8192 / a))
+
+
+def test_flash2_paper_tiling_has_no_room_for_double_buffers() -> None:
+    w, p = Workload(8192, 64), attenio_machine(512 * KIB)
+    t = TRAFFIC["flash2"](w, p, {"tiling": "paper", "overlap": "none"})
+    assert t.tile == {"br": 64, "bc": 1024}
+    assert TRAFFIC["flash2"](
+        Workload(8192, 128), p, {"tiling": "paper"} | {"overlap": "split"}
+    ).tile == {
+        "br": 128,
+        "bc": 512,
+    }
+    with pytest.raises(UserError, match="tiling=paper does not fit"):
+        emit("flash2", w, p, params={"tiling": "paper", "overlap": "double"})
+    with pytest.raises(UserError, match="overlap must be one of none, split, double"):
+        emit("flash2", w, p, params={"overlap": "triple"})
+    with pytest.raises(UserError, match="unknown: rescale"):
+        emit("flash2", w, p, params={"rescale": "fused"})
 
 
 def test_flat_spills_partial_rows_when_a_row_does_not_fit() -> None:

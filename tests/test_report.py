@@ -12,7 +12,7 @@ from tests.study_jobs import fake_result
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
 from tlm_models.study.grid import GridSpec, expand_grid
-from tlm_models.study.report import render_report, write_report
+from tlm_models.study.report import load_results, render_report, write_report
 from tlm_models.study.store import ResultStore, error_record, result_record
 
 
@@ -119,13 +119,31 @@ def test_write_report_produces_markdown_and_real_images(tmp_path: Path) -> None:
     _write_timelines(tmp_path)
     path = write_report(tmp_path)
     text = path.read_text()
-    for stem in ("speedup", "offchip", "utilization", "stall_overlap", "timeline"):
+    for stem in (
+        "speedup", "offchip", "utilization", "stall_overlap", "timeline", "energy-stacked",
+        "energy-vs-n",
+    ):  # fmt: skip
         assert f"({stem}.png)" in text
         assert (tmp_path / f"{stem}.svg").read_text().lstrip().startswith("<?xml")
         width, height = _png_size(tmp_path / f"{stem}.png")
         assert 400 <= width <= 3000 and 200 <= height <= 3000
     image = pytest.importorskip("matplotlib.image").imread(tmp_path / "speedup.png")
     assert image.std() > 0.05  # drawn content, not a blank canvas
+
+
+def test_report_energy_section(tmp_path: Path) -> None:
+    _write_results(tmp_path)
+    text = render_report(load_results(tmp_path))
+    section = text.split("## Energy", 1)[1]
+    assert "| Dataflow | Energy (mJ) | Dynamic (mJ) | Static (mJ) | Avg. power (W) |" in section
+    assert "pJ / attention FLOP | hbm (mJ) | pe (mJ) |" in section  # dma spent nothing
+    # standard at N = 8K, d = 64: 1 pJ per MAC = 0.5 pJ per FLOP, plus 32 pJ per byte and 1 W.
+    config = RunConfig("standard", 8192, 64)
+    fake = fake_result(config)
+    pj_flop = fake["energy"]["total_j"] * 1e12 / (4 * 8192**2 * 64)
+    row = next(line for line in section.splitlines() if line.startswith("| standard |"))
+    assert f"| {pj_flop:,.3f} |" in row
+    assert f"| {fake['energy']['total_j'] * 1e3:,.3f} |" in row
 
 
 def test_variants_get_their_own_sections_and_plots(tmp_path: Path) -> None:

@@ -371,3 +371,25 @@ def test_result_records_are_json_lines(tmp_path: Path) -> None:
     _sweep(_grid(dataflows=("standard",)), tmp_path)
     for line in (tmp_path / "results.jsonl").read_text().splitlines():
         assert json.loads(line)["schema"] == "attn-tlm.result/1"
+
+
+@pytest.mark.parametrize("cut", [1, -2])
+def test_a_torn_last_line_is_set_aside_and_its_point_runs_again(tmp_path: Path, cut: int) -> None:
+    configs = _grid()
+    out = tmp_path / "sweep"
+    _sweep(configs, out)
+    lines = (out / "results.jsonl").read_bytes().splitlines(keepends=True)
+    # A crash mid-write of the last record: only its first bytes reached the disk.
+    torn = lines[-1][:cut]
+    (out / "results.jsonl").write_bytes(b"".join(lines[:-1]) + torn)
+    _summary, log = _sweep(configs, out)
+    assert f"torn last line ({len(torn)} B" in log
+    assert (out / "results.jsonl.torn").read_bytes() == torn + b"\n"
+    records = ResultStore(out).records()  # every line parses
+    keys = [r["key"] for r in records]
+    assert sorted(keys) == sorted(c.key() for c in configs)  # no duplicate, nothing lost
+    with (out / "results.csv").open() as stream:
+        assert len(list(csv.DictReader(stream))) == len(configs)
+    _summary, log = _sweep(configs, out)  # a clean file: nothing set aside, nothing rerun
+    assert "torn" not in log
+    assert [r["key"] for r in ResultStore(out).records()] == keys

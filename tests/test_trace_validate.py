@@ -47,7 +47,7 @@ def _broken(index, **fields):
         (8, {"k": 0}, "zero_size", "zero-sized matmul: m=8 n=8 k=0"),
         (6, {"n": 0}, "zero_size", "zero-sized load"),
         (6, {"m": 1 << 20, "n": 1 << 12}, "size", "more than 2147483648 bytes"),
-        (8, {"code": 0x04}, "code", "matmul has invalid code 0x04"),
+        (8, {"code": 0x08}, "code", "matmul has invalid code 0x08"),
         (10, {"code": 0x09}, "code", "vector has invalid code 0x09"),
         (6, {"code": 1}, "code", "load has invalid code"),
     ],

@@ -7,6 +7,12 @@ as late as possible. With every engine once first and once last (:func:`adversar
 a dependency missing from the trace lets some operation read stale data or clobber data
 still needed, and the result is wrong. On-chip memory and output tensors start as NaN, so
 reading data never written shows.
+
+Forwarding: with a ``granularity`` of g elements, element-wise vector and exp records run as
+granules of g elements (a streamed matmul as granules of its A rows) and the schedule
+interleaves granules: a streamed record's granule c waits only for granule c of each
+element-wise producer it names (the whole of any other producer). A stream that reads an
+element its producer writes in a later granule then reads stale data, as the hardware would.
 """
 
 from __future__ import annotations
@@ -20,12 +26,17 @@ from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
     BROADCAST_SHIFT,
     MATMUL_ACCUMULATE,
+    MATMUL_SCALE_ROWS,
     MATMUL_TRANS_B,
+    STREAMED,
     Broadcast,
     OpKind,
     VectorOp,
     bits_float,
+    src2,
 )
+
+_REDUCTIONS = (VectorOp.ROWMAX, VectorOp.ROWSUM)
 
 
 class TraceExecutionError(Exception):
@@ -93,70 +104,143 @@ class ReferenceExecutor:
         return data[start : start + count].reshape(info.shape)
 
     # -- operations -----------------------------------------------------------------------
-    def execute(self, rec: np.void) -> None:
+    def execute(self, rec: np.void, granule: int = 0, granularity: int | None = None) -> None:
+        """Run a record, or with ``granularity`` its ``granule``-th granule (see the module
+        docstring; records that are not split have the one granule 0)."""
         kind = int(rec["kind"])
         m, n, k = int(rec["m"]), int(rec["n"]), int(rec["k"])
         src0, src1, dst = int(rec["src0"]), int(rec["src1"]), int(rec["dst"])
+        code = int(rec["code"])
         if kind in (OpKind.LOAD, OpKind.STORE):
             sdata, sidx = self._strided(src0, m, n, int(rec["src_stride"]))
             ddata, didx = self._strided(dst, m, n, int(rec["dst_stride"]))
             ddata[didx] = sdata[sidx]
         elif kind == OpKind.MATMUL:
-            code = int(rec["code"])
-            a = self.block(src0, m, k)
+            rows = granule_span(rec, granule, granularity)
+            a = self.block(src0, m, k)[rows[0] : rows[1]]
             b = self.block(src1, n, k).T if code & MATMUL_TRANS_B else self.block(src1, k, n)
-            c = self.block(dst, m, n)
+            c = self.block(dst, m, n)[rows[0] : rows[1]]
             product = a @ b
-            if code & MATMUL_ACCUMULATE:
+            if code & MATMUL_SCALE_ROWS:
+                alpha = self.block(src2(rec["src_stride"], rec["dst_stride"]), m, 1)
+                c[...] = alpha[rows[0] : rows[1]] * c + product
+            elif code & MATMUL_ACCUMULATE:
                 c += product
             else:
                 c[...] = product
         elif kind == OpKind.VECTOR:
-            self._vector(int(rec["code"]), m, n, k, src0, src1, dst)
+            span = granule_span(rec, granule, granularity)
+            self._vector(code, m, n, k, src0, src1, dst, span)
         elif kind == OpKind.EXP:
-            self.block(dst, m, n)[...] = np.exp(self.block(src0, m, n))
+            lo, hi = granule_span(rec, granule, granularity)
+            out = self.block(dst, m, n).reshape(-1)
+            out[lo:hi] = np.exp(self.block(src0, m, n).reshape(-1)[lo:hi])
         else:
             raise TraceExecutionError(f"unknown record kind {kind}")
 
-    def _vector(self, code: int, m: int, n: int, k: int, src0: int, src1: int, dst: int) -> None:
+    def _vector(
+        self,
+        code: int,
+        m: int,
+        n: int,
+        k: int,
+        src0: int,
+        src1: int,
+        dst: int,
+        span: tuple[int, int],
+    ) -> None:
         op = VectorOp(code & 0x0F)
-        a = self.block(src0, m, n).copy()
-        if op in (VectorOp.ROWMAX, VectorOp.ROWSUM):
+        if op in _REDUCTIONS:
+            a2 = self.block(src0, m, n).copy()
             reduce = np.max if op == VectorOp.ROWMAX else np.sum
-            self.block(dst, m, 1)[...] = reduce(a, axis=1, keepdims=True)
+            self.block(dst, m, 1)[...] = reduce(a2, axis=1, keepdims=True)
             return
+        lo, hi = span
+        flat = np.arange(lo, hi)
+        a = self.block(src0, m, n).reshape(-1)[lo:hi].copy()
         bcast = Broadcast((code >> BROADCAST_SHIFT) & 0x3)
         s1: np.ndarray | np.float32
         if op == VectorOp.COPY:
             s1 = np.float32(0)
         elif bcast == Broadcast.FULL:
-            s1 = self.block(src1, m, n).copy()
+            s1 = self.block(src1, m, n).reshape(-1)[lo:hi].copy()
         elif bcast == Broadcast.ROW:
-            s1 = self.block(src1, m, 1).copy()
+            s1 = self.block(src1, m, 1).reshape(-1)[flat // n].copy()
         elif bcast == Broadcast.COL:
-            s1 = self.block(src1, 1, n).copy()
+            s1 = self.block(src1, 1, n).reshape(-1)[flat % n].copy()
         else:
             s1 = np.float32(bits_float(k))
-        out = self.block(dst, m, n)
+        out = self.block(dst, m, n).reshape(-1)
         if op == VectorOp.COPY:
-            out[...] = a
+            out[lo:hi] = a
         elif op == VectorOp.ADD:
-            out[...] = a + s1
+            out[lo:hi] = a + s1
         elif op == VectorOp.SUB:
-            out[...] = a - s1
+            out[lo:hi] = a - s1
         elif op == VectorOp.MUL:
-            out[...] = a * s1
+            out[lo:hi] = a * s1
         elif op == VectorOp.DIV:
-            out[...] = a / s1
+            out[lo:hi] = a / s1
         elif op == VectorOp.MAX:
-            out[...] = np.maximum(a, s1)
+            out[lo:hi] = np.maximum(a, s1)
         else:  # FMA
-            out[...] = a * s1 + out
+            out[lo:hi] = a * s1 + out[lo:hi]
 
-    def run(self, records: np.ndarray, priority: Sequence[str] | None = None) -> None:
-        """Execute all records in the order :func:`schedule` gives for ``priority``."""
-        for index in schedule(records, self.header.engines, priority):
-            self.execute(records[index])
+    def run(
+        self,
+        records: np.ndarray,
+        priority: Sequence[str] | None = None,
+        granularity: int | None = None,
+    ) -> None:
+        """Execute all records in the order :func:`schedule` gives for ``priority``, split into
+        forwarding granules of ``granularity`` elements when given."""
+        if granularity is None:
+            for index in schedule(records, self.header.engines, priority):
+                self.execute(records[index])
+            return
+        for index, granule in schedule_granules(
+            records, self.header.engines, priority, granularity
+        ):
+            self.execute(records[index], granule, granularity)
+
+
+def forwards(rec: np.void) -> bool:
+    """Whether a record's result leaves in granules a stream may consume (element-wise vector
+    ops and exps; the timing model forwards from the same ones)."""
+    kind = int(rec["kind"])
+    if kind == OpKind.EXP:
+        return True
+    return kind == OpKind.VECTOR and VectorOp(int(rec["code"]) & 0x0F) not in _REDUCTIONS
+
+
+def _split(rec: np.void) -> bool:
+    """Whether a record runs as granules: what forwards, and streamed matmuls (by A rows)."""
+    streamed_matmul = int(rec["kind"]) == OpKind.MATMUL and int(rec["code"]) & STREAMED
+    return forwards(rec) or bool(streamed_matmul)
+
+
+def granule_count(rec: np.void, granularity: int | None) -> int:
+    """Granules a record runs as (1 when it is not split)."""
+    if granularity is None or not _split(rec):
+        return 1
+    m, n, k = int(rec["m"]), int(rec["n"]), int(rec["k"])
+    if int(rec["kind"]) == OpKind.MATMUL:
+        rows = max(1, granularity // max(1, k))
+        return -(-m // rows)
+    return max(1, -(-(m * n) // granularity))
+
+
+def granule_span(rec: np.void, granule: int, granularity: int | None) -> tuple[int, int]:
+    """Element range [lo, hi) (matmul: row range) of one granule of a record."""
+    m, n, k = int(rec["m"]), int(rec["n"]), int(rec["k"])
+    if int(rec["kind"]) == OpKind.MATMUL:
+        if granularity is None or not _split(rec):
+            return 0, m
+        rows = max(1, granularity // max(1, k))
+        return granule * rows, min(m, (granule + 1) * rows)
+    if granularity is None or not _split(rec):
+        return 0, m * n
+    return granule * granularity, min(m * n, (granule + 1) * granularity)
 
 
 def adversarial_orders(engines: Sequence[str]) -> list[list[str]]:
@@ -204,6 +288,60 @@ def schedule(
     return order
 
 
+def schedule_granules(
+    records: np.ndarray,
+    engines: Sequence[str],
+    priority: Sequence[str] | None,
+    granularity: int,
+) -> list[tuple[int, int]]:
+    """Like :func:`schedule`, over (record, granule) pairs: each engine runs its records'
+    granules in order; a streamed record's granule c waits for granule min(c, last) of each
+    named producer that forwards, and for the whole of every other producer."""
+    count = len(records)
+    granules = [granule_count(records[i], granularity) for i in range(count)]
+    queues: list[list[int]] = [[] for _ in engines]
+    for index, engine in enumerate(records["engine"].tolist()):
+        queues[engine].append(index)
+    dists = records["deps"].astype(np.int64)
+    deps = [[i - int(x) for x in row if x] for i, row in enumerate(dists)]
+    streamed = [
+        bool(int(records[i]["code"]) & STREAMED)
+        and int(records[i]["kind"]) in (OpKind.VECTOR, OpKind.EXP, OpKind.MATMUL)
+        for i in range(count)
+    ]
+    forwarding = [forwards(records[i]) for i in range(count)]
+    order_names = list(priority) if priority is not None else []
+    ranked = [engines.index(e) for e in order_names if e in engines]
+    ranked += [e for e in range(len(engines)) if e not in ranked]
+    done = [0] * count  # granules finished per record
+    heads = [0] * len(engines)
+    order: list[tuple[int, int]] = []
+    total = sum(granules)
+
+    def ready(op: int, granule: int) -> bool:
+        for p in deps[op]:
+            need = (
+                min(granule, granules[p] - 1) + 1 if streamed[op] and forwarding[p] else granules[p]
+            )
+            if done[p] < need:
+                return False
+        return True
+
+    while len(order) < total:
+        for e in ranked:
+            if heads[e] < len(queues[e]):
+                op = queues[e][heads[e]]
+                if ready(op, done[op]):
+                    order.append((op, done[op]))
+                    done[op] += 1
+                    if done[op] == granules[op]:
+                        heads[e] += 1
+                    break
+        else:
+            raise TraceExecutionError("no engine can proceed: a dependency points forward")
+    return order
+
+
 def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     """softmax(Q K^T / sqrt(d)) V per head in float64, the ground truth."""
     q64, k64, v64 = (x.astype(np.float64) for x in (q, k, v))
@@ -219,12 +357,14 @@ def run_attention(
     platform: PlatformInfo,
     inputs: Mapping[str, np.ndarray],
     priority: Sequence[str] | None = None,
+    granularity: int | None = None,
 ) -> np.ndarray:
-    """Load Q, K, V (shape heads x N x d), execute the trace, return the O tensor it wrote."""
+    """Load Q, K, V (shape heads x N x d), execute the trace, return the O tensor it wrote;
+    ``granularity`` splits records into forwarding granules (module docstring)."""
     ex = ReferenceExecutor(header, platform)
     for name, value in inputs.items():
         ex.tensor(name)[...] = value
     parts = list(chunks)
     records = np.concatenate(parts) if parts else np.zeros(0, dtype=parts[0].dtype)
-    ex.run(records, priority)
+    ex.run(records, priority, granularity)
     return ex.tensor("O").copy()

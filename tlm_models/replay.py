@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from tlm_models import kernel
+from tlm_models import kernel, stl_export
 from tlm_models.errors import SimulationError, UserError
 from tlm_models.platform.builder import BuiltPlatform, build_platform
 from tlm_models.platform.schema import PlatformConfig
@@ -60,6 +60,8 @@ class ReplayOutput:
     timeline: Timeline | None
     wall_s: float
     ops: int
+    #: The off-chip memory's requests (stl_export.REQUEST_DTYPE) when asked for.
+    memory_requests: np.ndarray | None = None
 
 
 def _engine_kind(config: PlatformConfig, name: str) -> str:
@@ -198,8 +200,12 @@ def replay_in_this_process(
     header: TraceHeader,
     chunks: Iterable[np.ndarray],
     timeline: TimelineWindow | None = None,
+    log_requests: bool = False,
 ) -> ReplayOutput:
-    """Elaborates ``config``, replays the trace and collects results. Once per process."""
+    """Elaborates ``config``, replays the trace and collects results. Once per process.
+
+    ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
+    """
     gbl = kernel.load_models()
     built = build_platform(config)
     replayer = gbl.tlm_models.Replayer("replayer")
@@ -215,11 +221,15 @@ def replay_in_this_process(
             timeline.max_entries,
         )
         _enable_memory_activity(built, timeline)
+    memory = built.modules[config.info().offchip.name]
+    if log_requests:
+        stl_export.enable(memory)
     started = time.perf_counter()
     _drive(gbl, replayer, _records(chunks))
     wall = time.perf_counter() - started
     result = json.loads(str(replayer.result_json()))
     return ReplayOutput(
+        memory_requests=stl_export.logged_requests(memory) if log_requests else None,
         replay=result,
         platform=built.collect_stats(),
         timeline=_timeline(gbl, replayer, built, header, timeline) if timeline else None,

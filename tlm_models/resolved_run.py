@@ -53,7 +53,7 @@ def _check_plan(
 ) -> None:
     """Computes the dataflow's tiling (closed form): a plan that does not fit fails here."""
     if dataflow in TRAFFIC:
-        TRAFFIC[dataflow](workload, info)
+        TRAFFIC[dataflow](workload, info, params)
     elif dataflow == "approx":
         approx_traffic(workload, info, params)
 

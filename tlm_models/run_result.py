@@ -19,6 +19,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from tlm_models.energy.figures import EnergyFigures
 from tlm_models.errors import UserError
 from tlm_models.result import SCHEMA
 
@@ -105,6 +106,9 @@ class RunResult:
     bounds: dict[str, float] | None = field(
         default=None, metadata=_SECTION
     )  # closed form and lower bounds, bytes
+    params: dict[str, str] | None = field(
+        default=None, metadata=_SECTION
+    )  # every dataflow --param in effect, given or default (dataflows/variants.py)
     approx_error: dict[str, float] | None = field(
         default=None, metadata=_SECTION
     )  # approx runs: error vs softmax
@@ -117,6 +121,7 @@ class RunResult:
     )  # bottleneck sentence, hints, roofline point (tlm_models.diagnosis)
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
+    energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md
     #: Sections this version does not declare, kept as they came.
     sections: dict[str, Any] = field(default_factory=dict, metadata={"spread": True})
 

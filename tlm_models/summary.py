@@ -43,6 +43,7 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     for engine, causes in r["stalls"].items():
         shown = ", ".join(f"{cause} {format_ns(ns)}" for cause, ns in causes.items() if ns)
         lines.append(f"  {engine:<8} {shown or 'none'}")
+    lines += _energy_lines(r.get("energy"))
     speed = r.get("ops_per_s")
     lines.append(
         f"replay                 {r['replay_wall_s']:.3f} s wall"
@@ -53,3 +54,23 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         lines.append(f"bottleneck: {diagnosis['bottleneck']}")
         lines += [f"hint: {hint}" for hint in diagnosis["hints"]]
     return "\n".join(lines)
+
+
+def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
+    """Energy total, power and EDP, then each component that spent energy (docs/energy.md)."""
+    if not energy:
+        return []
+    power = energy["average_power_w"]
+    lines = [
+        f"energy                 {energy['total_j'] * 1e3:,.6f} mJ (dynamic "
+        f"{energy['dynamic_j'] * 1e3:,.6f} mJ, static {energy['static_j'] * 1e3:,.6f} mJ), "
+        f"average power {'n/a' if power is None else f'{power:,.3f} W'}, "
+        f"energy-delay {energy['edp_js'] * 1e6:,.6f} mJ·ms",
+    ]
+    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
+    for name, comp in energy["by_component"].items():
+        if comp["table"]:
+            lines.append(f"  {name:<20} {comp['total_j'] * 1e3:>16,.6f} mJ")
+    if counted:
+        lines.append(f"  counts only (no energy table): {', '.join(counted)}")
+    return lines

@@ -24,7 +24,9 @@ __all__ = [
     "parse_address",
     "parse_bandwidth",
     "parse_count",
+    "parse_energy",
     "parse_frequency",
+    "parse_power",
     "parse_size",
     "parse_time",
 ]
@@ -61,6 +63,17 @@ _TIME_UNITS_PS: dict[str, int] = {
 #: that exact arithmetic on them is instant.
 _MAX_EXPONENT = 30
 _MAX_DIGITS = 40
+
+_ENERGY_FJ: dict[str, int] = {"fJ": 1, "pJ": 10**3, "nJ": 10**6, "uJ": 10**9, "mJ": 10**12}
+#: Energy per action ("pJ", "pJ/access", "pJ/op") or per byte ("pJ/B", "pJ/bit" = 8 pJ/B), in fJ.
+_ENERGY_PER_ACTION: dict[str, int] = {
+    f"{unit}{per}": factor for unit, factor in _ENERGY_FJ.items() for per in ("", "/access", "/op")
+}
+_ENERGY_PER_BYTE: dict[str, int] = {
+    **{f"{unit}/B": factor for unit, factor in _ENERGY_FJ.items()},
+    **{f"{unit}/bit": 8 * factor for unit, factor in _ENERGY_FJ.items()},
+}
+_POWER_NW: dict[str, int] = {"nW": 1, "uW": 10**3, "mW": 10**6, "W": 10**9}
 
 _QUANTITY = re.compile(
     r"^\s*([+-]?(?:\d[\d_]*)?(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([^\s\d.+-].*?)?\s*$"
@@ -161,7 +174,8 @@ def parse_time(text: object) -> int:
     return _whole(number * factor, "time", text, "picoseconds")
 
 
-_COUNT = re.compile(r"^\s*(\d+)\s*([kKmM]?)\s*$")
+#: At most 15 digits (10^15 tokens): longer text is refused before int() can take long.
+_COUNT = re.compile(r"^\s*(\d{1,15})\s*([kKmM]?)\s*$")
 
 
 def parse_count(text: object, what: str = "count") -> int:
@@ -173,9 +187,28 @@ def parse_count(text: object, what: str = "count") -> int:
     if match is None or int(match.group(1)) < 1:
         raise UnitError(
             f"expected a positive {what} such as 8192, 8K or 1M (K = 1024, M = 1024 K), "
-            f"found {text!r}"
+            f"found {shorten(text) if isinstance(text, str) else text!r}"
         )
     return int(match.group(1)) << {"": 0, "K": 10, "M": 20}[match.group(2).upper()]
+
+
+def parse_energy(text: object) -> tuple[Fraction, str]:
+    """Exact joules and what they are per: `1.26 pJ` -> per "action", `3.9 pJ/bit` -> per "byte"
+    (8 bits to the byte). Energies stay fractions so sums of count x energy are exact."""
+    per_byte = isinstance(text, str) and text.rstrip().endswith(("/B", "/bit"))
+    units = _ENERGY_PER_BYTE if per_byte else {**_ENERGY_PER_ACTION, **_ENERGY_PER_BYTE}
+    number, factor = _split(text, "per-action or per-byte energy", "1.2 pJ", units)
+    if number < 0:
+        raise UnitError(f"an energy cannot be negative, found '{text}'")
+    return number * factor / 10**15, "byte" if per_byte else "action"
+
+
+def parse_power(text: object) -> Fraction:
+    """Exact watts from `120 mW`, `1.5 W`, `800 uW` (static power)."""
+    number, factor = _split(text, "power", "120 mW", _POWER_NW)
+    if number < 0:
+        raise UnitError(f"a power cannot be negative, found '{text}'")
+    return number * factor / 10**9
 
 
 def parse_address(value: object) -> int:

@@ -131,6 +131,9 @@ int sc_main(int argc, char** argv) {
   bank.fidelity = "bank";
   bank.channels = 1;
   bank.size = std::uint64_t{512} << 20;
+  // Rows of 1 KiB filling banks in turn (row : bank : column), so that "one bank" below means
+  // one bank; 512 MiB = 2^29 B.
+  bank.address_mapping = "row:15 bank:2 bankgroup:2 column:10";
   HbmMemory hbm("hbm", bw);
   HbmMemory hbm_bank("hbm_bank", bank);
 

@@ -1,5 +1,6 @@
 // HbmMemory: exact timing of the bandwidth and bank fidelities, splitting across channels,
 // storage, DMI, debug transport, statistics and the base protocol.
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -111,6 +112,11 @@ TEST_CASE(unaligned_transaction_finishes_at_latest_piece) {
   CHECK_EQ(stat(g.child("channel0"), "bytes_read").value, 128.0);
   CHECK_EQ(stat(g.child("channel1"), "bytes_read").value, 256.0 + 64.0);
   CHECK_EQ(stat(g.child("channel2"), "bytes_read").value, 128.0 + 64.0);
+  // Energy counts: each channel share in whole 32 B bursts; no commands at this fidelity.
+  CHECK_EQ(stat(g.child("channel1"), "read_bursts").value, 8.0 + 2);
+  CHECK_EQ(stat(g.child("channel2"), "read_bursts").value, 4.0 + 2);
+  CHECK_EQ(stat(g.child("channel1"), "read_bytes").value, 256.0 + 64.0);
+  CHECK_EQ(stat(g.child("channel1"), "activates").value, 0.0);
 }
 
 TEST_CASE(long_transaction_split_matches_granule_by_granule_split) {
@@ -140,6 +146,9 @@ TEST_CASE(writes_time_like_reads_and_are_counted_apart) {
   CHECK_EQ(stat(g, "bytes_read").value, 512.0);
   CHECK_EQ(stat(g, "reads").value, 1.0);
   CHECK_EQ(stat(g, "writes").value, 1.0);
+  CHECK_EQ(stat(g.child("channel0"), "write_bursts").value, 1024.0 / 32);
+  CHECK_EQ(stat(g.child("channel0"), "read_bursts").value, 512.0 / 32);
+  CHECK_EQ(stat(g.child("channel0"), "write_bytes").value, 1024.0);
 }
 
 TEST_CASE(statistics_report_bandwidth_latency_and_histogram) {
@@ -288,65 +297,119 @@ TEST_CASE(activity_log_clips_to_window) {
 }
 
 namespace {
+// One channel of the defaults: HBM2 pseudo-channel at 8 GB/s, 32 B bursts of 4 ns.
+// Default mapping with one channel: bank group = (addr / 32) % 4, bank in group =
+// (addr / 4 KiB) % 4, row = addr / 16 KiB; flat bank = bank_in_group * 4 + bank group.
 HbmMemory::Params bank_level(unsigned channels = 1) {
   HbmMemory::Params p = one_channel();
   p.channels = channels;
   p.fidelity = "bank";
+  p.t_refi = SC_ZERO_TIME;  // refresh has its own cases
   return p;
+}
+
+sc_time write_delay(check::TestInitiator& ini, std::uint64_t addr, unsigned len, sc_time delay) {
+  std::vector<unsigned char> buf(len);
+  return ini.write(addr, buf.data(), len, delay).delay;
 }
 }  // namespace
 
 TEST_CASE(bank_level_row_hit_miss_and_conflict_latencies) {
-  // One channel: local address = address; row = addr / 16 KiB, bank = (addr / 1 KiB) % 16.
   Bench b(bank_level(), [](check::TestInitiator& ini) {
-    // Closed bank: t_rcd + t_cl, then 64 B = 2 bursts of 4 ns.
-    CHECK_EQ(ini.read_delay(0, 64), sc_time(100 + 14 + 14 + 8, SC_NS));
-    // Open row: t_cl only.
-    CHECK_EQ(ini.read_delay(64, 64, sc_time(1, SC_US)), sc_time(1000 + 100 + 14 + 8, SC_NS));
-    // Another row of bank 0 is a conflict: t_rp + t_rcd + t_cl.
-    CHECK_EQ(ini.read_delay(16384, 64, sc_time(2, SC_US)), sc_time(2000 + 100 + 42 + 8, SC_NS));
-    // Bank 1 is still closed.
-    CHECK_EQ(ini.read_delay(1024, 64, sc_time(3, SC_US)), sc_time(3000 + 100 + 28 + 8, SC_NS));
-    // 20 B still moves a whole 32 B burst; row 1 of bank 0 is open now.
-    CHECK_EQ(ini.read_delay(16384 + 32, 20, sc_time(4, SC_US)), sc_time(4000 + 100 + 14 + 4, SC_NS));
+    // 64 B = bursts in banks 0 and 1 (groups 0, 1): ACT 0 and 4 (tRRD_S), RD 14 and 18,
+    // last data 18 + tCL + 4 ns = 36 ns, plus the 100 ns controller latency.
+    CHECK_EQ(ini.read_delay(0, 64), sc_time(136, SC_NS));
+    // Both rows open: RD at 1000 and 1004 (tCCD_S), data until 1022.
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(1, SC_US)), sc_time(1122, SC_NS));
+    // Row 1 of the same banks: PRE 2000, ACT 2014 / 2018, RD 2028 / 2032, data until 2050.
+    CHECK_EQ(ini.read_delay(16384, 64, sc_time(2, SC_US)), sc_time(2150, SC_NS));
+    // Banks 2 and 3 are still closed.
+    CHECK_EQ(ini.read_delay(64, 64, sc_time(3, SC_US)), sc_time(3136, SC_NS));
+    // 20 B still move a whole 32 B burst; row 1 of bank 1 is open.
+    CHECK_EQ(ini.read_delay(16384 + 32, 20, sc_time(4, SC_US)), sc_time(4118, SC_NS));
   });
   b.run();
   tlm_models::StatsGroup g("hbm");
   b.mem.collect_stats(g);
-  CHECK_EQ(stat(g, "row_hits").value, 2.0);
-  CHECK_EQ(stat(g, "row_misses").value, 2.0);
-  CHECK_EQ(stat(g, "row_conflicts").value, 1.0);
-  CHECK_EQ(stat(g.child("channel0"), "row_hits").value, 2.0);
+  CHECK_EQ(stat(g, "row_hits").value, 3.0);
+  CHECK_EQ(stat(g, "row_misses").value, 4.0);
+  CHECK_EQ(stat(g, "row_conflicts").value, 2.0);
+  CHECK_EQ(stat(g, "activates").value, 6.0);
+  CHECK_EQ(stat(g, "precharges").value, 2.0);
+  CHECK_EQ(stat(g, "read_bursts").value, 9.0);
+  CHECK_EQ(stat(g.child("channel0"), "row_hits").value, 3.0);
   CHECK_EQ(stat(g.child("channel0"), "bytes_read").value, 64.0 * 4 + 20);
+  CHECK_EQ(stat(g.child("channel0"), "read_bytes").value, 64.0 * 4 + 20);
 }
 
-TEST_CASE(bank_level_streams_hits_at_channel_bandwidth) {
+TEST_CASE(bank_level_streams_at_channel_bandwidth) {
   Bench b(bank_level(), [](check::TestInitiator& ini) {
-    // 4 KiB = four rows in banks 0..3: every activation hides behind the queued transfers,
-    // so only the first access's t_rcd + t_cl shows.
-    CHECK_EQ(ini.read_delay(0, 4096), sc_time(100 + 28 + 512, SC_NS));
+    // 4 KiB = 128 bursts over the four bank groups: the first RD at tRCD = 14 ns, then one
+    // every 4 ns (tCCD_S = burst), so the data ends at 14 + 127 x 4 + 14 + 4 = 540 ns.
+    CHECK_EQ(ini.read_delay(0, 4096), sc_time(100 + 540, SC_NS));
   });
   b.run();
   tlm_models::StatsGroup g("hbm");
   b.mem.collect_stats(g);
-  CHECK_EQ(stat(g, "row_misses").value, 4.0);   // first 256 B piece in each bank
-  CHECK_EQ(stat(g, "row_hits").value, 12.0);
+  CHECK_EQ(stat(g, "row_misses").value, 4.0);  // the first burst in each bank
+  CHECK_EQ(stat(g, "row_hits").value, 124.0);
+  CHECK_EQ(stat(g.child("channel0"), "busy_time").value, 512.0);
 }
 
-TEST_CASE(bank_level_address_mapping_removes_channel_bits) {
+TEST_CASE(bank_level_address_mapping_interleaves_channels) {
   Bench b(bank_level(2), [](check::TestInitiator& ini) {
-    CHECK_EQ(ini.read_delay(0, 64), sc_time(136, SC_NS));  // ch0, local 0, bank 0: miss
-    CHECK_EQ(ini.read_delay(256, 64), sc_time(136, SC_NS));  // ch1: its own banks
-    // Address 512 is channel 0, local 256: the same row as local 0.
-    CHECK_EQ(ini.read_delay(512, 64, sc_time(1, SC_US)), sc_time(1000 + 122, SC_NS));
-    // Address 2048 is granule 8: channel 0, local 1024 = bank 1.
-    CHECK_EQ(ini.read_delay(2048, 64, sc_time(2, SC_US)), sc_time(2000 + 136, SC_NS));
+    CHECK_EQ(ini.read_delay(0, 64), sc_time(136, SC_NS));    // channel 0, banks 0 and 1
+    CHECK_EQ(ini.read_delay(256, 64), sc_time(136, SC_NS));  // channel 1: its own banks
+    // 512 is channel 0 again, the same rows: hits.
+    CHECK_EQ(ini.read_delay(512, 64, sc_time(1, SC_US)), sc_time(1122, SC_NS));
+    // 8 KiB is channel 0, bank in group 1 (banks 4 and 5): misses.
+    CHECK_EQ(ini.read_delay(8192, 64, sc_time(2, SC_US)), sc_time(2136, SC_NS));
   });
   b.run();
-  CHECK_EQ(b.mem.channel_of(2048), 0u);
-  CHECK_EQ(b.mem.channel(0).row_hits(), 1u);
-  CHECK_EQ(b.mem.channel(0).row_misses(), 2u);
-  CHECK_EQ(b.mem.channel(1).row_misses(), 1u);
+  CHECK_EQ(b.mem.channel_of(8192), 0u);
+  CHECK_EQ(b.mem.channel_of(256), 1u);
+  CHECK_EQ(b.mem.controller(0).stats().row_hits, 2u);
+  CHECK_EQ(b.mem.controller(0).stats().row_misses, 4u);
+  CHECK_EQ(b.mem.controller(1).stats().row_misses, 2u);
+}
+
+TEST_CASE(bit_level_address_mapping) {
+  tlm_models::DramAddressMapper::Geometry g;
+  g.channels = 16;
+  g.bank_groups = 4;
+  g.banks = 16;
+  g.row_size = 1024;
+  g.interleave = 256;
+  g.burst_bytes = 32;
+  // The default mapping written out bit by bit (most significant first).
+  tlm_models::DramAddressMapper bits(g, "row:14 bank:2 column:4 channel:4 column:1 bankgroup:2 column:5");
+  tlm_models::DramAddressMapper dflt(g, "");
+  CHECK(bits.error().empty());
+  CHECK(dflt.error().empty());
+  for (std::uint64_t a : {0ull, 32ull, 200ull, 4096ull, 123456789ull, (1ull << 33) - 32}) {
+    tlm_models::DramAddress x = bits.map(a), y = dflt.map(a);
+    CHECK_EQ(x.channel, y.channel);
+    CHECK_EQ(x.bank, y.bank);
+    CHECK_EQ(x.row, y.row);
+    CHECK_EQ(x.column, y.column);
+  }
+  // 0x12345: bits 0-4 column 5, 5-6 group 2, 7 column 0, 8-11 channel 3, 12-15 column 2,
+  // 16-17 bank 1 (flat bank 1 * 4 + 2 = 6), row 0.
+  tlm_models::DramAddress a = bits.map(0x12345);
+  CHECK_EQ(a.column, 5u + (0u << 5) + (2u << 6));
+  CHECK_EQ(a.bank_group, 2u);
+  CHECK_EQ(a.channel, 3u);
+  CHECK_EQ(a.bank, 6u);
+  CHECK_EQ(a.row, 0u);
+  CHECK_EQ(bits.run_length(0x12345), 32u - 5);
+  // Pseudo-channels are the low digit of the channel index.
+  tlm_models::DramAddressMapper pc(g, "row:14 bank:2 bankgroup:2 column:2 channel:3 pseudochannel:1 column:8");
+  CHECK(pc.error().empty());
+  CHECK_EQ(pc.map(0x300).channel, 2u * 1 + 1);
+  CHECK(tlm_models::DramAddressMapper(g, "row:14 bank:2 bankgroup:2 column:10 channel:3").error().find("channel") !=
+        std::string::npos);
+  CHECK(tlm_models::DramAddressMapper(g, "row:14 bank:2 colum:10").error().find("colum:10") !=
+        std::string::npos);
 }
 
 TEST_CASE(bank_level_refresh_blocks_the_channel_and_closes_rows) {
@@ -355,16 +418,119 @@ TEST_CASE(bank_level_refresh_blocks_the_channel_and_closes_rows) {
   p.t_rfc = sc_time(100, SC_NS);
   Bench b(p, [](check::TestInitiator& ini) {
     CHECK_EQ(ini.read_delay(0, 64), sc_time(136, SC_NS));
-    CHECK_EQ(ini.read_delay(0, 64, sc_time(500, SC_NS)), sc_time(500 + 122, SC_NS));
-    // Refresh at 1000..1100 ns: the command waits, and the row was closed.
-    CHECK_EQ(ini.read_delay(0, 64, sc_time(1050, SC_NS)), sc_time(1100 + 136, SC_NS));
-    // Refreshes due at 2, 3, 4 and 5 us; the last still blocks until 5.1 us.
-    CHECK_EQ(ini.read_delay(0, 64, sc_time(5, SC_US)), sc_time(5100 + 136, SC_NS));
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(500, SC_NS)), sc_time(622, SC_NS));
+    // Due at 1000: PRE at 1000, REF at 1014 (tRP), banks blocked until 1114; the rows were
+    // closed: ACT 1114 / 1118, RD 1128 / 1132, data until 1150.
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(1050, SC_NS)), sc_time(1250, SC_NS));
+    // Refreshes at 2, 3, 4 and 5 us; the last blocks until 5.1 us.
+    CHECK_EQ(ini.read_delay(0, 64, sc_time(5, SC_US)), sc_time(5100 + 36 + 100, SC_NS));
   });
   b.run();
-  CHECK_EQ(b.mem.channel(0).refreshes(), 5u);
-  CHECK_EQ(b.mem.channel(0).row_hits(), 1u);
-  CHECK_EQ(b.mem.channel(0).row_misses(), 3u);
+  const tlm_models::DramChannelStats& s = b.mem.controller(0).stats();
+  CHECK_EQ(s.refreshes, 5u);
+  CHECK_EQ(s.refresh_time, tlm_models::to_ticks(sc_time(500, SC_NS)));
+  CHECK_EQ(s.row_hits, 2u);
+  CHECK_EQ(s.row_misses, 6u);
+}
+
+// Efficiency derived from the timing set: requests all arriving at 0, one channel, no latency.
+namespace {
+HbmMemory::Params efficiency_bench() {
+  HbmMemory::Params p = bank_level();
+  p.latency = SC_ZERO_TIME;
+  return p;
+}
+double efficiency(const HbmMemory& m) {
+  tlm_models::StatsGroup g("hbm");
+  m.collect_stats(g);
+  return stat(g, "efficiency").value;
+}
+}  // namespace
+
+TEST_CASE(single_bank_stride_is_bound_by_trc) {
+  // Every 32 B read opens a new row of bank 0: one ACT per tRC = 48 ns. The last of 100 ends
+  // at 99 x 48 + tRCD + tCL + 4 ns = 4784 ns; efficiency 3200 B / 4784 ns / 8 GB/s.
+  Bench b(efficiency_bench(), [](check::TestInitiator& ini) {
+    sc_time last;
+    for (unsigned k = 0; k < 100; ++k) last = ini.read_delay(k * 16384ull, 32);
+    CHECK_EQ(last, sc_time(4784, SC_NS));
+  });
+  b.run();
+  CHECK(std::abs(efficiency(b.mem) - 3200.0 / (4784 * 8.0)) < 1e-12);
+}
+
+TEST_CASE(refresh_costs_trfc_per_trefi_on_a_stream) {
+  // 1 MiB streamed takes 131072 ns of bursts + tRCD + tCL without refresh (as 4 KiB above).
+  // Each all-bank refresh stops the bus for tRFC plus at most tRP + tRCD + tCL (closing and
+  // reopening the rows): the overhead is about tRFC / tREFI = 9 %.
+  HbmMemory::Params p = efficiency_bench();
+  p.t_refi = sc_time(3900, SC_NS);
+  p.t_rfc = sc_time(350, SC_NS);
+  sc_time refreshed;
+  Bench b(p, [&](check::TestInitiator& ini) { refreshed = ini.read_delay(0, 1 << 20); });
+  b.run();
+  const double plain_ns = 131072 + 14 + 14;
+  const double total_ns = refreshed.to_seconds() * 1e9;
+  const std::uint64_t n = b.mem.controller(0).stats().refreshes;
+  CHECK_EQ(n, static_cast<std::uint64_t>(total_ns / 3900));
+  const double overhead_ns = (total_ns - plain_ns) / static_cast<double>(n);
+  CHECK(overhead_ns >= 350);
+  CHECK(overhead_ns <= 350 + 14 + 14 + 14);
+}
+
+TEST_CASE(write_read_turnaround_costs_twtr_and_trtw) {
+  // Alternating single-burst WR (bank 0) and RD (bank 1, another group) to open rows, one at
+  // a time: WR at t, its data ends at t + tCWL + 4; RD at t + 8 + tWTR_S = t + 12; the next WR
+  // at RD + tRTW = t + 30. A period of 30 ns moves 2 bursts.
+  Bench b(efficiency_bench(), [](check::TestInitiator& ini) {
+    ini.read_delay(0, 64);  // opens banks 0 and 1
+    sc_time last;
+    for (unsigned k = 0; k < 50; ++k) {
+      write_delay(ini, 0, 32, sc_time(1, SC_US));
+      last = ini.read_delay(32, 32, sc_time(1, SC_US));
+    }
+    CHECK_EQ(last, sc_time(1000 + 49 * 30 + 12 + 18, SC_NS));
+  });
+  b.run();
+  const tlm_models::DramChannelStats& s = b.mem.controller(0).stats();
+  CHECK_EQ(s.read_to_write, 50u);
+  CHECK_EQ(s.write_to_read, 50u);
+  CHECK_EQ(s.write_bursts, 50u);
+}
+
+TEST_CASE(new_rows_in_rotating_banks_are_bound_by_tfaw) {
+  // Every 64 B read opens two rows (bank groups 0+1 or 2+3, banks rotating so that a bank is
+  // reused only after tRC). At most four ACTs per tFAW = 30 ns: ACT i at 30 floor(i / 4) +
+  // 4 (i mod 4) (tRRD_S). The last of 2000 requests: ACTs 3998 and 3999 at 29978 and 29982,
+  // RD 29992 and 29996, data until 30014 ns: 128 B per 30 ns = 53.3 % of 8 GB/s.
+  Bench b(efficiency_bench(), [](check::TestInitiator& ini) {
+    std::uint64_t x = 12345;
+    sc_time last;
+    for (unsigned k = 0; k < 2000; ++k) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const std::uint64_t row = (x >> 33) % 4096;
+      last = ini.read_delay(row * 16384 + (k % 4) * 4096 + ((k / 4) % 2) * 64, 64);
+    }
+    CHECK_EQ(last, sc_time(30014, SC_NS));
+  });
+  b.run();
+  CHECK(std::abs(efficiency(b.mem) - 128000.0 / (30014 * 8.0)) < 1e-9);
+}
+
+TEST_CASE(random_rows_stay_between_the_trc_and_tfaw_bounds) {
+  // Random banks and rows, requests served in call order: at worst every request waits a full
+  // tRC (64 B per 48 ns = 16.7 %), at best the tFAW bound of the rotating case (53.3 %).
+  Bench b(efficiency_bench(), [](check::TestInitiator& ini) {
+    std::uint64_t x = 12345;
+    for (unsigned k = 0; k < 2000; ++k) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      ini.read_delay((x >> 20) % (64ull << 20) / 64 * 64, 64);
+    }
+  });
+  b.run();
+  double e = efficiency(b.mem);
+  CHECK(e <= 128.0 / 30 / 8 + 1e-3);
+  CHECK(e >= 64.0 / 48 / 8);
 }
 
 TEST_CASE(invalid_params_are_reported_fatally) {

@@ -97,6 +97,7 @@ TEST_CASE(link_width_limits_throughput_per_output) {
   CHECK_EQ(value(g.child("in0"), "requests"), 3.0);
   CHECK_EQ(value(g.child("in0"), "bytes"), 2112.0);
   CHECK_EQ(value(g.child("in1"), "requests"), 0.0);
+  CHECK_EQ(value(g, "byte_hops"), 2112.0);  // every forwarded byte crosses one link
 }
 
 TEST_CASE(inputs_contend_only_on_a_shared_output) {

@@ -278,9 +278,29 @@ TEST_CASE(statistics_and_utilization) {
   CHECK_EQ(g.find("vector_ops")->value, 1.0);
   CHECK_EQ(g.find("busy_time")->value, 264.0);
   CHECK_EQ(g.child("vector_ops").find("max")->value, 1.0);
+  CHECK_EQ(g.child("vector_elements").find("max")->value, 64.0 * 64);
+  CHECK_EQ(g.child("vector_elements").find("add")->value, 0.0);
   b.engine.reset_stats();
   CHECK_EQ(b.engine.macs(), 0u);
   CHECK_EQ(b.engine.busy_time(), sc_core::SC_ZERO_TIME);
+}
+
+TEST_CASE(scaled_matmul_counts_its_row_scaling) {
+  Bench b(no_traffic("broadcast"));
+  simulate([&] {
+    // C = diag(s) C + A B on a 4 x 8 block: 4 x 8 scaling multiplies beside 4 x 8 x 2 MACs.
+    TraceOp scaled = matmul(4, 8, 2, kMatmulScaleRows);
+    set_src2(scaled, 0x60000);
+    b.engine.execute(scaled, sc_time(0, SC_NS));
+  });
+  StatsGroup g("pe");
+  b.engine.collect_stats(g);
+  CHECK_EQ(g.find("macs")->value, 4.0 * 8 * 2);
+  CHECK_EQ(g.find("scaled_elements")->value, 4.0 * 8);
+  b.engine.reset_stats();
+  StatsGroup after("pe");
+  b.engine.collect_stats(after);
+  CHECK_EQ(after.find("scaled_elements")->value, 0.0);
 }
 
 CHECK_MAIN

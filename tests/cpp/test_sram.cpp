@@ -65,6 +65,8 @@ TEST_CASE(requests_take_the_earliest_free_port_and_queue_when_all_are_busy) {
   CHECK_EQ(value(g.child("port1"), "wait_time"), 4.0 + 5.0);
   CHECK_EQ(value(g, "latency_max"), 7.0);
   CHECK_EQ(value(g, "bytes_read"), 768.0);
+  CHECK_EQ(value(g, "read_accesses"), 4.0 + 4 + 2 + 1 + 1);  // 64 B words
+  CHECK_EQ(value(g, "write_accesses"), 0.0);
 }
 
 TEST_CASE(wide_ports_and_slower_clock) {
@@ -75,9 +77,13 @@ TEST_CASE(wide_ports_and_slower_clock) {
   Bench b(p, [](check::TestInitiator& ini) {
     CHECK_EQ(ini.read_delay(0, 8192), sc_time(2 * 2 + 1, SC_NS));
     CHECK_EQ(ini.read_delay(0, 4097), sc_time(4 + 2 * 2 + 1, SC_NS));
+    unsigned char byte = 0;
+    CHECK_EQ(ini.write(0, &byte, 1).status, tlm::TLM_OK_RESPONSE);
   });
   b.run();
   CHECK_EQ(b.sram.bank_word(), 256u);
+  CHECK_EQ(value(b.stats(), "read_accesses"), 2.0 + 2);  // 4 KiB words: 8192 B and 4097 B
+  CHECK_EQ(value(b.stats(), "write_accesses"), 1.0);
 }
 
 TEST_CASE(banks_are_word_interleaved_and_conflicts_counted) {

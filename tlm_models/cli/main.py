@@ -28,6 +28,8 @@ COMMAND_MODULES = (
     "tlm_models.cli.trace_cmd",
     "tlm_models.cli.study_cmd",
     "tlm_models.cli.replay_cmd",
+    "tlm_models.cli.energy_cmd",
+    "tlm_models.cli.reproduce_cmd",
 )
 
 

@@ -64,6 +64,9 @@ def render_text(config: PlatformConfig) -> str:
         lines.append(f"  {comp.name}: {comp.type} ({spec.qualified_class}{role})")
         width = max(len(p.name) for p in spec.params)
         lines.extend(f"    {p.name:<{width}}  {comp.display(p.name)}" for p in spec.params)
+        if comp.energy is not None:
+            entries = ", ".join(f"{a} {text}" for a, text in comp.energy.to_dict().items())
+            lines.append(f"    {'energy':<{width}}  {entries}")
     lines.append("bindings:")
     lines.extend(f"  {b}" for b in config.bindings)
     lines.append("address map:")

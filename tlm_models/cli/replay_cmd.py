@@ -100,6 +100,7 @@ def replay_trace_file(
     against the platform so the replayer's own error path can be exercised. The platform is a
     file (loaded here, with ``overrides``) or an already validated configuration.
     """
+    from tlm_models.energy.model import energy_section
     from tlm_models.platform import load_platform
     from tlm_models.replay import replay_in_this_process
     from tlm_models.result import compose_result
@@ -138,6 +139,7 @@ def replay_trace_file(
         "tiling": dict(trace.header.params),
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
+    result["energy"] = energy_section(platform, out.platform, result)
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result

@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from tlm_models.cli.energy_cmd import ert_overrides_for
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
@@ -47,11 +48,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
         help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
     )  # fmt: skip
+    run.add_argument(
+        "--ert", metavar="ERT.yaml",
+        help="Accelergy energy reference table: its entries override the platform's energy",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print only the result JSON")
     run.add_argument("--timeline", metavar="OUT.json", help="write a Perfetto timeline")
     run.add_argument(
         "--vcd", metavar="OUT.vcd", help="write engine and HBM-channel busy signals (VCD)"
     )
+    run.add_argument(
+        "--export-stl", metavar="OUT.stl",
+        help="write the off-chip requests with their issue times in this run as an STL trace",
+    )  # fmt: skip
+    run.add_argument(
+        "--stl-clock", type=float, default=1e9, metavar="HZ",
+        help="clock whose cycles count the STL times (default 1e9)",
+    )  # fmt: skip
     run.add_argument(
         "--timeline-window", metavar="START_NS:END_NS",
         help="simulated time range kept in the timeline (default 0:50000)",
@@ -64,13 +77,14 @@ def config_of(args: argparse.Namespace) -> RunConfig:
     if args.timeline_window and not (args.timeline or args.vcd):
         raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
     resolve_platform(args.platform)
+    ert = ert_overrides_for(args.ert, args.platform) if args.ert else []
     return RunConfig(
         dataflow=args.dataflow,
         seq_len=parse_seq_len(args.seq_len),
         head_dim=args.head_dim,
         heads=args.heads,
         platform=args.platform,
-        overrides=tuple(args.overrides),
+        overrides=(*ert, *args.overrides),
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
     )
 
@@ -85,6 +99,8 @@ def _title(r: dict[str, Any]) -> str:
 def _run(args: argparse.Namespace) -> int:
     run = resolve_run(config_of(args))  # every user error surfaces here, before a worker starts
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
+    if args.stl_clock <= 0:
+        raise UserError(f"--stl-clock must be positive, got {args.stl_clock} Hz")
     progress = None
     if not args.json:
         cost = estimate_cost(run.config)
@@ -98,7 +114,16 @@ def _run(args: argparse.Namespace) -> int:
             )
         progress = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
     try:
-        result = run_in_worker(run_one, run, args.timeline, window, args.vcd, progress=progress)
+        result = run_in_worker(
+            run_one,
+            run,
+            args.timeline,
+            window,
+            args.vcd,
+            args.export_stl,
+            args.stl_clock,
+            progress=progress,
+        )
     finally:
         if progress is not None:
             progress.close()
@@ -106,7 +131,11 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(format_summary(result, _title(result)))
-    for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
+    for label, path in (
+        ("timeline", args.timeline),
+        ("waveform", args.vcd),
+        ("off-chip requests (STL)", args.export_stl),
+    ):
         if path:
             print(f"{label}: {path}")
     return 0

@@ -2,8 +2,9 @@
 
 ``emit(name, workload, platform_info, chunk_ops=..., params=...)`` returns an
 :class:`EmittedTrace` whose header is complete before the first chunk of records is produced.
-``EMITTERS`` are the exact dataflows (they compute softmax attention and take no parameters);
-``APPROXIMATE`` are the approximate ones, which take dataflow parameters (e.g. ``degree``).
+``EMITTERS`` are the exact dataflows (they compute softmax attention; their ``--param``
+switches are declared in ``variants.py``); ``APPROXIMATE`` are the approximate ones, which
+take dataflow parameters (e.g. ``degree``).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from tlm_models.dataflows.flash2 import emit_flash2
 from tlm_models.dataflows.flat import emit_flat
 from tlm_models.dataflows.setup import EmittedTrace
 from tlm_models.dataflows.standard import emit_standard
+from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 
-Emitter = Callable[[Workload, PlatformInfo, int], EmittedTrace]
 ParamEmitter = Callable[[Workload, PlatformInfo, int, Mapping[str, object]], EmittedTrace]
 
-EMITTERS: dict[str, Emitter] = {
+EMITTERS: dict[str, ParamEmitter] = {
     "attenio": emit_attenio,
     "flash2": emit_flash2,
     "flat": emit_flat,
@@ -48,7 +49,7 @@ def emit(
     check_dataflow_params(name, params or {})
     if name in APPROXIMATE:
         return APPROXIMATE[name](workload, platform_info, chunk_ops, params or {})
-    return EMITTERS[name](workload, platform_info, chunk_ops)
+    return EMITTERS[name](workload, platform_info, chunk_ops, params or {})
 
 
 def check_dataflow_params(name: str, params: Mapping[str, object]) -> None:
@@ -60,8 +61,7 @@ def check_dataflow_params(name: str, params: Mapping[str, object]) -> None:
     if name not in EMITTERS:
         known = sorted([*EMITTERS, *APPROXIMATE])
         raise UserError(f"unknown dataflow {name!r}; choose one of {', '.join(known)}")
-    if params:
-        raise UserError(f"dataflow {name!r} takes no parameters, got {', '.join(sorted(params))}")
+    resolve(name, params)
 
 
 __all__ = ["APPROXIMATE", "EMITTERS", "EmittedTrace", "Workload", "check_dataflow_params", "emit"]

@@ -1,14 +1,22 @@
-"""AttenIO: a = floor((M - d)/(2d + 4)) Q rows on chip, K and V streamed one row at a time.
+"""AttenIO: a Q rows on chip, K and V streamed one row at a time (Sec. 3.3 and 4.2-4.4).
 
 With b = 1 the online softmax needs no row reductions: every step is element-wise on a
-vectors (PE array for max/sub/mul/add, Exp unit for exp). K_j and V_j use one slot each, in
-the KV buffer when it has room, else in the d elements of scratchpad the tile rule reserves.
-Off-chip traffic T = Nd + 2Nd*ceil(N/a) + Nd.
+vectors. K and V rows are preloaded into the cache up to ``stage`` rows ahead (Sec. 4.2's
+preloads), each moved into the KV buffer by the PE array when its turn comes; S = Q_i k_j^T
+and the O update read them from there, broadcast (Sec. 4.3). The softmax stages stream
+(forwarding, Fig. 9); the rescale of O is fused into the O update by default
+(``rescale=fused``: O = diag(alpha) O + p v_j) or a separate pass (``rescale=separate``).
+Tile a = floor((M - 2*stage*d)/(2d + 4)), which the header records; traffic
+T = Nd + 2Nd*ceil(N/a) + Nd.
 """
 
 from __future__ import annotations
 
-from tlm_models.dataflows.allocator import Buffer, OnChipAllocator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+
+from tlm_models.dataflows.allocator import Buffer
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
@@ -16,103 +24,162 @@ from tlm_models.dataflows.online_softmax import (
     TileShape,
 )
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
 
 
-def attenio_rows(workload: Workload, capacity: int, kv_slots_on_chip: int = 1) -> int:
-    """Tile a: the paper's floor((M - d)/(2d + 4)), with M - d replaced by M - s*d when the
-    K/V row slots that do not fit the KV buffer (``kv_slots_on_chip``) need more than d."""
+@dataclass(frozen=True)
+class AttenioPlan:
+    a: int  # Q rows per block
+    stage: int  # K (and V) rows staged ahead in the cache
+    rescale: str  # fused | separate
+
+
+def attenio_rows(workload: Workload, capacity: int, stage: int) -> int:
+    """a = floor((M - 2*stage*d)/(2d + 4)): Q_i and O_i (a x d), s, m_old, m and l (a each),
+    beside ``stage`` K rows and ``stage`` V rows (the paper reserves one d-element block)."""
     d = workload.head_dim
-    reserve = max(1, kv_slots_on_chip) * d
+    reserve = 2 * stage * d
     a = (capacity - reserve) // (2 * d + 4)
     if a < 1:
         raise UserError(
-            f"AttenIO needs M >= {2 * d + 4 + reserve} elements for d = {d} "
-            f"(one Q row, one O row, 4 row statistics and the K/V row slots), M = {capacity}"
+            f"AttenIO needs M >= {2 * d + 4 + reserve} elements for d = {d} and stage = "
+            f"{stage} (one Q row, one O row, 4 row statistics and {2 * stage} staged K/V "
+            f"rows), M = {capacity}"
         )
     return a
 
 
-def kv_slots_in_scratchpad(workload: Workload, platform: PlatformInfo) -> int:
-    """How many of the two d-element K/V slots do not fit in the KV buffer."""
-    if platform.kv_buffer is None:
-        return 2
-    per_slot = workload.head_dim * workload.elem_bytes
-    return 2 - min(2, platform.kv_buffer.size // per_slot)
+def attenio_plan(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object] | None = None
+) -> AttenioPlan:
+    """The tile and switches this platform and ``params`` give."""
+    variant = resolve("attenio", params)
+    stage = int(variant["stage"])
+    a = attenio_rows(workload, platform.capacity_elements(workload.elem_bytes), stage)
+    return AttenioPlan(a=a, stage=stage, rescale=variant["rescale"])
 
 
-def attenio_tiling(workload: Workload, platform: PlatformInfo) -> int:
-    """The a this platform gets (the formula's a whenever at most one slot is in the SRAM)."""
-    return attenio_rows(
-        workload,
-        platform.capacity_elements(workload.elem_bytes),
-        kv_slots_in_scratchpad(workload, platform),
-    )
+def attenio_tiling(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object] | None = None
+) -> int:
+    """The a this platform gets with ``params``."""
+    return attenio_plan(workload, platform, params).a
 
 
-def _row_body(tpl: Template, bufs: SoftmaxBuffers, shape: TileShape, ldk: int, ldv: int) -> None:
-    """One K/V row: s = Q_i k_j^T, element-wise online softmax, O_i = O_i*alpha + p v_j."""
+@dataclass(frozen=True)
+class _KvSlots:
+    """Where S and the O update read k_j and v_j (KV buffer slots, or the staging slots)."""
+
+    k: int | None  # None: straight from the staging slot, no move
+    v: int | None
+
+
+def _row_body(
+    tpl: Template,
+    bufs: SoftmaxBuffers,
+    shape: TileShape,
+    ldk: int,
+    ldv: int,
+    *,
+    kv: _KvSlots,
+    fused: bool,
+) -> None:
+    """One K/V row: move k_j to the KV buffer, s = Q_i k_j^T, move v_j, the element-wise
+    online softmax as streamed stages, O_i = diag(alpha) O_i + p v_j."""
     a = shape.rows
     d = bufs.q.cols
     mcur, mnext, s, l_ = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.l.addr
-    smm = tpl.matmul(bufs.q.addr, bufs.k[0].addr, s, a, 1, d, trans_b=True, deps=[ldk])
+    k_at, v_at = bufs.k[0].addr, bufs.v[0].addr
+    k_dep: int | None = ldk
+    if kv.k is not None:
+        tpl.roles["mvk"] = tpl.vector(VectorOp.COPY, kv.k, k_at, 1, d, deps=[ldk])
+        k_at, k_dep = kv.k, None
+    smm = tpl.matmul(bufs.q.addr, k_at, s, a, 1, d, trans_b=True, deps=[k_dep])
     tpl.roles["smm"] = smm
+    if kv.k is None:
+        tpl.roles["mvk"] = smm  # the last reader of the staging slot
+    if kv.v is not None:
+        # The KV buffer takes v_j once S has read k_j (one slot at d = 128: Sec. 4.2).
+        tpl.roles["mvv"] = tpl.vector(VectorOp.COPY, kv.v, v_at, 1, d, deps=[ldv])
+        v_at = kv.v
+    v_dep = ldv if kv.v is None else None
     if shape.first:
         tpl.vector(VectorOp.COPY, mnext, s, a, 1)
-        sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext)
-        p = tpl.exp(s, s, a, 1, deps=[sub])
-        tpl.vector(VectorOp.COPY, l_, s, a, 1, deps=[p])
-        tpl.roles["omm"] = tpl.matmul(
-            s, bufs.v[0].addr, bufs.o.addr, a, d, 1, deps=[ldv, p, Ext("o_free")]
-        )
+        sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext, stream=True)
+        p = tpl.exp(s, s, a, 1, stream=True, deps=[sub])
+        omm = tpl.matmul(s, v_at, bufs.o.addr, a, d, 1, deps=[v_dep, p, Ext("o_free")])
+        tpl.roles["omm"] = omm
+        tpl.vector(VectorOp.COPY, l_, s, a, 1, stream=True, deps=[p])
+        if kv.v is None:
+            tpl.roles["mvv"] = omm
         return
+    # Fig. 9(a): max, subtract, exp stream across the a rows; alpha = exp(m_old - m) first,
+    # so the Exp unit's second task, p, follows it.
     tpl.vector(VectorOp.MAX, mnext, mcur, a, 1, src1=s)
-    # m_old - m_new first: alpha is the Exp unit's first task, and the PE array's work until
-    # it returns is the subtraction below; exp(s - m_new) then runs behind alpha while the
-    # PE array rescales O, so only alpha's latency stays on the row's critical path.
-    dm = tpl.vector(VectorOp.SUB, mcur, mcur, a, 1, src1=mnext)
-    alpha = tpl.exp(mcur, mcur, a, 1, deps=[dm])
-    sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext)
-    p = tpl.exp(s, s, a, 1, deps=[sub])
-    tpl.vector(
-        VectorOp.MUL, bufs.o.addr, bufs.o.addr, a, d, src1=mcur, bcast=Broadcast.ROW, deps=[alpha]
-    )
-    # The l update fills the gap while the rescaled O is written back for the O update.
-    tpl.vector(VectorOp.MUL, l_, l_, a, 1, src1=mcur, deps=[alpha])
-    tpl.vector(VectorOp.ADD, l_, l_, a, 1, src1=s, deps=[p])
-    tpl.roles["omm"] = tpl.matmul(
-        s, bufs.v[0].addr, bufs.o.addr, a, d, 1, accumulate=True, deps=[ldv, p]
-    )
+    dm = tpl.vector(VectorOp.SUB, mcur, mcur, a, 1, src1=mnext, stream=True)
+    alpha = tpl.exp(mcur, mcur, a, 1, stream=True, deps=[dm])
+    sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext, stream=True)
+    p = tpl.exp(s, s, a, 1, stream=True, deps=[sub])
+    if fused:
+        # The paper's P~ V mapping holds all of p in the MACs before the first v element is
+        # broadcast, so the update waits for the whole of p.
+        omm = tpl.matmul(s, v_at, bufs.o.addr, a, d, 1, scale_rows=mcur, deps=[v_dep, p, alpha])
+    else:
+        tpl.vector(
+            VectorOp.MUL, bufs.o.addr, bufs.o.addr, a, d, src1=mcur, bcast=Broadcast.ROW,
+            deps=[alpha],
+        )  # fmt: skip
+        omm = tpl.matmul(s, v_at, bufs.o.addr, a, d, 1, accumulate=True, deps=[v_dep, p])
+    tpl.roles["omm"] = omm
+    if kv.v is None:
+        tpl.roles["mvv"] = omm
+    # Fig. 9(b): l = l * exp(m_old - m) + p, streamed behind the Exp unit.
+    tpl.vector(VectorOp.MUL, l_, l_, a, 1, src1=mcur, stream=True, deps=[alpha])
+    tpl.vector(VectorOp.ADD, l_, l_, a, 1, src1=s, stream=True, deps=[p])
 
 
-def _slot(name: str, d: int, kv: OnChipAllocator | None, scratch: OnChipAllocator) -> Buffer:
-    if kv is not None and kv.fits(1, d):
-        return kv.alloc(name, 1, d)
-    return scratch.alloc(name, 1, d)
+def _slots(name: str, stage: int, d: int, first: Buffer) -> tuple[Buffer, ...]:
+    """``stage`` consecutive 1 x d slots of the block allocated at ``first``."""
+    row = d * first.elem_bytes
+    return tuple(
+        Buffer(f"{name}.{i}", first.addr + i * row, 1, d, first.elem_bytes) for i in range(stage)
+    )
 
 
 def emit_attenio(
-    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+    workload: Workload,
+    platform: PlatformInfo,
+    chunk_ops: int = DEFAULT_CHUNK_OPS,
+    params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
-    """AttenIO trace on ``platform``; records stream in chunks of ``chunk_ops``."""
+    """AttenIO trace on ``platform``; records stream in chunks of ``chunk_ops``.
+    ``params``: ``rescale`` (fused|separate), ``stage`` (K/V rows staged ahead)."""
     d = workload.head_dim
-    a = attenio_tiling(workload, platform)
-    rows = min(a, workload.seq_len)
-    setup = make_setup("attenio", workload, platform, {"a": a, "b": 1})
+    plan = attenio_plan(workload, platform, params)
+    variant = resolve("attenio", params)
+    rows = min(plan.a, workload.seq_len)
+    setup = make_setup("attenio", workload, platform, {"a": plan.a, "b": 1, "variant": variant})
     sp = setup.scratch
-    k_slot = _slot("k_j", d, setup.kvbuf, sp)
-    v_slot = _slot("v_j", d, setup.kvbuf, sp)
+    kstage = sp.alloc("K_stage", plan.stage, d)
+    vstage = sp.alloc("V_stage", plan.stage, d)
+    kv = _KvSlots(None, None)
+    if setup.kvbuf is not None and setup.kvbuf.fits(1, d):
+        k_slot = setup.kvbuf.alloc("kv_k", 1, d).addr
+        v_slot = setup.kvbuf.alloc("kv_v", 1, d).addr if setup.kvbuf.fits(1, d) else k_slot
+        kv = _KvSlots(k_slot, v_slot)
     bufs = SoftmaxBuffers(
         q=sp.alloc("Q_i", rows, d),
         o=sp.alloc("O_i", rows, d),
         s=sp.alloc("s_p", rows),
         m=(sp.alloc("m_a", rows), sp.alloc("m_b", rows)),
         l=sp.alloc("l_i", rows),
-        k=(k_slot,),
-        v=(v_slot,),
+        k=_slots("k", plan.stage, d, kstage),
+        v=_slots("v", plan.stage, d, vstage),
     )
-    loop = OnlineSoftmaxLoop(setup, bufs, rows, 1, _row_body)
+    body = partial(_row_body, kv=kv, fused=plan.rescale == "fused")
+    loop = OnlineSoftmaxLoop(setup, bufs, rows, 1, body, k_reader="mvk", v_reader="mvv")
     return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())

@@ -20,14 +20,17 @@ from tlm_models.errors import UserError
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
     MATMUL_ACCUMULATE,
+    MATMUL_SCALE_ROWS,
     MATMUL_TRANS_B,
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    STREAMED,
     Broadcast,
     OpKind,
     VectorOp,
     float_bits,
+    split_src2,
     vector_code,
 )
 
@@ -230,11 +233,34 @@ class OpSink:
         *,
         trans_b: bool = False,
         accumulate: bool = False,
+        scale_rows: int | None = None,
+        stream: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
-        """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b)."""
+        """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b);
+        ``scale_rows`` = address of m row scales: C = diag(alpha) C + A B (fused rescale);
+        ``stream``: start on the first rows of A its producer writes (forwarding)."""
         code = (MATMUL_TRANS_B if trans_b else 0) | (MATMUL_ACCUMULATE if accumulate else 0)
-        rec = (OpKind.MATMUL, self.pe_engine, NO_TENSOR, code, (0, 0, 0, 0), m, n, k, a, b, c, 0, 0)
+        code |= STREAMED if stream else 0
+        low = high = 0
+        if scale_rows is not None:
+            code |= MATMUL_SCALE_ROWS
+            low, high = split_src2(scale_rows)
+        rec = (
+            OpKind.MATMUL,
+            self.pe_engine,
+            NO_TENSOR,
+            code,
+            (0, 0, 0, 0),
+            m,
+            n,
+            k,
+            a,
+            b,
+            c,
+            low,
+            high,
+        )
         return self._add(rec, deps)
 
     def vector(
@@ -248,15 +274,17 @@ class OpSink:
         src1: int = 0,
         bcast: Broadcast = Broadcast.FULL,
         scalar: float = 0.0,
+        stream: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
-        """Element-wise or row-reduction op on an m x n block on the PE array."""
+        """Element-wise or row-reduction op on an m x n block on the PE array; ``stream``:
+        start on the first elements its producers write (forwarding)."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
         rec = (
             OpKind.VECTOR,
             self.pe_engine,
             NO_TENSOR,
-            vector_code(op, bcast),
+            vector_code(op, bcast) | (STREAMED if stream else 0),
             (0, 0, 0, 0),
             m,
             n,
@@ -269,9 +297,33 @@ class OpSink:
         )
         return self._add(rec, deps)
 
-    def exp(self, dst: int, src: int, m: int, n: int, *, deps: Iterable[DepRef] = ()) -> int:
-        """dst = exp(src) on an m x n block on the Exp unit."""
-        rec = (OpKind.EXP, self.exp_engine, NO_TENSOR, 0, (0, 0, 0, 0), m, n, 0, src, 0, dst, 0, 0)
+    def exp(
+        self,
+        dst: int,
+        src: int,
+        m: int,
+        n: int,
+        *,
+        stream: bool = False,
+        deps: Iterable[DepRef] = (),
+    ) -> int:
+        """dst = exp(src) on an m x n block on the Exp unit; ``stream`` as for ``vector``."""
+        code = STREAMED if stream else 0
+        rec = (
+            OpKind.EXP,
+            self.exp_engine,
+            NO_TENSOR,
+            code,
+            (0, 0, 0, 0),
+            m,
+            n,
+            0,
+            src,
+            0,
+            dst,
+            0,
+            0,
+        )
         return self._add(rec, deps)
 
 

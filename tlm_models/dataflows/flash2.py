@@ -1,14 +1,17 @@
 """FlashAttention-2: Q-outer, K/V-inner tiles with online softmax (row max / row sum per tile).
 
 Tiling is the rule the AttenIO paper used for its FA2 baseline: Br = min(ceil(M/4d), d),
-Bc = ceil(M/4d). Double-buffered K/V tiles of that Bc do not fit beside Q, O and S, so Bc is
-reduced to the largest width that fits; off-chip traffic depends on Br only and stays
-T = Nd + 2Nd*ceil(N/Br) + Nd.
+Bc = ceil(M/4d). ``tiling=paper`` keeps that Bc, whose single K and V tiles fill the cache
+beside Q, O and S; ``tiling=fit`` (default) uses the largest Bc <= ceil(M/4d) that fits the
+buffers the ``overlap`` needs (single K/V tiles by default, overlap=split). Off-chip traffic
+depends on Br only and stays T = Nd + 2Nd*ceil(N/Br) + Nd for every variant.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
 from tlm_models.dataflows.online_softmax import (
@@ -17,6 +20,7 @@ from tlm_models.dataflows.online_softmax import (
     TileShape,
 )
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -27,33 +31,54 @@ from tlm_models.trace.record import Broadcast, VectorOp
 class FlashTiling:
     br: int  # Q rows per block (the paper's rule, used for traffic)
     bc_rule: int  # the paper's K/V tile width
-    bc: int  # K/V tile width actually used (fits with double buffering)
+    bc: int  # K/V tile width actually used (fits the overlap's buffers)
 
 
-def flash2_tiling(workload: Workload, capacity: int) -> FlashTiling:
-    """Br, Bc for capacity M elements; UserError when not even a 1-wide tile fits."""
+def flash2_tiling(
+    workload: Workload, capacity: int, tiling: str = "fit", buffers: int = 2
+) -> FlashTiling:
+    """Br, Bc for capacity M elements with ``buffers`` K and V tiles each; UserError when the
+    plan does not fit (``tiling="paper"`` keeps Bc = ceil(M/4d) or fails)."""
     d, n = workload.head_dim, workload.seq_len
     quarter = -(-capacity // (4 * d))
     br = min(quarter, d)
     rows = min(br, n)
-    # Q, O (rows x d), S (rows x bc), m0, m1, t, l (rows), K and V double-buffered (bc x d).
-    fit = (capacity - 2 * rows * d - 4 * rows) // (4 * d + rows)
-    bc = min(quarter, n, fit)
-    if bc < 1:
+    # Q, O (rows x d), S (rows x bc), m0, m1, t, l (rows), K and V tiles (bc x d) x buffers.
+    fit = (capacity - 2 * rows * d - 4 * rows) // (2 * buffers * d + rows)
+    bc = min(quarter, n) if tiling == "paper" else min(quarter, n, fit)
+    if bc < 1 or bc > fit:
+        width = max(bc, 1)
+        need = 2 * rows * d + 4 * rows + width * (2 * buffers * d + rows)
         raise UserError(
-            f"FlashAttention-2 needs {2 * rows * d + 4 * rows + 4 * d + rows} elements on chip "
-            f"for Br = {rows}, d = {d} and a 1-row K/V tile, but M = {capacity} elements"
+            f"FlashAttention-2 needs {need} elements on chip for Br = {rows}, Bc = {width}, "
+            f"d = {d} and {buffers} K/V tile buffer(s), but M = {capacity} elements"
+            + (
+                " (tiling=paper does not fit the overlap's buffers; use tiling=fit)"
+                if bc > 1
+                else ""
+            )
         )
     return FlashTiling(br=br, bc_rule=quarter, bc=bc)
 
 
-def _tile_body(tpl: Template, bufs: SoftmaxBuffers, shape: TileShape, ldk: int, ldv: int) -> None:
-    """One K/V tile: S = Q K^T, row max, P = exp(S - m), row sum, rescale O, O += P V."""
+def _tile_body(
+    tpl: Template,
+    bufs: SoftmaxBuffers,
+    shape: TileShape,
+    ldk: int,
+    ldv: int,
+    *,
+    serial: bool = False,
+) -> None:
+    """One K/V tile: S = Q K^T, row max, P = exp(S - m), row sum, rescale O, O += P V;
+    ``serial``: S waits for both loads (no transfer overlaps compute)."""
     r, c = shape.rows, shape.cols
     d = bufs.q.cols
     mcur, mnext, s, t = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.t
     assert t is not None
-    smm = tpl.matmul(bufs.q.addr, bufs.k[0].addr, s, r, c, d, trans_b=True, deps=[ldk])
+    smm = tpl.matmul(
+        bufs.q.addr, bufs.k[0].addr, s, r, c, d, trans_b=True, deps=[ldk, ldv if serial else None]
+    )
     tpl.roles["smm"] = smm
     if shape.first:
         tpl.vector(VectorOp.ROWMAX, mnext, s, r, c)
@@ -80,15 +105,25 @@ def _tile_body(tpl: Template, bufs: SoftmaxBuffers, shape: TileShape, ldk: int, 
 
 
 def emit_flash2(
-    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+    workload: Workload,
+    platform: PlatformInfo,
+    chunk_ops: int = DEFAULT_CHUNK_OPS,
+    params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
-    """FlashAttention-2 trace on ``platform``; records stream in chunks of ``chunk_ops``."""
+    """FlashAttention-2 trace on ``platform``; records stream in chunks of ``chunk_ops``.
+    ``params``: ``tiling`` (paper|fit), ``overlap`` (none|split|double)."""
+    variant = resolve("flash2", params)
+    overlap = variant["overlap"]
+    nbuf = 2 if overlap == "double" else 1
     eb, d = workload.elem_bytes, workload.head_dim
     capacity = platform.capacity_elements(eb)
-    tiling = flash2_tiling(workload, capacity)
+    tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf)
     rows = min(tiling.br, workload.seq_len)
     setup = make_setup(
-        "flash2", workload, platform, {"br": tiling.br, "bc": tiling.bc, "bc_rule": tiling.bc_rule}
+        "flash2",
+        workload,
+        platform,
+        {"br": tiling.br, "bc": tiling.bc, "bc_rule": tiling.bc_rule, "variant": variant},
     )
     a = setup.scratch
     bufs = SoftmaxBuffers(
@@ -98,8 +133,18 @@ def emit_flash2(
         m=(a.alloc("m_a", rows), a.alloc("m_b", rows)),
         l=a.alloc("l_i", rows),
         t=a.alloc("rowstat", rows),
-        k=(a.alloc("K_j.0", tiling.bc, d), a.alloc("K_j.1", tiling.bc, d)),
-        v=(a.alloc("V_j.0", tiling.bc, d), a.alloc("V_j.1", tiling.bc, d)),
+        k=tuple(a.alloc(f"K_j.{i}", tiling.bc, d) for i in range(nbuf)),
+        v=tuple(a.alloc(f"V_j.{i}", tiling.bc, d) for i in range(nbuf)),
     )
-    loop = OnlineSoftmaxLoop(setup, bufs, rows, tiling.bc, _tile_body)
+    serial = overlap == "none"
+    loop = OnlineSoftmaxLoop(
+        setup,
+        bufs,
+        rows,
+        tiling.bc,
+        partial(_tile_body, serial=serial),
+        # none: the next tile's loads wait for this tile's last operation
+        k_reader="omm" if serial else "smm",
+        q_overlap=not serial,
+    )
     return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout())

@@ -12,7 +12,7 @@ then is read back for the exponent — 2N extra elements per row.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +33,7 @@ from tlm_models.dataflows.row_blocks import (
     scale_q,
 )
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -67,9 +68,11 @@ def flat_tiling(workload: Workload, capacity: int, pe_rows: int) -> FlatTiling:
 
 
 class _FlatEmitter:
-    def __init__(self, setup: DataflowSetup, tiling: FlatTiling):
+    def __init__(self, setup: DataflowSetup, tiling: FlatTiling, serial: bool = False):
         self.s = setup
         self.tl = tiling
+        # overlap=none: each staging load waits for the previous tile's last operation.
+        self.ld_after = Prev("last", 1) if serial else Prev("reader", 2)
         w = setup.workload
         r, tk, d, n = tiling.rows, tiling.stage, w.head_dim, w.seq_len
         a = setup.scratch
@@ -126,7 +129,7 @@ class _FlatEmitter:
             tpl = b.template()
             ro = tpl.roles
             stile = self.srow.addr
-            ro["ld"] = load_rows(tpl, s, which, st, cols, head=head, deps=[Prev("reader", 2)])
+            ro["ld"] = load_rows(tpl, s, which, st, cols, head=head, deps=[self.ld_after])
             on_tile: list[tuple[str, str]] = []
             if which == "K":
                 ro["smm"] = ro["reader"] = tpl.matmul(
@@ -188,6 +191,7 @@ class _FlatEmitter:
                     ("sum", "src0"),
                     ("omm", "src0"),
                 ]
+            ro["last"] = len(tpl) - 1
             mm = "smm" if which == "K" else "omm"
 
             def offsets(
@@ -215,9 +219,13 @@ class _FlatEmitter:
 
 
 def emit_flat(
-    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+    workload: Workload,
+    platform: PlatformInfo,
+    chunk_ops: int = DEFAULT_CHUNK_OPS,
+    params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
-    """FLAT trace on ``platform``, streamed in chunks."""
+    """FLAT trace on ``platform``, streamed in chunks; ``params``: ``overlap`` (none|double)."""
+    variant = resolve("flat", params)
     tiling = flat_tiling(
         workload, platform.capacity_elements(workload.elem_bytes), platform.pe_rows
     )
@@ -228,8 +236,8 @@ def emit_flat(
         "flat",
         workload,
         platform,
-        {"rows": tiling.rows, "stage": tiling.stage, "spill": tiling.spill},
+        {"rows": tiling.rows, "stage": tiling.stage, "spill": tiling.spill, "variant": variant},
         spill=spill,
     )
-    em = _FlatEmitter(setup, tiling)
+    em = _FlatEmitter(setup, tiling, serial=variant["overlap"] == "none")
     return EmittedTrace(setup.header, em.chunks(chunk_ops), setup.layout())

@@ -14,9 +14,13 @@ from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
 from tlm_models.dataflows.standard import standard_tiling
+from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
+
+#: A dataflow's ``--param`` switches (``variants.py``); None = the defaults.
+Params = Mapping[str, object] | None
 
 
 @dataclass(frozen=True)
@@ -54,20 +58,25 @@ def _streamed(w: Workload, q_rows: int, extra: dict[str, int]) -> dict[str, int]
     return {k: v * w.head_count for k, v in per_head.items()}
 
 
-def attenio_traffic(w: Workload, p: PlatformInfo) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - d)/(2d + 4))."""
-    a = attenio_tiling(w, p)
+def attenio_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
+    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4))."""
+    a = attenio_tiling(w, p, params)
     return Traffic("attenio", _streamed(w, a, {}), w.elem_bytes, {"a": a})
 
 
-def flash2_traffic(w: Workload, p: PlatformInfo) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d)."""
-    t = flash2_tiling(w, p.capacity_elements(w.elem_bytes))
+def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
+    """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d), whatever the tiling of Bc
+    and the overlap."""
+    variant = resolve("flash2", params)
+    buffers = 2 if variant["overlap"] == "double" else 1
+    t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
     return Traffic("flash2", _streamed(w, t.br, {}), w.elem_bytes, {"br": t.br, "bc": t.bc})
 
 
-def standard_traffic(w: Workload, p: PlatformInfo) -> Traffic:
-    """T = 2Nd + 2Nd*ceil(N/T) + 4N^2: S written and read, P written and read once each."""
+def standard_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
+    """T = 2Nd + 2Nd*ceil(N/T) + 4N^2: S written and read, P written and read once each
+    (the same for either overlap)."""
+    resolve("standard", params)
     t = standard_tiling(w, p.capacity_elements(w.elem_bytes))
     nn = w.seq_len * w.seq_len
     return Traffic(
@@ -78,8 +87,9 @@ def standard_traffic(w: Workload, p: PlatformInfo) -> Traffic:
     )
 
 
-def flat_traffic(w: Workload, p: PlatformInfo) -> Traffic:
-    """T = 2Nd + 2Nd*ceil(N/R) (+ 2N^2 when score rows spill, R = 1)."""
+def flat_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
+    """T = 2Nd + 2Nd*ceil(N/R) (+ 2N^2 when score rows spill, R = 1), either overlap."""
+    resolve("flat", params)
     t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
     extra = {"S": 2 * w.seq_len * w.seq_len} if t.spill else {}
     return Traffic(
@@ -124,7 +134,7 @@ def approx_tiled_order(n: int, d: int, r: int, m: int) -> float:
     return n * d * r * (d + 1) / m
 
 
-TRAFFIC: dict[str, Callable[[Workload, PlatformInfo], Traffic]] = {
+TRAFFIC: dict[str, Callable[[Workload, PlatformInfo, Params], Traffic]] = {
     "standard": standard_traffic,
     "flat": flat_traffic,
     "flash2": flash2_traffic,

@@ -25,6 +25,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.row_blocks import load_rows, normalise_and_store_o, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
+from tlm_models.trace.record import MATMUL_SCALE_ROWS, OpKind, src2
 
 
 @dataclass(frozen=True)
@@ -52,20 +53,35 @@ class TileShape:
 #: give roles "smm" (last reader of the K buffer) and "omm" (last reader of the V buffer).
 TileBody = Callable[[Template, SoftmaxBuffers, TileShape, int, int], None]
 
-_FIELDS = ("src0", "src1", "dst")
+_FIELDS = ("src0", "src1", "dst", "src_stride")
 
 
 class OnlineSoftmaxLoop:
     """Emits the whole trace of a Q-outer/K-V-inner online-softmax dataflow."""
 
     def __init__(
-        self, setup: DataflowSetup, bufs: SoftmaxBuffers, br: int, bc: int, body: TileBody
+        self,
+        setup: DataflowSetup,
+        bufs: SoftmaxBuffers,
+        br: int,
+        bc: int,
+        body: TileBody,
+        *,
+        k_reader: str = "smm",
+        v_reader: str = "omm",
+        q_overlap: bool = True,
     ):
+        """``k_reader``/``v_reader``: the body role whose operation last reads a K (V) buffer,
+        which the load into that buffer ``len(bufs.k)`` tiles later waits for. Without
+        ``q_overlap`` Q_{i+1} loads only after O_i is normalised."""
         self.setup = setup
         self.bufs = bufs
         self.br = br
         self.bc = bc
         self.body = body
+        self.k_reader = k_reader
+        self.v_reader = v_reader
+        self.q_overlap = q_overlap
         self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
 
     def _template(
@@ -77,23 +93,34 @@ class OnlineSoftmaxLoop:
         nbuf = len(bufs.k)
         tpl = b.template()
         tpl.roles["ldk"] = load_rows(
-            tpl, s, "K", bufs.k[0].addr, shape.cols, deps=[Prev("smm", nbuf)]
+            tpl, s, "K", bufs.k[0].addr, shape.cols, deps=[Prev(self.k_reader, nbuf)]
         )
         tpl.roles["ldv"] = load_rows(
-            tpl, s, "V", bufs.v[0].addr, shape.cols, deps=[Prev("omm", nbuf)]
+            tpl, s, "V", bufs.v[0].addr, shape.cols, deps=[Prev(self.v_reader, nbuf)]
         )
         self.body(tpl, bufs, shape, tpl.roles["ldk"], tpl.roles["ldv"])
         # Relocation: which fields name a rotating buffer, resolved per repetition.
         named = {bufs.m[0].addr: "mcur", bufs.m[1].addr: "mnext"}
         if nbuf > 1:
             named |= {bufs.k[0].addr: "k", bufs.v[0].addr: "v"}
+        if len(bufs.v) != nbuf:
+            raise ValueError("K and V rotate through the same number of buffers")
         recs = tpl.records()
         reloc: dict[str, list[tuple[int, str]]] = {f: [] for f in _FIELDS}
         for col in range(len(tpl)):
-            for f in _FIELDS:
+            for f in _FIELDS[:3]:
                 kind = named.get(int(recs[f][col]))
                 if kind is not None:
                     reloc[f].append((col, kind))
+            # A scaled matmul's row scales (src2) live in the stride fields; an offset within
+            # the on-chip region never carries into the high half, so the low half takes it.
+            if recs["kind"][col] == OpKind.MATMUL and recs["code"][col] & MATMUL_SCALE_ROWS:
+                addr = src2(recs["src_stride"][col], recs["dst_stride"][col])
+                kind = named.get(addr)
+                if kind is not None:
+                    if (addr & 0xFFFF_FFFF) + abs(bufs.m[1].addr - bufs.m[0].addr) >= 1 << 32:
+                        raise ValueError(f"row scales at {addr:#x} straddle a 4 GiB boundary")
+                    reloc["src_stride"].append((col, kind))
         reloc["src0"] += [(tpl.roles["ldk"], "tile"), (tpl.roles["ldv"], "tile")]
         self._templates[shape] = (tpl, reloc)
         return tpl, reloc
@@ -154,15 +181,19 @@ class OnlineSoftmaxLoop:
                 )
                 tiles_done += count
             last_smm = kv_prev.handle("smm") if kv_prev else None
-            if index + 1 < len(blocks):
-                nhead, nrow0, nrows = blocks[index + 1]
+            nxt = blocks[index + 1] if index + 1 < len(blocks) else None
+            if nxt is not None and self.q_overlap:
                 # Q_{i+1} streams in while O_i is normalised: it only waits for the last
                 # reader of the Q buffer.
                 qload = load_rows(
-                    b, s, "Q", bufs.q.addr, nrows, head=nhead, row0=nrow0, deps=[last_smm]
+                    b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0], row0=nxt[1], deps=[last_smm]
                 )
             last_store = normalise_and_store_o(
                 b, s, bufs.o.addr, bufs.l.addr, rows, head=head, row0=row0
             )
+            if nxt is not None and not self.q_overlap:
+                qload = load_rows(
+                    b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0], row0=nxt[1], deps=[last_store - 1]
+                )
             yield from b.ready()
         yield from b.finish()

@@ -16,7 +16,7 @@ in-order), which also frees the reused on-chip space.
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +34,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q, store_o
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -63,9 +64,11 @@ def standard_tiling(workload: Workload, capacity: int) -> StandardTiling:
 
 
 class _StandardEmitter:
-    def __init__(self, setup: DataflowSetup, tiling: StandardTiling):
+    def __init__(self, setup: DataflowSetup, tiling: StandardTiling, serial: bool = False):
         self.s = setup
         self.t = tiling
+        # overlap=none: each tile's loads wait for the previous tile's last operation.
+        self.back = 1 if serial else 2
         w = setup.workload
         t, d, n = tiling.tile, w.head_dim, w.seq_len
         a = setup.scratch  # GEMM phases (QK^T and PV share the space)
@@ -104,8 +107,9 @@ class _StandardEmitter:
         for c0, count, cols, _ in tile_runs(n, t):
             tpl = b.template()
             tpl.roles["ldk"] = load_rows(
-                tpl, s, "K", self.tin[0].addr, cols, head=head, deps=[Prev("smm", 2)]
-            )
+                tpl, s, "K", self.tin[0].addr, cols, head=head,
+                deps=[Prev("sts" if self.back == 1 else "smm", self.back)],
+            )  # fmt: skip
             tpl.roles["smm"] = tpl.matmul(
                 self.panel.addr,
                 self.tin[0].addr,
@@ -114,7 +118,7 @@ class _StandardEmitter:
                 cols,
                 d,
                 trans_b=True,
-                deps=[tpl.roles["ldk"], Prev("sts", 2)],
+                deps=[tpl.roles["ldk"], Prev("sts", self.back)],
             )
             tpl.roles["sts"] = tpl.store(
                 self.tsp[0].addr,
@@ -163,7 +167,7 @@ class _StandardEmitter:
                 nrows,
                 n * eb,
                 tensor=s.tensor["S"],
-                deps=[Ext("join"), Prev("stp", nbuf)],
+                deps=[Ext("join"), Prev("stp", min(nbuf, self.back))],
             )
             roles = tpl.roles
             roles["max"] = tpl.vector(VectorOp.ROWMAX, mx, buf, nrows, n, deps=[roles["lds"]])
@@ -225,10 +229,10 @@ class _StandardEmitter:
                 cols * eb,
                 tensor=s.tensor["P"],
                 src_stride=n * eb,
-                deps=[Ext("join"), Prev("omm", 2)],
+                deps=[Ext("join"), Prev("omm", self.back)],
             )
             tpl.roles["ldv"] = load_rows(
-                tpl, s, "V", self.tin[0].addr, cols, head=head, deps=[Prev("omm", 2)]
+                tpl, s, "V", self.tin[0].addr, cols, head=head, deps=[Prev("omm", self.back)]
             )
             tpl.roles["omm"] = tpl.matmul(
                 self.tsp[0].addr,
@@ -266,18 +270,28 @@ class _StandardEmitter:
 
 
 def emit_standard(
-    workload: Workload, platform: PlatformInfo, chunk_ops: int = DEFAULT_CHUNK_OPS
+    workload: Workload,
+    platform: PlatformInfo,
+    chunk_ops: int = DEFAULT_CHUNK_OPS,
+    params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
-    """Standard (unfused) attention trace on ``platform``, streamed in chunks."""
+    """Standard (unfused) attention trace on ``platform``, streamed in chunks;
+    ``params``: ``overlap`` (none|double)."""
+    variant = resolve("standard", params)
     tiling = standard_tiling(workload, platform.capacity_elements(workload.elem_bytes))
     t, n = tiling.tile, workload.seq_len
     setup = make_setup(
         "standard",
         workload,
         platform,
-        {"tile": t, "softmax_rows": tiling.softmax_rows, "softmax_buffers": tiling.softmax_buffers},
+        {
+            "tile": t,
+            "softmax_rows": tiling.softmax_rows,
+            "softmax_buffers": tiling.softmax_buffers,
+            "variant": variant,
+        },
         spill=[("S", (t, n)), ("P", (t, n))],
     )
-    em = _StandardEmitter(setup, tiling)
+    em = _StandardEmitter(setup, tiling, serial=variant["overlap"] == "none")
     layout = f"{setup.layout()}\nsoftmax phase (same space):\n{em.softmax_layout}"
     return EmittedTrace(setup.header, em.chunks(chunk_ops), layout)

@@ -40,7 +40,7 @@ def _cpp_value(p: ParamSpec, value: Any) -> object:
     """A C++ field's value in the unit the registry holds it in (time: picoseconds)."""
     if p.kind == "time":
         return round(value.to_seconds() * 1e12)
-    if p.kind == "choice":
+    if p.kind in ("choice", "text"):
         return str(value)
     return value
 

@@ -1,10 +1,10 @@
-"""What the C++ models can hold: value ranges per parameter kind and the products that must fit.
+"""What the C++ models can hold: the range of each parameter and the products that must fit.
 
 A value the models cannot represent must be refused where the user wrote it (file:line), not
-found later in a worker as a conversion error, a wrapped integer or a hang. The C++ types are
-those of docs/internals.md: counts `unsigned` (32 bit), sizes and addresses `std::uint64_t`,
-times `sc_core::sc_time` (a 64-bit count of the 1 ps resolution), frequencies `double` Hz turned
-into a period of whole picoseconds, bandwidths `double` B/s turned into transfer times.
+found later in a worker as a conversion error, a wrapped integer or a hang. Integer widths come
+from the parameter declaration (`ParamSpec.cpp_type` / `cpp_max`: counts `unsigned`, sizes and
+addresses `std::uint64_t`, times `sc_core::sc_time`, 64 bits of the 1 ps resolution);
+frequencies become a clock period of whole picoseconds, bandwidths transfer times.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from tlm_models.platform.registry import KIND_UNITS, ParamSpec
 from tlm_models.units import format_bandwidth, format_frequency, format_time
 
 __all__ = [
     "ADDRESS_SPACE",
-    "KIND_MAXIMUM",
     "MAX_BANDWIDTH",
     "MAX_FREQUENCY",
     "MAX_TIME_PS",
@@ -24,8 +24,8 @@ __all__ = [
     "MIN_FREQUENCY",
     "UINT32_MAX",
     "UINT64_MAX",
-    "kind_range_error",
     "product_errors",
+    "range_error",
 ]
 
 UINT32_MAX = 2**32 - 1
@@ -43,28 +43,16 @@ MIN_FREQUENCY = 1e12 / MAX_TIME_PS
 MIN_BANDWIDTH = 1.0
 MAX_BANDWIDTH = 1e18
 
-#: Largest value per integer kind, in the kind's unit.
-KIND_MAXIMUM: dict[str, int] = {
-    "count": UINT32_MAX,
-    "size": UINT64_MAX,
-    "address": UINT64_MAX,
-    "time": MAX_TIME_PS,
-}
 
-_CXX_TYPE = {
-    "count": "a 32-bit unsigned count",
-    "size": "a 64-bit size in bytes",
-    "address": "a 64-bit address",
-    "time": "a SystemC time (64 bits of 1 ps)",
-}
-
-
-def kind_range_error(kind: str, value: object) -> str | None:
-    """Why ``value`` (already converted to the kind's unit) does not fit, or None."""
+def range_error(spec: ParamSpec, value: object) -> str | None:
+    """Why ``value`` (converted to the kind's unit) does not fit parameter ``spec``, or None."""
+    kind = spec.kind
     if isinstance(value, bool):
         return None
-    if kind in KIND_MAXIMUM and isinstance(value, int) and value > KIND_MAXIMUM[kind]:
-        return f"{value} does not fit in {_CXX_TYPE[kind]} (at most {KIND_MAXIMUM[kind]})"
+    limit = spec.cpp_max
+    if limit is not None and isinstance(value, int) and value > limit:
+        unit = KIND_UNITS[kind]
+        return f"{value} does not fit the model's {spec.cpp_type} (at most {limit} {unit})".strip()
     if kind == "frequency" and isinstance(value, float):
         if value > MAX_FREQUENCY:
             return (

@@ -122,7 +122,12 @@ class _Converter:
         return Node(self._scalar(node), loc, key_loc)
 
     def _scalar(self, node: yaml.Node) -> Scalar:
-        value = self._constructor.construct_object(node)
+        try:
+            value = self._constructor.construct_object(node)
+        except (yaml.YAMLError, ValueError):
+            # An unknown or unsafe tag ('!x', '!!python/object', '='): the text, for the
+            # validator to report as the value it is not.
+            return str(node.value)
         if value is None or isinstance(value, (str, int, float, bool)):
             return value
         # Dates and other YAML oddities: keep the text so the validator can say what it found.

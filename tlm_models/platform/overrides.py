@@ -19,6 +19,8 @@ from tlm_models.platform.loader import Diagnostic, Location, Node, Scalar
 from tlm_models.platform.validate import suggest
 
 _TOP_LEVEL_SCALARS = ("name", "description")
+#: A component's energy table, which `--set comp.energy.action=value` creates when missing.
+ENERGY_KEY = "energy"
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,12 @@ def _set(node: Node, path: tuple[str, ...], override: Override, done: str) -> No
     key = f"{done}.{head}" if done else head
     if not rest:
         child = Node(override.value, override.loc, override.loc)
+    elif head == ENERGY_KEY and head not in node.value:
+        # A component without an energy table gets one (docs/energy.md).
+        result = _set(Node({}, override.loc, override.loc), rest, override, key)
+        if isinstance(result, Diagnostic):
+            return result
+        child = result
     elif head not in node.value:
         # Parameters may be added (a default overridden); a missing component may not.
         hint = suggest(head, node.value)

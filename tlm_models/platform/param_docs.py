@@ -34,8 +34,8 @@ _DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
 def _default(p: ParamSpec) -> str:
     if isinstance(p.default, bool):
         return str(p.default).lower()
-    if p.kind == "choice":
-        return f"`{p.default}`"
+    if p.kind in ("choice", "text"):
+        return f"`{p.default}`" if p.default else '`""`'
     return str(p.default)
 
 

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-ParamKind = Literal["count", "size", "bandwidth", "frequency", "time", "choice", "bool", "address"]
+ParamKind = Literal[
+    "count", "size", "bandwidth", "frequency", "time", "choice", "bool", "address", "text"
+]
 ParamValue = int | float | str | bool
 PARAM_KINDS: tuple[ParamKind, ...] = (
     "count",
@@ -27,6 +29,7 @@ PARAM_KINDS: tuple[ParamKind, ...] = (
     "choice",
     "bool",
     "address",
+    "text",
 )
 #: The unit each kind's value is held in (sizes bytes, time picoseconds, ...); "" = unitless.
 KIND_UNITS: dict[ParamKind, str] = {
@@ -38,6 +41,7 @@ KIND_UNITS: dict[ParamKind, str] = {
     "choice": "",
     "bool": "",
     "address": "B",
+    "text": "",
 }
 #: The C++ type of a `Params` field of each kind (docs/internals.md, "C++ component conventions").
 CPP_TYPES: dict[ParamKind, str] = {
@@ -49,6 +53,7 @@ CPP_TYPES: dict[ParamKind, str] = {
     "choice": "std::string",
     "bool": "bool",
     "address": "std::uint64_t",
+    "text": "std::string",
 }
 #: Largest value each C++ type holds, in the kind's unit (sc_time: 64-bit ticks of 1 ps);
 #: None where the type is not an integer.
@@ -187,6 +192,86 @@ def _p(
     return ParamSpec(name, kind, default, description, choices=choices, minimum=minimum, unit=unit)
 
 
+def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
+    """The bank fidelity's organisation, controller and JEDEC timing set (docs/models/hbm.md).
+
+    Defaults: platforms/parts/hbm2-attenio.yaml, HBM2 at the paper machine's 1 Gb/s per pin
+    (8 GB/s, tCK = 2 ns); a zero time turns that constraint off.
+    """
+    times = (
+        ("t_rcd", "14 ns", "ACT to RD/WR, same bank"),
+        ("t_rp", "14 ns", "PRE to ACT, same bank"),
+        ("t_ras", "34 ns", "ACT to PRE, same bank"),
+        ("t_rc", "48 ns", "ACT to ACT, same bank"),
+        ("t_rrd_s", "4 ns", "ACT to ACT, different bank group"),
+        ("t_rrd_l", "6 ns", "ACT to ACT, same bank group"),
+        ("t_faw", "30 ns", "window holding at most four ACTs"),
+        ("t_ccd_s", "4 ns", "column to column, different bank group"),
+        ("t_ccd_l", "8 ns", "column to column, same bank group"),
+        ("t_cl", "14 ns", "RD to first data (CAS latency)"),
+        ("t_cwl", "4 ns", "WR to first data (write latency)"),
+        ("t_wr", "16 ns", "end of write data to PRE (write recovery)"),
+        ("t_wtr_s", "4 ns", "end of write data to RD, different bank group"),
+        ("t_wtr_l", "8 ns", "end of write data to RD, same bank group"),
+        ("t_rtw", "18 ns", "RD to WR (bus turnaround)"),
+        ("t_rtp", "4 ns", "RD to PRE, same bank"),
+        ("t_refi", "3900 ns", "refresh interval (0 = refresh off)"),
+        ("t_rfc", "350 ns", "all-bank refresh: REF to the next command"),
+        ("t_rfc_pb", "160 ns", "per-bank refresh: REFpb to the next command to that bank"),
+    )
+    return (
+        _p("banks", "count", 16, "banks per channel, all bank groups (bank fidelity)", minimum=1),
+        _p("bank_groups", "count", 4, "bank groups per channel (bank fidelity)", minimum=1),
+        _p("row_size", "size", "1 KiB", "row (page) size of a bank"),
+        _p("burst_bytes", "size", "32 B", "bytes one RD/WR moves (bank fidelity)"),
+        _p(
+            "address_mapping",
+            "text",
+            "",
+            "bit-level mapping `field:bits ...`, most significant first; empty: the default",
+        ),
+        _p("scheduler", "choice", "frfcfs", "`frfcfs` or `fcfs`", choices=("frfcfs", "fcfs")),
+        _p(
+            "frfcfs_cap",
+            "count",
+            16,
+            "column commands younger row hits may take while the oldest request waits",
+            minimum=1,
+            unit="commands",
+        ),
+        _p(
+            "page_policy",
+            "choice",
+            "open",
+            "`open`, `closed` or `adaptive`",
+            choices=("open", "closed", "adaptive"),
+        ),
+        _p("queue_depth", "count", 8, "requests per bank queue", minimum=1, unit="requests"),
+        _p(
+            "write_high_watermark",
+            "count",
+            16,
+            "queued writes that start a write phase",
+            unit="requests",
+        ),
+        _p(
+            "write_low_watermark",
+            "count",
+            4,
+            "queued writes at which a write phase may end",
+            unit="requests",
+        ),
+        _p(
+            "refresh",
+            "choice",
+            "all_bank",
+            "`all_bank` (REF) or `per_bank` (REFpb)",
+            choices=("all_bank", "per_bank"),
+        ),
+        *(_p(name, "time", default, desc) for name, default, desc in times),
+    )
+
+
 def _register_builtins() -> None:
     cycles = "added once per operation; overlaps the next operation"
     register_component_type(
@@ -215,14 +300,7 @@ def _register_builtins() -> None:
                     "timing model: `bandwidth` or `bank`",
                     choices=("bandwidth", "bank"),
                 ),
-                _p("banks", "count", 16, "banks per channel (bank fidelity)", minimum=1),
-                _p("row_size", "size", "1 KiB", "row (page) size of a bank"),
-                _p("t_rcd", "time", "14 ns", "activate to read/write (bank fidelity)"),
-                _p("t_rp", "time", "14 ns", "precharge (bank fidelity)"),
-                _p("t_cl", "time", "14 ns", "CAS latency (bank fidelity)"),
-                _p("burst_bytes", "size", "32 B", "data moves in whole bursts (bank fidelity)"),
-                _p("t_refi", "time", "0 ns", "refresh interval per channel; 0 turns refresh off"),
-                _p("t_rfc", "time", "0 ns", "refresh duration per channel"),
+                *_hbm_bank_level_params(),
                 _p("storage", "bool", False, "keep the data (sparse, 64 KiB pages)"),
             ),
             sockets=(SocketSpec("target", "target", description="memory port"),),
@@ -305,6 +383,14 @@ def _register_builtins() -> None:
             sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
         )
     )
+    forward = _p(
+        "forward_granularity",
+        "count",
+        128,
+        "elements per forwarded granule of streamed operations",
+        minimum=1,
+        unit="elements",
+    )
     register_component_type(
         ComponentType(
             name="pe_array",
@@ -323,7 +409,14 @@ def _register_builtins() -> None:
                     "dataflow mapping onto the array: `output_stationary` or `broadcast`",
                     choices=("output_stationary", "broadcast"),
                 ),
+                _p(
+                    "split_k",
+                    "bool",
+                    False,
+                    "broadcast: outputs smaller than the array split k over idle MACs",
+                ),
                 _p("pipeline_latency", "count", 2, cycles, unit="cycles"),
+                forward,
                 _p(
                     "elem_bytes",
                     "size",
@@ -346,6 +439,7 @@ def _register_builtins() -> None:
                 _p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),
                 _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
                 _p("pipeline_latency", "count", 4, cycles, unit="cycles"),
+                forward,
                 _p(
                     "elem_bytes",
                     "size",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tlm_models.energy.table import EnergyTable
 from tlm_models.errors import UserError
 from tlm_models.platform.derived import DerivedFigures, derive, kv_buffer, scratchpad
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
@@ -35,6 +36,7 @@ class ComponentConfig:
     params: dict[str, ParamValue]
     role: str | None = None
     loc: Location | None = None
+    energy: EnergyTable | None = None  # the `energy:` table (docs/energy.md), if any
 
     @property
     def spec(self) -> ComponentType:
@@ -240,6 +242,8 @@ class PlatformConfig:
                 for p in comp.spec.params
             }
             components[name] = {"type": comp.type, "role": comp.role, "params": params}
+            if comp.energy is not None:
+                components[name]["energy"] = comp.energy.to_dict()
         return {
             "name": self.name,
             "description": self.description,

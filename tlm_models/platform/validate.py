@@ -13,9 +13,12 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
-from tlm_models.platform.limits import ADDRESS_SPACE, kind_range_error, product_errors
+from tlm_models.energy.table import EnergyTable, parse_table
+from tlm_models.errors import shorten
+from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
+    KIND_UNITS,
     ComponentType,
     ParamSpec,
     ParamValue,
@@ -68,7 +71,7 @@ def _found(value: object) -> str:
         return "nothing"
     if isinstance(value, bool):
         return f"boolean {str(value).lower()}"
-    return repr(value)
+    return shorten(value) if isinstance(value, str) else shorten(repr(value))[1:-1]
 
 
 class _Checker:
@@ -205,7 +208,7 @@ class _Checker:
         allowed = [p.name for p in spec.params]
         role: str | None = None
         for pname, pnode in entries.items():
-            if pname == "type":
+            if pname in ("type", "energy"):
                 continue
             if pname == "role":
                 role = self.role(spec, pnode, f"{key}.role")
@@ -245,7 +248,11 @@ class _Checker:
             self.error(where, f"{key}.{pname}", message)
         if overflows:
             return None
-        return ComponentConfig(name, spec.name, params, role, node.where)
+        energy: EnergyTable | None = None
+        if "energy" in entries:
+            energy, problems = parse_table(spec.name, entries["energy"], params, f"{key}.energy")
+            self.problems.extend(problems)
+        return ComponentConfig(name, spec.name, params, role, node.where, energy)
 
     def role(self, spec: ComponentType, node: Node, key: str) -> str | None:
         if spec.memory != "onchip":
@@ -759,6 +766,12 @@ def _flag(value: object) -> bool:
     return value
 
 
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise UnitError(f"expected a text, found {_found(value)}")
+    return value
+
+
 def _converter(spec: ParamSpec) -> Callable[[object], ParamValue]:
     converters: dict[str, Callable[[object], ParamValue]] = {
         "count": _count,
@@ -768,6 +781,7 @@ def _converter(spec: ParamSpec) -> Callable[[object], ParamValue]:
         "time": parse_time,
         "bool": _flag,
         "address": parse_address,
+        "text": _text,
     }
     return converters[spec.kind]
 
@@ -783,9 +797,14 @@ def convert_param(spec: ParamSpec, value: object) -> ParamValue:
         return value
     result = _converter(spec)(value)
     if not isinstance(result, bool) and isinstance(result, (int, float)) and result < spec.minimum:
-        what = "positive" if spec.minimum > 0 else "not negative"
+        if spec.minimum == 0:
+            what = "not negative"
+        elif result <= 0:
+            what = "positive"
+        else:
+            what = f"at least {spec.minimum} {KIND_UNITS[spec.kind]}".rstrip()
         raise UnitError(f"must be {what}, found {_found(value)}")
-    too_big = kind_range_error(spec.kind, result)
+    too_big = range_error(spec, result)
     if too_big:
         raise UnitError(too_big)
     return result

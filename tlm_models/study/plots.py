@@ -39,6 +39,7 @@ from tlm_models.study.design_space import (
     design_heading,
     swept_axes,
 )
+from tlm_models.study.energy_report import energy_heading
 from tlm_models.study.explain import BOUND_NAMES
 from tlm_models.study.variants import (
     Variant,
@@ -76,12 +77,15 @@ def write_plots(
 ) -> dict[str, list[tuple[str, str]]]:
     """Writes every plot into ``directory``; maps section title to (caption, PNG) pairs: the
     variant's title, its ``approx_heading`` (when approx ran), "" for the whole sweep."""
+    from tlm_models.study.energy_plots import plot_energy  # it draws with this module's helpers
+
     variants = group_variants(records)
     titled = len(variants) > 1
     figures: dict[str, list[tuple[str, str]]] = {}
     for index, variant in enumerate(variants):
         suffix = f"-{index + 1}" if titled else ""
         figures[variant.title()] = plot_variant(variant, directory, suffix)
+        figures[energy_heading(variant, titled)] = plot_energy(variant, directory, suffix)
         if approx_records(variant.records):
             figures[approx_heading(variant, titled)] = plot_approx(variant, directory, suffix)
     for index, axis in enumerate(swept_axes(records)):

@@ -21,6 +21,7 @@ from tlm_models.study.approx_study import (
     tradeoff_rows,
 )
 from tlm_models.study.design_space import METRICS, Axis, design_heading, swept_axes
+from tlm_models.study.energy_report import energy_heading, energy_section
 from tlm_models.study.explain import (
     BOUND_NAMES,
     STALL_CAUSES,
@@ -108,6 +109,8 @@ def render_report(
     lines += _executive_summary(variants, titled)
     for variant in variants:
         lines += _variant_section(variant, titled, figures.get(variant.title(), ()))
+        heading = energy_heading(variant, titled)
+        lines += energy_section(variant, heading, figures.get(heading, ()))
         if approx_records(variant.records) or _side_shapes(variant):
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))

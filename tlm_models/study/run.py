@@ -22,11 +22,13 @@ from tlm_models.dataflows.io_formulas import (
 )
 from tlm_models.dataflows.workload import Workload
 from tlm_models.diagnosis import diagnose, peaks_of
+from tlm_models.energy.model import energy_section
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.resolved_run import ResolvedRun, resolve_run
 from tlm_models.result import compose_result
+from tlm_models.stl_export import write_stl
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
 from tlm_models.study.variants import format_tokens
@@ -55,7 +57,7 @@ def bounds_bytes(
         bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
         bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
     elif (formula := TRAFFIC.get(dataflow)) is not None:
-        bounds["closed_form"] = float(formula(workload, info).total_bytes)
+        bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
 
 
@@ -86,7 +88,7 @@ def _pe_mapping(platform: PlatformConfig) -> str | None:
 
 #: Trace-header parameters that restate the run's identity or derived figures; the result
 #: stores them once (top level), not again under ``tiling``.
-_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements")
+_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements", "variant")
 
 
 def run_one(
@@ -94,10 +96,13 @@ def run_one(
     timeline: str | None = None,
     window: TimelineWindow | None = None,
     vcd: str | None = None,
+    export_stl: str | None = None,
+    stl_clock_hz: float = 1e9,
 ) -> dict[str, Any]:
     """The result JSON of one configuration; writes a Perfetto timeline and/or a VCD of the
-    same window when asked. A ``RunConfig`` (a sweep's job) is resolved here first; the
-    caller has usually resolved it already (``tlm_models.resolved_run``)."""
+    same window, and the off-chip request stream as an STL trace, when asked. A ``RunConfig``
+    (a sweep's job) is resolved here first; the caller has usually resolved it already
+    (``tlm_models.resolved_run``)."""
     started = time.perf_counter()
     run = config if isinstance(config, ResolvedRun) else resolve_run(config)
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
@@ -107,7 +112,15 @@ def run_one(
         emitted.header,
         emitted.chunks,
         timeline=(window or TimelineWindow()) if timeline or vcd else None,
+        log_requests=export_stl is not None,
     )
+    if export_stl and out.memory_requests is not None:
+        write_stl(
+            Path(export_stl),
+            out.memory_requests,
+            info.offchip.base,
+            stl_clock_hz,
+        )
     if timeline and out.timeline is not None:
         out.timeline.metadata["run"] = _describe(config)
         write_chrome_json(out.timeline, Path(timeline))
@@ -125,8 +138,12 @@ def run_one(
         "capacity_elements": run.capacity_elements,
         "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
     }
+    # Every dataflow switch in effect, given or default (variants.py; approx: its own).
+    variant = emitted.header.params.get("variant")
     result = compose_result(out.replay, info, identity, out.wall_s)
+    result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
+    result["energy"] = energy_section(platform, out.platform, result)
     if config.dataflow == "approx":
         p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)

@@ -2,7 +2,10 @@
 
 Each line is appended and fsync'ed the moment its configuration finishes, so an interrupted
 or crashed sweep keeps every finished result. A line with an ``"error"`` records a failure;
-when a key appears more than once (a retried failure), the last line wins.
+when a key appears more than once (a retried failure), the last line wins. A crash in the
+middle of a write leaves a torn last line (no newline): the next sweep moves it to
+results.jsonl.torn before it appends anything, so no record is ever glued onto a fragment,
+and the configuration it belonged to runs again.
 """
 
 from __future__ import annotations
@@ -17,9 +20,18 @@ from tlm_models.errors import UserError
 from tlm_models.result import SCHEMA
 from tlm_models.study.config import RunConfig
 
-__all__ = ["RESULTS_FILE", "RESULT_SCHEMA", "ResultStore", "error_record", "result_record"]
+__all__ = [
+    "RESULTS_FILE",
+    "RESULT_SCHEMA",
+    "TORN_FILE",
+    "ResultStore",
+    "error_record",
+    "result_record",
+]
 
 RESULTS_FILE = "results.jsonl"
+#: Where torn trailing lines are kept, one per line, for whoever wants to look at them.
+TORN_FILE = "results.jsonl.torn"
 RESULT_SCHEMA = SCHEMA  # declared once, in tlm_models.result
 
 
@@ -66,6 +78,37 @@ class ResultStore:
             stream.write(line)
             stream.flush()
             os.fsync(stream.fileno())
+
+    def set_aside_torn_tail(self) -> int:
+        """Moves a torn last line (bytes after the last newline) to TORN_FILE and cuts it off
+        results.jsonl; returns its length in bytes (0 when the file ends cleanly)."""
+        if not self.path.exists():
+            return 0
+        with self.path.open("rb+") as stream:
+            size = stream.seek(0, os.SEEK_END)
+            end = size
+            # Scan back for the last newline in blocks: the file may be large, a line is not.
+            while end > 0:
+                start = max(0, end - 65536)
+                stream.seek(start)
+                block = stream.read(end - start)
+                newline = block.rfind(b"\n")
+                if newline >= 0:
+                    end = start + newline + 1
+                    break
+                end = start
+            if end == size:
+                return 0
+            stream.seek(end)
+            fragment = stream.read()
+            with (self.directory / TORN_FILE).open("ab") as side:
+                side.write(fragment + b"\n")
+                side.flush()
+                os.fsync(side.fileno())
+            stream.truncate(end)
+            stream.flush()
+            os.fsync(stream.fileno())
+        return len(fragment)
 
     def records(self) -> list[dict[str, Any]]:
         """All records in file order. A torn last line (killed mid-write) is ignored."""

@@ -22,7 +22,7 @@ from tlm_models.study.config import RunConfig
 from tlm_models.study.executor_local import LocalExecutor
 from tlm_models.study.job import JobFunction, JobOutcome, load_job
 from tlm_models.study.progress import Progress
-from tlm_models.study.store import ResultStore, error_record, result_record
+from tlm_models.study.store import TORN_FILE, ResultStore, error_record, result_record
 from tlm_models.study.table import CSV_FILE, write_csv
 
 __all__ = ["SweepExecutor", "SweepSummary", "run_sweep"]
@@ -83,6 +83,13 @@ def run_sweep(
     job = load_job() if job is None else job
     executor = LocalExecutor() if executor is None else executor
     store = ResultStore(out_dir)
+    torn = store.set_aside_torn_tail()
+    if torn:
+        print(
+            f"{store.path}: a torn last line ({torn} B, from an interrupted write) was moved to "
+            f"{TORN_FILE}; its configuration runs again",
+            file=sys.stderr if stream is None else stream,
+        )
     latest = store.latest()
 
     def wanted(config: RunConfig) -> bool:

@@ -196,6 +196,8 @@ def read_header(path: Path) -> tuple[TraceHeader, int, int]:
         decoded = json.loads(block.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserError(f"{path}: trace header is not valid UTF-8 JSON: {exc}") from None
+    except RecursionError:
+        raise UserError(f"{path}: trace header JSON is nested too deeply") from None
     header = header_from_dict(decoded, str(path))
     if data_offset % ALIGN:
         raise UserError(

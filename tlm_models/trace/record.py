@@ -80,6 +80,11 @@ class Broadcast(enum.IntEnum):
 
 MATMUL_TRANS_B = 0x1
 MATMUL_ACCUMULATE = 0x2
+#: C = diag(alpha) C + A B; alpha (m elements) at the address :func:`src2` reads.
+MATMUL_SCALE_ROWS = 0x4
+MATMUL_FLAGS = MATMUL_TRANS_B | MATMUL_ACCUMULATE | MATMUL_SCALE_ROWS
+#: vector, exp, matmul: the operation streams from its producers (forwarding).
+STREAMED = 0x80
 BROADCAST_SHIFT = 4
 
 # Lower-case names as the text form, checks, statistics and timelines print them.
@@ -91,6 +96,17 @@ BROADCAST_NAMES = {b.value: b.name.lower() for b in Broadcast}
 def vector_code(op: VectorOp, bcast: Broadcast = Broadcast.FULL) -> int:
     """The ``code`` byte of a vector record."""
     return int(op) | (int(bcast) << BROADCAST_SHIFT)
+
+
+def src2(src_stride: int, dst_stride: int) -> int:
+    """A compute record's third source address (the row scales of a scaled matmul): the two
+    stride fields, which only loads and stores use, as one 64-bit address."""
+    return (int(dst_stride) << 32) | int(src_stride)
+
+
+def split_src2(address: int) -> tuple[int, int]:
+    """(src_stride, dst_stride) holding ``address``; inverse of :func:`src2`."""
+    return address & 0xFFFF_FFFF, address >> 32
 
 
 def float_bits(value: float) -> int:

@@ -32,18 +32,30 @@ from tlm_models.trace.record import (
     BROADCAST_SHIFT,
     KIND_NAMES,
     MATMUL_ACCUMULATE,
+    MATMUL_FLAGS,
+    MATMUL_SCALE_ROWS,
     MATMUL_TRANS_B,
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    STREAMED,
     VECTOR_OP_NAMES,
     Broadcast,
     OpKind,
     bits_float,
     float_bits,
+    split_src2,
+    src2,
 )
 
-MATMUL_FLAG_NAMES = {MATMUL_TRANS_B: "trans_b", MATMUL_ACCUMULATE: "acc"}
+MATMUL_FLAG_NAMES = {
+    MATMUL_TRANS_B: "trans_b",
+    MATMUL_ACCUMULATE: "acc",
+    MATMUL_SCALE_ROWS: "scale_rows",
+    STREAMED: "stream",
+}
+#: The flag vector and exp records take (forwarding).
+STREAM_FLAG = {STREAMED: "stream"}
 
 # Raw record fields settable on any line, with their upper bounds.
 _U8, _U32, _U64 = 0xFF, 0xFFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF
@@ -58,7 +70,7 @@ RAW_FIELDS = {
     "dst_stride": _U32,
     "code": _U8,
 }
-FRIENDLY_FIELDS = ("tensor", "deps", "op", "bcast", "flags", "scalar")
+FRIENDLY_FIELDS = ("tensor", "deps", "op", "bcast", "flags", "scalar", "src2")
 ADDRESS_FIELDS = ("src0", "src1", "dst")
 # Fields the writer always prints for a kind (others only when non-zero).
 _PRIMARY = {
@@ -195,6 +207,8 @@ def _parse_header(
             data["params"] = json.loads(value)
         except json.JSONDecodeError as exc:
             raise UserError(f"{name}:{lineno}: params must be a JSON object: {exc}") from None
+        except RecursionError:
+            raise UserError(f"{name}:{lineno}: params JSON is nested too deeply") from None
     data["tensors"] = [_parse_tensor(v, f"{name}:{n}", data["elem_bytes"]) for n, v in tensor_lines]
     where = f"{name}:{lines['dataflow'][0]}"
     return header_from_dict(data, where)
@@ -315,21 +329,23 @@ class _OpParser:
             if "scalar" in fields:
                 raise UserError(f"{where}: scalar= needs op=/bcast=scalar, not code=")
             return values["code"]
+        if "src2" in fields:
+            if kind != OpKind.MATMUL or "src_stride" in values or "dst_stride" in values:
+                raise UserError(
+                    f"{where}: src2= (row scales) belongs to a matmul, without the strides"
+                )
+            low, high = split_src2(_int(fields["src2"], f"{where}: src2", _U64))
+            values["src_stride"], values["dst_stride"] = low, high
         if kind == OpKind.MATMUL:
             if "op" in fields or "bcast" in fields or "scalar" in fields:
                 raise UserError(f"{where}: matmul takes flags=, not op=/bcast=/scalar=")
-            code = 0
-            for flag in filter(None, fields.get("flags", "").split(",")):
-                bits = {v: k for k, v in MATMUL_FLAG_NAMES.items()}.get(flag)
-                if bits is None:
-                    raise UserError(
-                        f"{where}: flags: unknown flag {flag!r}; expected trans_b and/or acc"
-                    )
-                code |= bits
+            code = _flags(fields.get("flags", ""), MATMUL_FLAG_NAMES, where)
+            if code & MATMUL_SCALE_ROWS and "src2" not in fields:
+                raise UserError(f"{where}: flags=scale_rows needs src2= (the row scales)")
             return code
+        streams = kind in (OpKind.VECTOR, OpKind.EXP)
+        stream = _flags(fields.get("flags", ""), STREAM_FLAG, where) if streams else 0
         if kind == OpKind.VECTOR:
-            if "flags" in fields:
-                raise UserError(f"{where}: vector takes op= and bcast=, not flags=")
             if "op" not in fields:
                 raise UserError(
                     f"{where}: vector needs op= (one of {', '.join(VECTOR_OP_NAMES.values())})"
@@ -347,13 +363,14 @@ class _OpParser:
                     raise UserError(
                         f"{where}: scalar: {fields['scalar']!r} is not a number"
                     ) from None
-            return op | (bcast << BROADCAST_SHIFT)
+            return op | (bcast << BROADCAST_SHIFT) | stream
+        friendly = [f for f in friendly if not (kind == OpKind.EXP and f == "flags")]
         if friendly or "scalar" in fields:
             raise UserError(
                 f"{where}: {KIND_NAMES.get(kind, kind)} takes no "
                 f"{'/'.join([*friendly, *(['scalar'] if 'scalar' in fields else [])])}="
             )
-        return 0
+        return stream
 
     def _deps(self, index: int, text: str, where: str) -> tuple[int, ...]:
         ids = [t for t in text.split(",") if t] if text else []
@@ -442,14 +459,36 @@ def format_op(index: int, record: tuple[Any, ...], header: TraceHeader) -> str:
     return " ".join(parts)
 
 
+def _flags(text: str, names: dict[int, str], where: str) -> int:
+    """The code bits of a ``flags=a,b`` list."""
+    code = 0
+    for flag in filter(None, text.split(",")):
+        bits = {v: k for k, v in names.items()}.get(flag)
+        if bits is None:
+            raise UserError(
+                f"{where}: flags: unknown flag {flag!r}; expected {', '.join(names.values())}"
+            )
+        code |= bits
+    return code
+
+
 def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
-    """Friendly spelling of ``code`` when one exists, else ``code=``; may consume ``k``."""
-    if kind == OpKind.MATMUL and not code & ~(MATMUL_TRANS_B | MATMUL_ACCUMULATE):
+    """Friendly spelling of ``code`` when one exists, else ``code=``; may consume ``k`` and
+    the strides (``src2``)."""
+    if kind == OpKind.MATMUL and not code & ~MATMUL_FLAGS & ~STREAMED:
         names = [name for bit, name in MATMUL_FLAG_NAMES.items() if code & bit]
-        return [f"flags={','.join(names)}"] if names else []
-    if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES and not code & 0xC0:
-        bcast = code >> BROADCAST_SHIFT
+        fields = [f"flags={','.join(names)}"] if names else []
+        if code & MATMUL_SCALE_ROWS:
+            fields.append(f"src2={src2(values['src_stride'], values['dst_stride']):#x}")
+            values["src_stride"] = values["dst_stride"] = 0
+        return fields
+    if kind == OpKind.EXP and code in (0, STREAMED):
+        return ["flags=stream"] if code else []
+    if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES and not code & 0x40:
+        bcast = (code >> BROADCAST_SHIFT) & 0x3
         fields = [f"op={VECTOR_OP_NAMES[code & 0x0F]}"]
+        if code & STREAMED:
+            fields.append("flags=stream")
         if bcast != Broadcast.FULL:
             fields.append(f"bcast={BROADCAST_NAMES[bcast]}")
         scalar = repr(bits_float(values["k"]))

@@ -19,10 +19,11 @@ from tlm_models.trace.record import (
     BROADCAST_SHIFT,
     ENGINE_OPS,
     KIND_NAMES,
-    MATMUL_ACCUMULATE,
-    MATMUL_TRANS_B,
+    MATMUL_FLAGS,
+    MATMUL_SCALE_ROWS,
     NO_TENSOR,
     RECORD_DTYPE,
+    STREAMED,
     Broadcast,
     OpKind,
     VectorOp,
@@ -157,8 +158,12 @@ class TraceChecker:
         bad_code = (
             np.where(
                 is_matmul,
-                (code & ~np.uint8(MATMUL_TRANS_B | MATMUL_ACCUMULATE)) != 0,
-                np.where(is_vector, ((code & 0x0F) > _ROWSUM) | ((code & 0xC0) != 0), code != 0),
+                (code & ~np.uint8(MATMUL_FLAGS | STREAMED)) != 0,
+                np.where(
+                    is_vector,
+                    ((code & 0x0F) > _ROWSUM) | ((code & 0x40) != 0),
+                    np.where(kind == _EXP, (code & ~np.uint8(STREAMED)) != 0, code != 0),
+                ),
             )
             & valid_kind
         )
@@ -270,7 +275,7 @@ def _address_rules(
 
     mn = m * n * eb
     vop = code & 0x0F
-    bcast = code >> BROADCAST_SHIFT
+    bcast = (code >> BROADCAST_SHIFT) & 0x3
     reduces = is_vector & ((vop == _ROWMAX) | (vop == _ROWSUM))
     src0_extent = np.where(is_dma, pitched("src_stride"), np.where(is_matmul, m * k * eb, mn))
     src1_extent = np.where(
@@ -305,6 +310,20 @@ def _address_rules(
     yield "address", (is_dma | is_compute) & ~src0_ok, describe("src0", src0_extent)
     yield "address", uses_src1 & ~src1_ok, describe("src1", src1_extent)
     yield "address", (is_dma | is_compute) & ~dst_ok, describe("dst", dst_extent)
+    scaled = is_matmul & ((code & MATMUL_SCALE_ROWS) != 0)
+    if scaled.any():
+        c2 = c["src_stride"].astype(np.uint64) | (
+            c["dst_stride"].astype(np.uint64) << np.uint64(32)
+        )
+        src2_extent = m * eb
+
+        def describe_src2(r: np.void, i: int) -> str:
+            return (
+                f"{_kind(r)} src2 (row scales) {int(c2[i]):#x} + {int(src2_extent[i])} bytes "
+                f"is not inside {where_onchip}"
+            )
+
+        yield "address", scaled & ~on_chip(c2, src2_extent), describe_src2
 
 
 def _span(region: MemoryRegion) -> str:

@@ -13,17 +13,19 @@
 #include "tlm_models/op_executor.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
+#include "tlm_models/streaming_executor.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
 
 namespace tlm_models {
 
-class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvider {
+class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public StatsProvider {
  public:
   struct Params {
     unsigned lanes = 128;
     double clock = 1e9;             // Hz
     unsigned pipeline_latency = 4;  // cycles
+    unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
     std::uint64_t elem_bytes = 2;   // bytes
     bool sram_traffic = true;
 
@@ -31,6 +33,7 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
       if (lanes == 0) return "lanes must be at least 1";
       if (!(clock > 0)) return "clock must be positive";
       if (elem_bytes == 0) return "elem_bytes must be at least 1";
+      if (forward_granularity == 0) return "forward_granularity must be at least 1";
       return "";
     }
   };
@@ -58,22 +61,6 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return ceil_div(m * n, params_.lanes);
   }
 
-  OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
-    if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
-      throw OpError(std::string(name()) + ": cannot execute operation kind " +
-                    std::to_string(op.kind) + " (the Exp unit runs exp)");
-    const std::uint64_t mn = std::uint64_t{op.m} * op.n;
-    OperandBlocks blocks;
-    blocks.read(op.src0, mn);
-    blocks.write = {op.dst, mn};
-    const std::uint64_t issue = issue_cycles(op.m, op.n);
-    const std::uint64_t c = issue + params_.pipeline_latency;
-    exps_ += mn;
-    cycles_ += c;
-    ++ops_;
-    return pipe_.run(to_ticks(start), blocks, issue, c);
-  }
-
   // Exponentials computed / (exponentials the lanes could have computed in `interval`).
   double lane_utilization(const sc_core::sc_time& interval) const {
     double capacity = static_cast<double>(params_.lanes) * static_cast<double>(to_ticks(interval)) /
@@ -86,6 +73,7 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
   sc_core::sc_time interlock_wait() const { return from_ticks(pipe_.interlock_wait_ticks()); }
   std::uint64_t exps() const { return exps_; }
   std::uint64_t ops() const { return ops_; }
+  std::uint64_t streamed_ops() const { return streamed_ops_; }
   std::uint64_t sram_bytes_read() const { return pipe_.port().bytes_read(); }
   std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
 
@@ -96,22 +84,47 @@ class ExpUnit : public sc_core::sc_module, public OpExecutor, public StatsProvid
     g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
     g.add("ops", static_cast<double>(ops_), "ops", "exp records executed");
     g.add("exps", static_cast<double>(exps_), "elements", "exponentials computed (m*n)");
+    g.add("streamed_ops", static_cast<double>(streamed_ops_), "ops",
+          "operations that consumed forwarded results");
     g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
     g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
   }
 
   void reset_stats() override {
     pipe_.reset_stats();
-    exps_ = cycles_ = ops_ = 0;
+    exps_ = cycles_ = ops_ = streamed_ops_ = 0;
   }
 
  private:
+  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) override {
+    if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
+      throw OpError(std::string(name()) + ": cannot execute operation kind " +
+                    std::to_string(op.kind) + " (the Exp unit runs exp)");
+    const std::uint64_t mn = std::uint64_t{op.m} * op.n;
+    OperandBlocks blocks;
+    blocks.read(op.src0, mn);
+    blocks.write = {op.dst, mn};
+    IssueCycles c;
+    c.issue = issue_cycles(op.m, op.n);
+    c.latency = params_.pipeline_latency;
+    c.first = granule_cycles(c.issue, mn, params_.forward_granularity);
+    if (inputs_done) {
+      c.tail = c.first;
+      ++streamed_ops_;
+    }
+    exps_ += mn;
+    cycles_ += c.issue + c.latency;
+    ++ops_;
+    return pipe_.run(to_ticks(start), blocks, c, inputs_done);
+  }
+
   Params params_;
   Ticks period_;
   PipelinedIssue pipe_;
   std::uint64_t exps_ = 0;
   std::uint64_t cycles_ = 0;
   std::uint64_t ops_ = 0;
+  std::uint64_t streamed_ops_ = 0;
 };
 
 }  // namespace tlm_models

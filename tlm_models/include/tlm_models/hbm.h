@@ -1,5 +1,6 @@
-// Off-chip HBM: channels interleaved by address, each a bandwidth server with a fixed latency
-// ("bandwidth" fidelity, the fast default) or with banks and row buffers ("bank" fidelity).
+// Off-chip HBM (or any JEDEC DRAM): channels interleaved by address, each a bandwidth server
+// with a fixed latency ("bandwidth" fidelity, the fast default) or a memory controller issuing
+// ACT/PRE/RD/WR/REF under the full command timing set ("bank" fidelity, dram_controller.h).
 // Loosely timed: b_transport annotates the delay to the response; no processes. Optional sparse
 // backing storage with DMI per page. Parameters, timing formulas and statistics:
 // docs/models/hbm.md.
@@ -18,10 +19,15 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tlm_models/activity_log.h"
+#include "tlm_models/dram_address_mapper.h"
+#include "tlm_models/dram_controller.h"
+#include "tlm_models/dram_scheduler_fcfs.h"
+#include "tlm_models/dram_scheduler_frfcfs.h"
 #include "tlm_models/hbm_channel.h"
 #include "tlm_models/interleave.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/payload_access.h"
+#include "tlm_models/request_log.h"
 #include "tlm_models/sparse_storage.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -37,14 +43,40 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     std::uint64_t interleave = 256;
     std::uint64_t size = std::uint64_t{8} << 30;
     std::string fidelity = "bandwidth";
+    // Bank fidelity: organisation, controller and timing. The defaults are the HBM2
+    // pseudo-channel of platforms/parts/hbm2-attenio.yaml (1 Gb/s per pin: the paper machine's
+    // 8 GB/s); a zero time turns that constraint off (t_refi = 0: no refresh).
     unsigned banks = 16;
+    unsigned bank_groups = 4;
     std::uint64_t row_size = 1024;
+    std::uint64_t burst_bytes = 32;
+    std::string address_mapping;  // bit-level "field:bits ..." (most significant first) or ""
+    std::string scheduler = "frfcfs";
+    unsigned frfcfs_cap = 16;
+    std::string page_policy = "open";
+    unsigned queue_depth = 8;
+    unsigned write_high_watermark = 16;
+    unsigned write_low_watermark = 4;
+    std::string refresh = "all_bank";
     sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
+    sc_core::sc_time t_ras = sc_core::sc_time(34, sc_core::SC_NS);
+    sc_core::sc_time t_rc = sc_core::sc_time(48, sc_core::SC_NS);
+    sc_core::sc_time t_rrd_s = sc_core::sc_time(4, sc_core::SC_NS);
+    sc_core::sc_time t_rrd_l = sc_core::sc_time(6, sc_core::SC_NS);
+    sc_core::sc_time t_faw = sc_core::sc_time(30, sc_core::SC_NS);
+    sc_core::sc_time t_ccd_s = sc_core::sc_time(4, sc_core::SC_NS);
+    sc_core::sc_time t_ccd_l = sc_core::sc_time(8, sc_core::SC_NS);
     sc_core::sc_time t_cl = sc_core::sc_time(14, sc_core::SC_NS);
-    std::uint64_t burst_bytes = 32;
-    sc_core::sc_time t_refi = sc_core::SC_ZERO_TIME;
-    sc_core::sc_time t_rfc = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time t_cwl = sc_core::sc_time(4, sc_core::SC_NS);
+    sc_core::sc_time t_wr = sc_core::sc_time(16, sc_core::SC_NS);
+    sc_core::sc_time t_wtr_s = sc_core::sc_time(4, sc_core::SC_NS);
+    sc_core::sc_time t_wtr_l = sc_core::sc_time(8, sc_core::SC_NS);
+    sc_core::sc_time t_rtw = sc_core::sc_time(18, sc_core::SC_NS);
+    sc_core::sc_time t_rtp = sc_core::sc_time(4, sc_core::SC_NS);
+    sc_core::sc_time t_refi = sc_core::sc_time(3900, sc_core::SC_NS);
+    sc_core::sc_time t_rfc = sc_core::sc_time(350, sc_core::SC_NS);
+    sc_core::sc_time t_rfc_pb = sc_core::sc_time(160, sc_core::SC_NS);
     bool storage = false;
 
     std::string check() const {
@@ -55,33 +87,44 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (fidelity != "bandwidth" && fidelity != "bank")
         return "fidelity must be 'bandwidth' or 'bank', got '" + fidelity + "'";
       if (banks == 0) return "banks must be at least 1";
+      if (bank_groups == 0) return "bank_groups must be at least 1";
       if (row_size == 0) return "row_size must be at least 1 B";
       if (burst_bytes == 0) return "burst_bytes must be at least 1 B";
+      if (scheduler != "fcfs" && scheduler != "frfcfs")
+        return "scheduler must be 'fcfs' or 'frfcfs', got '" + scheduler + "'";
+      DramPagePolicy policy;
+      if (!parse_page_policy(page_policy, &policy))
+        return "page_policy must be 'open', 'closed' or 'adaptive', got '" + page_policy + "'";
+      if (refresh != "all_bank" && refresh != "per_bank")
+        return "refresh must be 'all_bank' or 'per_bank', got '" + refresh + "'";
+      if (queue_depth == 0) return "queue_depth must be at least 1";
+      if (write_low_watermark >= write_high_watermark)
+        return "write_low_watermark must be below write_high_watermark";
       if (t_refi != sc_core::SC_ZERO_TIME && t_rfc >= t_refi)
         return "t_rfc must be shorter than t_refi";
+      if (refresh == "per_bank" && t_refi != sc_core::SC_ZERO_TIME && t_rfc_pb * banks >= t_refi)
+        return "t_rfc_pb x banks must be shorter than t_refi";
+      if (fidelity == "bank")
+        return DramAddressMapper(geometry_of(*this), address_mapping).error();
       return "";
     }
+
   };
 
   tlm_utils::simple_target_socket<HbmMemory> target;
 
   HbmMemory(sc_core::sc_module_name name, const Params& p)
-      : sc_core::sc_module(name), target("target"), p_(p), bank_level_(p.fidelity == "bank") {
+      : sc_core::sc_module(name), target("target"), p_(p), bank_level_(p.fidelity == "bank"),
+        mapper_(geometry_of(p), p.address_mapping) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/hbm", (std::string(this->name()) + ": " + err).c_str());
     latency_ = to_ticks(p.latency);
     HbmChannel::Config c;
     c.bandwidth = p.channel_bandwidth;
-    c.banks = p.banks;
-    c.row_size = p.row_size;
     c.burst_bytes = p.burst_bytes;
-    c.t_rcd = to_ticks(p.t_rcd);
-    c.t_rp = to_ticks(p.t_rp);
-    c.t_cl = to_ticks(p.t_cl);
-    c.t_refi = to_ticks(p.t_refi);
-    c.t_rfc = to_ticks(p.t_rfc);
     channels_.reserve(p.channels);
     for (unsigned i = 0; i < p.channels; ++i) channels_.emplace_back(c);
+    if (bank_level_) build_controllers();
     scratch_.assign(p.channels, 0);
     if (p.storage) storage_ = std::make_unique<SparseStorage>(p.size);
     target.register_b_transport(this, &HbmMemory::b_transport);
@@ -90,23 +133,43 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
   const Params& params() const { return p_; }
+
+  // The organisation the bank level's address mapping must fit.
+  static DramAddressMapper::Geometry geometry_of(const Params& p) {
+    DramAddressMapper::Geometry g;
+    g.channels = p.channels;
+    g.bank_groups = p.bank_groups;
+    g.banks = p.banks;
+    g.row_size = p.row_size;
+    g.interleave = p.interleave;
+    g.burst_bytes = p.burst_bytes;
+    return g;
+  }
   unsigned channel_of(std::uint64_t addr) const {
+    if (bank_level_) return mapper_.map(addr).channel;
     return static_cast<unsigned>((addr / p_.interleave) % p_.channels);
   }
   const HbmChannel& channel(unsigned i) const { return channels_[i]; }
+  // Bank fidelity: the controller of channel i (statistics, row state).
+  const DramController& controller(unsigned i) const { return controllers_[i]; }
+  const DramAddressMapper& mapper() const { return mapper_; }
 
   // Records each channel's busy intervals within [from, to), at most max_entries per channel
   // (back-to-back transfers merge into one interval).
   void enable_activity_log(const sc_core::sc_time& from, const sc_core::sc_time& to,
                            std::size_t max_entries) {
-    for (auto& c : channels_) c.bus().activity().enable(to_ticks(from), to_ticks(to), max_entries);
+    for (unsigned i = 0; i < p_.channels; ++i)
+      activity(i).enable(to_ticks(from), to_ticks(to), max_entries);
   }
   const std::vector<BusyInterval>& channel_activity(unsigned i) const {
-    return channels_[i].bus().activity().entries();
+    return activity(i).entries();
   }
-  std::size_t channel_activity_dropped(unsigned i) const {
-    return channels_[i].bus().activity().dropped();
-  }
+  std::size_t channel_activity_dropped(unsigned i) const { return activity(i).dropped(); }
+
+  // Records every request (arrival, address, length, direction) from now on, at most
+  // max_entries; read with request_log() (e.g. to export the run as an STL trace).
+  void enable_request_log(std::size_t max_entries) { request_log_.enable(max_entries); }
+  const RequestLog& request_log() const { return request_log_; }
 
   // Drops all stored data (everything reads as zero again) and revokes DMI pointers.
   void clear_storage() {
@@ -116,13 +179,26 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
   void collect_stats(StatsGroup& g) const override {
-    std::uint64_t rd = 0, wr = 0, hits = 0, misses = 0, conflicts = 0, refreshes = 0;
+    std::uint64_t rd = 0, wr = 0;
     Ticks end = first_arrival_;
-    for (const auto& c : channels_) end = std::max(end, c.bus().busy_until());
+    for (unsigned i = 0; i < p_.channels; ++i)
+      end = std::max(end, bank_level_ ? controllers_[i].stats().last_data
+                                      : channels_[i].bus().busy_until());
     double window = requests_ ? ticks_to_seconds(end - first_arrival_) : 0.0;
-    for (unsigned i = 0; i < channels_.size(); ++i) {
-      const HbmChannel& c = channels_[i];
+    for (unsigned i = 0; i < p_.channels; ++i) {
       StatsGroup& cg = g.child("channel" + std::to_string(i));
+      if (bank_level_) {
+        const DramChannelStats& s = controllers_[i].stats();
+        cg.add("bytes_read", static_cast<double>(s.read_bytes), "B", "bytes read on this channel");
+        cg.add("bytes_written", static_cast<double>(s.write_bytes), "B",
+               "bytes written on this channel");
+        cg.add("peak_bandwidth", p_.channel_bandwidth, "B/s", "channel_bandwidth");
+        s.collect(cg, requests_ ? end - first_arrival_ : 0, p_.channel_bandwidth);
+        rd += s.read_bytes;
+        wr += s.write_bytes;
+        continue;
+      }
+      const HbmChannel& c = channels_[i];
       std::uint64_t bytes = c.bytes_read() + c.bytes_written();
       cg.add("bytes_read", static_cast<double>(c.bytes_read()), "B", "bytes read on this channel");
       cg.add("bytes_written", static_cast<double>(c.bytes_written()), "B", "bytes written on this channel");
@@ -133,13 +209,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       cg.add("peak_bandwidth", p_.channel_bandwidth, "B/s", "channel_bandwidth");
       cg.add("utilization", window > 0 ? ticks_to_seconds(c.bus().busy_ticks()) / window : 0.0, "1",
              "busy_time / observation window");
-      if (bank_level_) add_row_stats(cg, c.row_hits(), c.row_misses(), c.row_conflicts(), c.refreshes());
+      add_bandwidth_level_counts(cg, c);
       rd += c.bytes_read();
       wr += c.bytes_written();
-      hits += c.row_hits();
-      misses += c.row_misses();
-      conflicts += c.row_conflicts();
-      refreshes += c.refreshes();
     }
     g.add("reads", static_cast<double>(reads_), "requests", "read transactions served");
     g.add("writes", static_cast<double>(writes_), "requests", "write transactions served");
@@ -151,24 +223,104 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     g.add("peak_bandwidth", p_.channel_bandwidth * p_.channels, "B/s", "channels x channel_bandwidth");
     g.add("errors", static_cast<double>(errors_), "requests", "transactions answered with an error");
     latency_stats_.collect(g);
-    if (bank_level_) add_row_stats(g, hits, misses, conflicts, refreshes);
+    if (bank_level_) add_bank_totals(g, window > 0 ? static_cast<double>(rd + wr) / window : 0.0);
   }
 
   void reset_stats() override {
     for (auto& c : channels_) c.reset_stats();
+    for (auto& c : controllers_) c.reset_stats();
     latency_stats_.reset();
     reads_ = writes_ = errors_ = requests_ = 0;
     first_arrival_ = 0;
   }
 
  private:
-  static void add_row_stats(StatsGroup& g, std::uint64_t hits, std::uint64_t misses,
-                            std::uint64_t conflicts, std::uint64_t refreshes) {
-    g.add("row_hits", static_cast<double>(hits), "accesses", "row already open");
-    g.add("row_misses", static_cast<double>(misses), "accesses", "bank closed: activate");
-    g.add("row_conflicts", static_cast<double>(conflicts), "accesses",
-          "another row open: precharge and activate");
-    g.add("refreshes", static_cast<double>(refreshes), "refreshes", "all-bank refreshes");
+  // The bank level's energy counts under the same names (docs/energy.md): no commands are
+  // modelled at bandwidth fidelity, and a channel's share of a transfer is whole bursts.
+  static void add_bandwidth_level_counts(StatsGroup& g, const HbmChannel& c) {
+    for (const char* command : {"activates", "precharges", "refreshes"})
+      g.add(command, 0.0, "commands", "none at bandwidth fidelity");
+    g.add("read_bursts", static_cast<double>(c.read_bursts()), "bursts",
+          "ceil(share / burst_bytes) per read transfer");
+    g.add("write_bursts", static_cast<double>(c.write_bursts()), "bursts",
+          "ceil(share / burst_bytes) per write transfer");
+    g.add("read_bytes", static_cast<double>(c.bytes_read()), "B", "bytes read");
+    g.add("write_bytes", static_cast<double>(c.bytes_written()), "B", "bytes written");
+  }
+
+  // Sums of the per-channel counters, and the memory's efficiency.
+  void add_bank_totals(StatsGroup& g, double bandwidth) const {
+    static const struct {
+      const char* name;
+      std::uint64_t DramChannelStats::*field;
+      const char* unit;
+    } sums[] = {{"activates", &DramChannelStats::activates, "commands"},
+                {"precharges", &DramChannelStats::precharges, "commands"},
+                {"refreshes", &DramChannelStats::refreshes, "commands"},
+                {"read_bursts", &DramChannelStats::read_bursts, "bursts"},
+                {"write_bursts", &DramChannelStats::write_bursts, "bursts"},
+                {"row_hits", &DramChannelStats::row_hits, "requests"},
+                {"row_misses", &DramChannelStats::row_misses, "requests"},
+                {"row_conflicts", &DramChannelStats::row_conflicts, "requests"},
+                {"read_to_write", &DramChannelStats::read_to_write, "turnarounds"},
+                {"write_to_read", &DramChannelStats::write_to_read, "turnarounds"},
+                {"backpressured", &DramChannelStats::backpressured, "requests"}};
+    for (const auto& s : sums) {
+      std::uint64_t total = 0;
+      for (const auto& c : controllers_) total += c.stats().*s.field;
+      g.add(s.name, static_cast<double>(total), s.unit, "sum over the channels");
+    }
+    g.add("efficiency", bandwidth / (p_.channel_bandwidth * p_.channels), "1",
+          "achieved_bandwidth / peak_bandwidth");
+  }
+
+  void build_controllers() {
+    DramController::Config c;
+    DramTiming& t = c.timing;
+    t.rcd = to_ticks(p_.t_rcd);
+    t.rp = to_ticks(p_.t_rp);
+    t.ras = to_ticks(p_.t_ras);
+    t.rc = to_ticks(p_.t_rc);
+    t.rrd_s = to_ticks(p_.t_rrd_s);
+    t.rrd_l = to_ticks(p_.t_rrd_l);
+    t.faw = to_ticks(p_.t_faw);
+    t.ccd_s = to_ticks(p_.t_ccd_s);
+    t.ccd_l = to_ticks(p_.t_ccd_l);
+    t.cl = to_ticks(p_.t_cl);
+    t.cwl = to_ticks(p_.t_cwl);
+    t.wr = to_ticks(p_.t_wr);
+    t.wtr_s = to_ticks(p_.t_wtr_s);
+    t.wtr_l = to_ticks(p_.t_wtr_l);
+    t.rtw = to_ticks(p_.t_rtw);
+    t.rtp = to_ticks(p_.t_rtp);
+    t.refi = to_ticks(p_.t_refi);
+    t.rfc = to_ticks(p_.t_rfc);
+    t.rfc_pb = to_ticks(p_.t_rfc_pb);
+    t.burst = transfer_ticks(p_.burst_bytes, p_.channel_bandwidth);
+    c.banks = p_.banks;
+    c.bank_groups = p_.bank_groups;
+    c.refresh = p_.refresh == "per_bank" ? DramRefresh::Mode::per_bank : DramRefresh::Mode::all_bank;
+    parse_page_policy(p_.page_policy, &c.page_policy);
+    c.queue_depth = p_.queue_depth;
+    c.write_high = p_.write_high_watermark;
+    c.write_low = p_.write_low_watermark;
+    std::shared_ptr<const DramScheduler> scheduler;
+    if (p_.scheduler == "fcfs")
+      scheduler = std::make_shared<FcfsScheduler>();
+    else
+      scheduler = std::make_shared<FrFcfsScheduler>(p_.frfcfs_cap);
+    controllers_.reserve(p_.channels);
+    for (unsigned i = 0; i < p_.channels; ++i) {
+      controllers_.emplace_back(c, scheduler);
+      controllers_.back().set_completion_sink(&done_);
+    }
+  }
+
+  ActivityLog& activity(unsigned i) {
+    return bank_level_ ? controllers_[i].activity() : channels_[i].bus().activity();
+  }
+  const ActivityLog& activity(unsigned i) const {
+    return bank_level_ ? controllers_[i].activity() : channels_[i].bus().activity();
   }
 
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
@@ -182,6 +334,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     Ticks now = now_ticks();
     Ticks arrival = now + to_ticks(delay);
     if (requests_++ == 0) first_arrival_ = arrival;
+    if (request_log_.enabled()) request_log_.record(arrival, addr, len, write);
     ++(write ? writes_ : reads_);
     Ticks end = bank_level_ ? serve_banks(arrival, addr, len, write)
                             : serve_channels(arrival, addr, len, write);
@@ -213,21 +366,28 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     return end;
   }
 
-  // Pieces in address order, split at granule and row boundaries; see docs/models/hbm.md for
-  // the channel-local address and its row/bank/column fields.
+  // The transaction cut into runs that stay in one channel, bank and row (address order),
+  // each queued at its channel's controller; the response waits for the last run's data.
   Ticks serve_banks(Ticks arrival, std::uint64_t addr, std::uint64_t len, bool write) {
     Ticks end = arrival;
     std::uint64_t stop = addr + len;
+    done_.clear();
+    touched_.clear();
     while (addr < stop) {
-      std::uint64_t granule = addr / p_.interleave;
-      std::uint64_t in_granule = addr % p_.interleave;
-      std::uint64_t local = (granule / p_.channels) * p_.interleave + in_granule;
-      std::uint64_t n = std::min({stop - addr, p_.interleave - in_granule,
-                                  p_.row_size - local % p_.row_size});
-      HbmChannel& ch = channels_[granule % p_.channels];
-      end = std::max(end, ch.serve_row_access(arrival, local, n, write));
+      const DramAddress a = mapper_.map(addr);
+      const std::uint64_t n = std::min(stop - addr, mapper_.run_length(addr));
+      const std::uint64_t bursts =
+          (a.column + n - 1) / p_.burst_bytes - a.column / p_.burst_bytes + 1;
+      const auto tag = static_cast<std::uint32_t>(done_.size());
+      done_.push_back(arrival);
+      if (std::find(touched_.begin(), touched_.end(), a.channel) == touched_.end())
+        touched_.push_back(a.channel);
+      controllers_[a.channel].submit(arrival, a.bank, a.row, static_cast<std::uint32_t>(bursts),
+                                     static_cast<std::uint32_t>(n), write, tag);
       addr += n;
     }
+    for (unsigned c : touched_) controllers_[c].drain();
+    for (Ticks t : done_) end = std::max(end, t);
     return end;
   }
 
@@ -274,9 +434,14 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   bool bank_level_;
   Ticks latency_ = 0;
   std::vector<HbmChannel> channels_;
+  DramAddressMapper mapper_;
+  std::vector<DramController> controllers_;  // bank fidelity
+  std::vector<Ticks> done_;                  // completion of each run of the transaction
+  std::vector<unsigned> touched_;            // channels the transaction queued runs at
   std::vector<std::uint64_t> scratch_;  // per-channel bytes of the transaction being split
   std::unique_ptr<SparseStorage> storage_;
   LatencyStats latency_stats_;
+  RequestLog request_log_;
   std::uint64_t reads_ = 0, writes_ = 0, errors_ = 0, requests_ = 0;
   Ticks first_arrival_ = 0;
 };

@@ -45,6 +45,9 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     std::uint64_t last() const { return base + size - 1; }
   };
 
+  //! Links a forwarded transaction crosses (one crossbar stage).
+  static constexpr std::uint64_t kHops = 1;
+
   tlm_utils::multi_passthrough_target_socket<Interconnect> in;
   tlm_utils::multi_passthrough_initiator_socket<Interconnect> out;
 
@@ -108,6 +111,11 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       og.add("busy_time", ticks_to_ns(links_[o].busy_ticks()), "ns", "time the output link was transferring");
       og.add("wait_time", ticks_to_ns(links_[o].wait_ticks()), "ns", "summed queueing for this link");
     }
+    // A crossbar: every forwarded byte crosses one link, so byte-hops equal the bytes forwarded.
+    std::uint64_t forwarded = 0;
+    for (auto b : out_bytes_) forwarded += b;
+    g.add("byte_hops", static_cast<double>(forwarded * kHops), "B",
+          "bytes forwarded x links crossed (1 per crossbar traversal)");
     g.add("unmapped", static_cast<double>(unmapped_), "requests", "transactions to no route (address error)");
     g.add("malformed", static_cast<double>(malformed_), "requests",
           "malformed payloads answered with an error, not forwarded");

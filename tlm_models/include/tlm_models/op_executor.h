@@ -18,9 +18,21 @@
 namespace tlm_models {
 
 struct OpTiming {
+  OpTiming() = default;
+  OpTiming(const sc_core::sc_time& free, const sc_core::sc_time& done_at,
+           const sc_core::sc_time& wait, bool forwarding = false,
+           const sc_core::sc_time& first = sc_core::SC_ZERO_TIME)
+      : engine_free(free), done(done_at), bandwidth_wait(wait), forwards(forwarding),
+        first_ready(first) {}
+
   sc_core::sc_time engine_free;  // when this engine can start its next operation
   sc_core::sc_time done;         // when the operation's results are available to others
   sc_core::sc_time bandwidth_wait;  // part of [start, done] spent queued behind other traffic
+  // Engines that forward results (docs/models/pe_array.md, "Forwarding") set `forwards` and
+  // the time the first granule of the result is out; a streamed consumer may start then.
+  // Otherwise consumers wait for `done`.
+  bool forwards = false;
+  sc_core::sc_time first_ready;
 };
 
 // Thrown by execute() when the operation cannot be carried out (a TLM error response, an
@@ -36,6 +48,13 @@ class OpExecutor {
   // `op` carries absolute bus addresses (the replayer has added the memory bases);
   // `start` >= sc_time_stamp().
   virtual OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) = 0;
+  // A streamed operation (is_streamed(op)) handed over at `start`, when its named producers
+  // have written their first granules; they finish at `inputs_done`. An engine that cannot
+  // consume a stream waits for the whole inputs.
+  virtual OpTiming execute_streamed(const TraceOp& op, const sc_core::sc_time& start,
+                                    const sc_core::sc_time& inputs_done) {
+    return execute(op, inputs_done > start ? inputs_done : start);
+  }
 };
 
 }  // namespace tlm_models

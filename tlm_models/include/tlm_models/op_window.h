@@ -21,6 +21,7 @@ class OpWindow {
   struct Slot {
     TraceOp op;
     Ticks done;  // kPending until the operation has been issued
+    Ticks first;  // when a streamed consumer may start on its result (<= done; forwarding)
   };
   static constexpr Ticks kPending = ~Ticks{0};
 
@@ -35,6 +36,7 @@ class OpWindow {
     Slot& s = slots_[end_ & mask_];
     s.op = op;
     s.done = kPending;
+    s.first = kPending;
     return end_++;
   }
 

@@ -14,19 +14,23 @@
 #include "tlm_models/op_executor.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
+#include "tlm_models/streaming_executor.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
 
 namespace tlm_models {
 
-class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvider {
+class PeArray : public sc_core::sc_module, public StreamingExecutor, public StatsProvider {
  public:
   struct Params {
     unsigned rows = 64;
     unsigned cols = 32;
     double clock = 1e9;  // Hz
     std::string mapping = "output_stationary";  // or "broadcast"
+    // broadcast: outputs smaller than the array split k over idle MACs, joined by an adder tree
+    bool split_k = false;
     unsigned pipeline_latency = 2;  // cycles
+    unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
     std::uint64_t elem_bytes = 2;   // bytes
     bool sram_traffic = true;
 
@@ -36,6 +40,8 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
       if (mapping != "output_stationary" && mapping != "broadcast")
         return "mapping must be output_stationary or broadcast, not '" + mapping + "'";
       if (elem_bytes == 0) return "elem_bytes must be at least 1";
+      if (forward_granularity == 0) return "forward_granularity must be at least 1";
+      if (split_k && mapping != "broadcast") return "split_k needs mapping broadcast";
       return "";
     }
   };
@@ -59,14 +65,22 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
 
   // Cycles of a matmul C[m x n] = A[m x k] . B[k x n] under the configured mapping.
   std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
-    return matmul_issue_cycles(m, n, k) + matmul_latency();
+    return matmul_issue_cycles(m, n, k) + matmul_latency(m, n, k);
   }
 
   // Cycles before the next operation may enter: the k-steps of every pass. The systolic fill
   // and drain overlap the next operation's as successive passes overlap theirs.
   std::uint64_t matmul_issue_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
-    if (broadcast_) return ceil_div(m * n, lanes()) * k;
+    if (broadcast_) return ceil_div(m * n, lanes()) * ceil_div(k, k_split(m, n, k));
     return ceil_div(m, params_.rows) * ceil_div(n, params_.cols) * k;
+  }
+
+  // broadcast with split_k: MACs per output element when the m x n outputs leave MACs idle
+  // (each group sums its share of the k products; an adder tree joins the groups).
+  std::uint64_t k_split(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    if (!params_.split_k || m * n == 0 || m * n >= lanes()) return 1;
+    const std::uint64_t s = lanes() / (m * n);
+    return s < k ? s : k;
   }
 
   // Cycles of a vector op on an m x n block; row reductions add a log2(n)-deep adder/max tree.
@@ -78,38 +92,6 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
   // reduction tree is pipelined like the rest of the array).
   std::uint64_t vector_issue_cycles(std::uint64_t m, std::uint64_t n) const {
     return ceil_div(m * n, lanes());
-  }
-
-  OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
-    OperandBlocks blocks;
-    std::uint64_t issue = 0;
-    std::uint64_t total = 0;
-    const std::uint64_t mn = std::uint64_t{op.m} * op.n;
-    if (op.kind == static_cast<std::uint8_t>(OpKind::matmul)) {
-      issue = matmul_issue_cycles(op.m, op.n, op.k);
-      total = issue + matmul_latency();
-      blocks.read(op.src0, std::uint64_t{op.m} * op.k);
-      blocks.read(op.src1, std::uint64_t{op.k} * op.n);
-      if (op.code & kMatmulAccumulate) blocks.read(op.dst, mn);
-      blocks.write = {op.dst, mn};
-      macs_ += mn * op.k;
-      ++matmul_ops_;
-    } else if (op.kind == static_cast<std::uint8_t>(OpKind::vector)) {
-      const VectorOp vop = vector_op(op);
-      if (static_cast<unsigned>(vop) >= kVectorOps)
-        throw OpError(std::string(name()) + ": unsupported vector op code " +
-                      std::to_string(static_cast<unsigned>(vop)));
-      issue = vector_issue_cycles(op.m, op.n);
-      total = issue + vector_latency(vop, op.n);
-      vector_blocks(op, vop, blocks);
-      vector_elements_ += mn;
-      ++vector_ops_[static_cast<unsigned>(vop)];
-    } else {
-      throw OpError(std::string(name()) + ": cannot execute operation kind " +
-                    std::to_string(op.kind) + " (the PE array runs matmul and vector)");
-    }
-    cycles_ += total;
-    return pipe_.run(to_ticks(start), blocks, issue, total);
   }
 
   // MACs performed / (MACs the array could have performed in `interval`).
@@ -125,6 +107,8 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
   std::uint64_t macs() const { return macs_; }
   std::uint64_t vector_elements() const { return vector_elements_; }
   std::uint64_t matmul_ops() const { return matmul_ops_; }
+  std::uint64_t scaled_matmul_ops() const { return scaled_matmul_ops_; }
+  std::uint64_t streamed_ops() const { return streamed_ops_; }
   std::uint64_t vector_ops(VectorOp op) const { return vector_ops_[static_cast<unsigned>(op)]; }
   std::uint64_t sram_bytes_read() const { return pipe_.port().bytes_read(); }
   std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
@@ -137,6 +121,12 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
           "summed waits for results of earlier operations still in the pipeline");
     g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
     g.add("matmul_ops", static_cast<double>(matmul_ops_), "ops", "matmul records executed");
+    g.add("scaled_matmul_ops", static_cast<double>(scaled_matmul_ops_), "ops",
+          "matmuls that scaled C's rows before accumulating");
+    g.add("scaled_elements", static_cast<double>(scaled_elements_), "elements",
+          "row-scaling multiplies of scaled matmuls (m*n each)");
+    g.add("streamed_ops", static_cast<double>(streamed_ops_), "ops",
+          "operations that consumed forwarded results");
     std::uint64_t vops = 0;
     for (auto v : vector_ops_) vops += v;
     g.add("vector_ops", static_cast<double>(vops), "ops", "vector records executed");
@@ -146,18 +136,71 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     g.add("macs", static_cast<double>(macs_), "MAC", "matmul multiply-accumulates (m*n*k)");
     g.add("vector_elements", static_cast<double>(vector_elements_), "elements",
           "vector element operations (m*n)");
+    StatsGroup& elements_by_op = g.child("vector_elements");
+    for (unsigned i = 0; i < kVectorOps; ++i)
+      elements_by_op.add(kNames[i], static_cast<double>(vector_op_elements_[i]), "elements",
+                         "element operations (m*n) of this op");
     g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
     g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
   }
 
   void reset_stats() override {
     pipe_.reset_stats();
-    cycles_ = macs_ = vector_elements_ = matmul_ops_ = 0;
+    cycles_ = macs_ = vector_elements_ = matmul_ops_ = scaled_matmul_ops_ = streamed_ops_ = 0;
+    scaled_elements_ = 0;
     vector_ops_.fill(0);
+    vector_op_elements_.fill(0);
   }
 
  private:
   std::uint64_t lanes() const { return std::uint64_t{params_.rows} * params_.cols; }
+
+  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) override {
+    OperandBlocks blocks;
+    IssueCycles c;
+    const std::uint64_t mn = std::uint64_t{op.m} * op.n;
+    std::uint64_t streamed_elements = 0;  // the operand a stream consumes, in elements
+    if (op.kind == static_cast<std::uint8_t>(OpKind::matmul)) {
+      c.issue = matmul_issue_cycles(op.m, op.n, op.k);
+      c.latency = matmul_latency(op.m, op.n, op.k);
+      blocks.read(op.src0, std::uint64_t{op.m} * op.k);
+      blocks.read(op.src1, std::uint64_t{op.k} * op.n);
+      if (op.code & (kMatmulAccumulate | kMatmulScaleRows)) blocks.read(op.dst, mn);
+      if (op.code & kMatmulScaleRows) blocks.read(src2(op), op.m);
+      blocks.write = {op.dst, mn};
+      streamed_elements = std::uint64_t{op.m} * op.k;  // rows of A arrive in order
+      macs_ += mn * op.k;
+      ++matmul_ops_;
+      if (op.code & kMatmulScaleRows) {
+        ++scaled_matmul_ops_;
+        scaled_elements_ += mn;  // C = diag(s) C: one multiply per result element
+      }
+    } else if (op.kind == static_cast<std::uint8_t>(OpKind::vector)) {
+      const VectorOp vop = vector_op(op);
+      if (static_cast<unsigned>(vop) >= kVectorOps)
+        throw OpError(std::string(name()) + ": unsupported vector op code " +
+                      std::to_string(static_cast<unsigned>(vop)));
+      c.issue = vector_issue_cycles(op.m, op.n);
+      c.latency = vector_latency(vop, op.n);
+      // Element-wise results leave in order and can be forwarded; a reduction's only when done.
+      if (vop != VectorOp::rowmax && vop != VectorOp::rowsum)
+        c.first = granule_cycles(c.issue, mn, params_.forward_granularity);
+      vector_blocks(op, vop, blocks);
+      streamed_elements = mn;
+      vector_elements_ += mn;
+      vector_op_elements_[static_cast<unsigned>(vop)] += mn;
+      ++vector_ops_[static_cast<unsigned>(vop)];
+    } else {
+      throw OpError(std::string(name()) + ": cannot execute operation kind " +
+                    std::to_string(op.kind) + " (the PE array runs matmul and vector)");
+    }
+    if (inputs_done) {
+      c.tail = granule_cycles(c.issue, streamed_elements, params_.forward_granularity);
+      ++streamed_ops_;
+    }
+    cycles_ += c.issue + c.latency;
+    return pipe_.run(to_ticks(start), blocks, c, inputs_done);
+  }
 
   static std::uint64_t ceil_log2(std::uint64_t n) {
     std::uint64_t depth = 0;
@@ -165,8 +208,9 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
     return depth;
   }
 
-  std::uint64_t matmul_latency() const {
-    return (broadcast_ ? 0 : params_.rows + params_.cols - 2) + params_.pipeline_latency;
+  std::uint64_t matmul_latency(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    if (!broadcast_) return params_.rows + params_.cols - 2 + params_.pipeline_latency;
+    return params_.pipeline_latency + ceil_log2(k_split(m, n, k));
   }
 
   std::uint64_t vector_latency(VectorOp op, std::uint64_t n) const {
@@ -199,7 +243,11 @@ class PeArray : public sc_core::sc_module, public OpExecutor, public StatsProvid
   std::uint64_t macs_ = 0;
   std::uint64_t vector_elements_ = 0;
   std::uint64_t matmul_ops_ = 0;
+  std::uint64_t scaled_matmul_ops_ = 0;
+  std::uint64_t scaled_elements_ = 0;
+  std::uint64_t streamed_ops_ = 0;
   std::array<std::uint64_t, kVectorOps> vector_ops_{};
+  std::array<std::uint64_t, kVectorOps> vector_op_elements_{};
 };
 
 }  // namespace tlm_models

@@ -24,12 +24,32 @@ struct OperandBlocks {
     std::uint64_t address = 0;
     std::uint64_t elements = 0;
   };
-  std::array<Block, 3> reads{};
+  std::array<Block, 4> reads{};
   unsigned read_count = 0;
   Block write{};
 
   void read(std::uint64_t address, std::uint64_t elements) { reads[read_count++] = Block{address, elements}; }
 };
+
+// Cycle counts of one operation (docs/models/pe_array.md, "Pipelined issue" and "Forwarding").
+struct IssueCycles {
+  std::uint64_t issue = 0;    // cycles the operation occupies the issue stage
+  std::uint64_t latency = 0;  // cycles from the end of issue until the result leaves
+  std::uint64_t first = 0;    // issue cycles until the first forwarding granule has entered;
+                              // 0 = the result is not forwarded (consumers wait for done)
+  std::uint64_t tail = 0;     // streamed: issue cycles left after the last input granule arrives
+};
+
+// Issue cycles of one forwarding granule: the share of `issue_cycles` that `granularity` of the
+// operation's `elements` take, at least one cycle (elements are issued in order at a steady
+// rate).
+inline std::uint64_t granule_cycles(std::uint64_t issue_cycles, std::uint64_t elements,
+                                    std::uint64_t granularity) {
+  if (elements == 0 || issue_cycles == 0) return 0;
+  const std::uint64_t g = granularity < elements ? granularity : elements;
+  const std::uint64_t c = ceil_div(issue_cycles * g, elements);
+  return c == 0 ? 1 : c;
+}
 
 class PipelinedIssue {
  public:
@@ -41,11 +61,28 @@ class PipelinedIssue {
   // pipeline and `total_cycles` (issue plus latency) until its result leaves it.
   OpTiming run(Ticks requested, const OperandBlocks& blocks, std::uint64_t issue_cycles,
                std::uint64_t total_cycles) {
+    return run(requested, blocks, IssueCycles{issue_cycles, total_cycles - issue_cycles, 0, 0},
+               nullptr);
+  }
+
+  // The same with forwarding: `streamed_inputs_done` non-null makes the operation a streamed
+  // consumer whose named producers finish at that time.
+  OpTiming run(Ticks requested, const OperandBlocks& blocks, const IssueCycles& c,
+               const Ticks* streamed_inputs_done) {
     scoreboard_.retire(requested);
     Ticks start = requested;
-    for (unsigned i = 0; i < blocks.read_count; ++i)
-      start = scoreboard_.clear_after(start, blocks.reads[i].address, bytes(blocks.reads[i]));
-    start = scoreboard_.clear_after(start, blocks.write.address, bytes(blocks.write));
+    Ticks inputs_done = streamed_inputs_done ? *streamed_inputs_done : 0;
+    if (streamed_inputs_done) {
+      // A stream consumes its operands element by element as they are written and writes its
+      // result behind them, so it waits only for the first granule of what is in flight.
+      for (unsigned i = 0; i < blocks.read_count; ++i)
+        scoreboard_.stream_after(start, inputs_done, blocks.reads[i].address, bytes(blocks.reads[i]));
+      scoreboard_.stream_after(start, inputs_done, blocks.write.address, bytes(blocks.write));
+    } else {
+      for (unsigned i = 0; i < blocks.read_count; ++i)
+        start = scoreboard_.clear_after(start, blocks.reads[i].address, bytes(blocks.reads[i]));
+      start = scoreboard_.clear_after(start, blocks.write.address, bytes(blocks.write));
+    }
     interlock_wait_ += start - requested;
 
     port_.begin(start);
@@ -53,15 +90,23 @@ class PipelinedIssue {
       port_.read(blocks.reads[i].address, blocks.reads[i].elements);
     port_.write(blocks.write.address, blocks.write.elements);
 
-    const Ticks issue_end = start + issue_cycles * period_;
-    const Ticks compute_end = start + total_cycles * period_;
+    Ticks issue_end = start + c.issue * period_;
+    // The last input granule arrives at inputs_done; what depends on it issues after that.
+    if (streamed_inputs_done) issue_end = max_ticks(issue_end, inputs_done + c.tail * period_);
+    const Ticks compute_end = issue_end + c.latency * period_;
     const Ticks done = max_ticks(compute_end, port_.completion());
     // Operands are read before the next operation is taken, so a later operation of this engine
     // that overwrites them (write-after-read) never races the reads.
     const Ticks engine_free = max_ticks(issue_end, port_.read_completion());
-    scoreboard_.add(blocks.write.address, bytes(blocks.write), done);
+    Ticks first = done;
+    if (c.first != 0) {
+      const Ticks first_out = start + (c.first + c.latency) * period_;
+      if (first_out < done) first = first_out;
+    }
+    scoreboard_.add(blocks.write.address, bytes(blocks.write), done, first);
     busy_.add(requested, done);
-    return OpTiming{from_ticks(engine_free), from_ticks(done), from_ticks(done - compute_end)};
+    return OpTiming{from_ticks(engine_free), from_ticks(done), from_ticks(done - compute_end),
+                    c.first != 0, from_ticks(first)};
   }
 
   const OperandPort& port() const { return port_; }

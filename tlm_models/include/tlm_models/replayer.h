@@ -208,6 +208,8 @@ class Replayer : public sc_core::sc_module {
     std::uint64_t pos = 0;
     Ticks start = 0;
     Ticks deps_ready = 0;
+    Ticks inputs_done = 0;  // streamed: latest done of the named producers
+    bool streamed = false;
     std::uint8_t binding_dep_kind = 0;
   };
 
@@ -369,15 +371,20 @@ class Replayer : public sc_core::sc_module {
       const std::uint64_t pos = e.queue.front();
       const TraceOp& op = window_buf_.at(pos).op;
       Ticks deps_ready = 0;
+      Ticks inputs_done = 0;
       std::uint32_t binding = 0;
       bool ready = true;
+      // A streamed operation may start on its producers' first granules (forwarding).
+      const bool streamed = is_streamed(op);
       for (std::uint32_t d : op.deps) {
         if (d == 0) continue;
-        const Ticks done = window_buf_.at(pos - d).done;
-        if (done == OpWindow::kPending) {
+        const OpWindow::Slot& dep = window_buf_.at(pos - d);
+        if (dep.done == OpWindow::kPending) {
           ready = false;
           break;
         }
+        if (dep.done > inputs_done) inputs_done = dep.done;
+        const Ticks done = streamed ? dep.first : dep.done;
         // The latest completion binds; among equals the nearest record.
         if (done > deps_ready || (done == deps_ready && (binding == 0 || d < binding))) {
           deps_ready = done;
@@ -393,6 +400,8 @@ class Replayer : public sc_core::sc_module {
         best.pos = pos;
         best.start = start;
         best.deps_ready = deps_ready;
+        best.inputs_done = inputs_done;
+        best.streamed = streamed;
         best.binding_dep_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
       }
     }
@@ -410,7 +419,9 @@ class Replayer : public sc_core::sc_module {
     OpTiming timing;
     executing_ = pick.pos;
     try {
-      timing = e.exec->execute(op, from_ticks(pick.start));
+      timing = pick.streamed
+                   ? e.exec->execute_streamed(op, from_ticks(pick.start), from_ticks(pick.inputs_done))
+                   : e.exec->execute(op, from_ticks(pick.start));
     } catch (const sc_core::sc_unwind_exception&) {
       throw;
     } catch (const std::exception& ex) {
@@ -427,6 +438,8 @@ class Replayer : public sc_core::sc_module {
                        pick.pos);
 
     slot.done = done;
+    const Ticks first = to_ticks(timing.first_ready);
+    slot.first = timing.forwards && first >= pick.start && first < done ? first : done;
     e.free = free;
     sched_now_ = pick.start;
     metrics_.on_issue(pick.engine, op, pick.start, timing, pick.deps_ready, pick.binding_dep_kind);

@@ -35,8 +35,22 @@ class ResultScoreboard {
     return at;
   }
 
-  void add(std::uint64_t address, std::uint64_t bytes, Ticks done) {
-    if (bytes != 0) pending_.push_back(Pending{address, address + bytes, done});
+  // For a streamed operation: raises `start` to the first-granule time and `inputs_done` to the
+  // done of every pending result overlapping [address, address + bytes).
+  void stream_after(Ticks& start, Ticks& inputs_done, std::uint64_t address,
+                    std::uint64_t bytes) const {
+    if (bytes == 0) return;
+    const std::uint64_t end = address + bytes;
+    for (const Pending& p : pending_) {
+      if (!(p.address < end && address < p.end)) continue;
+      if (p.first > start) start = p.first;
+      if (p.done > inputs_done) inputs_done = p.done;
+    }
+  }
+
+  void add(std::uint64_t address, std::uint64_t bytes, Ticks done) { add(address, bytes, done, done); }
+  void add(std::uint64_t address, std::uint64_t bytes, Ticks done, Ticks first) {
+    if (bytes != 0) pending_.push_back(Pending{address, address + bytes, done, first});
   }
 
  private:
@@ -44,6 +58,7 @@ class ResultScoreboard {
     std::uint64_t address;
     std::uint64_t end;
     Ticks done;
+    Ticks first;  // when the first granule of the result is out (forwarding), <= done
   };
   std::vector<Pending> pending_;
 };

@@ -98,6 +98,12 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     g.add("writes", static_cast<double>(writes_), "requests", "write transactions served");
     g.add("bytes_read", static_cast<double>(bytes_read_), "B", "bytes read");
     g.add("bytes_written", static_cast<double>(bytes_written_), "B", "bytes written");
+    // Energy counts accesses of the port's width: a request of len bytes is ceil(len /
+    // port_width) of them, the cycles it holds its port (docs/energy.md).
+    g.add("read_accesses", static_cast<double>(read_accesses_), "accesses",
+          "port-width words read: sum of ceil(len / port_width)");
+    g.add("write_accesses", static_cast<double>(write_accesses_), "accesses",
+          "port-width words written: sum of ceil(len / port_width)");
     g.add("bank_conflicts", static_cast<double>(conflicts), "requests", "sum of the banks' conflicts");
     g.add("errors", static_cast<double>(errors_), "requests", "transactions answered with an error");
     latency_stats_.collect(g);
@@ -110,6 +116,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     shared_bytes_ = shared_busy_ = shared_conflicts_ = 0;
     std::fill(extra_diff_.begin(), extra_diff_.end(), 0);
     reads_ = writes_ = bytes_read_ = bytes_written_ = errors_ = 0;
+    read_accesses_ = write_accesses_ = 0;
     latency_stats_.reset();
   }
 
@@ -136,7 +143,8 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
     Ticks now = now_ticks();
     Ticks arrival = now + to_ticks(delay);
-    Ticks duration = ceil_div(len, p_.port_width) * period_;
+    const std::uint64_t words = ceil_div(len, p_.port_width);
+    Ticks duration = words * period_;
     // The port that can serve it first (lowest index on a tie) takes the request.
     unsigned port = 0;
     Ticks best = ports_[0].earliest_start(arrival, duration);
@@ -156,9 +164,11 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     if (write) {
       ++writes_;
       bytes_written_ += len;
+      write_accesses_ += words;
     } else {
       ++reads_;
       bytes_read_ += len;
+      read_accesses_ += words;
     }
     if (is_timing_only(t)) {
       // Timed above; the initiator does not want the bytes (timing_only.h).
@@ -333,6 +343,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   std::vector<unsigned char> data_;
   LatencyStats latency_stats_;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, errors_ = 0;
+  std::uint64_t read_accesses_ = 0, write_accesses_ = 0;
 };
 
 }  // namespace tlm_models

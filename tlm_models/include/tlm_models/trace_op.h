@@ -20,6 +20,12 @@ enum class OpKind : std::uint8_t {
 // matmul flags (TraceOp::code)
 constexpr std::uint8_t kMatmulTransB = 0x1;      // B is stored n x k (row-major), i.e. B^T
 constexpr std::uint8_t kMatmulAccumulate = 0x2;  // C += A * B instead of C = A * B
+// C = diag(alpha) C + A * B: each row of C is scaled by alpha[i] before accumulating; the
+// m-element alpha vector is at src2(op) (the stride fields, unused by compute records).
+constexpr std::uint8_t kMatmulScaleRows = 0x4;
+// vector, exp and matmul: the operation streams from its producers (forwarding): it may
+// start once they have written their first elements instead of their whole results.
+constexpr std::uint8_t kStreamed = 0x80;
 
 // vector op codes: low 4 bits of TraceOp::code
 enum class VectorOp : std::uint8_t {
@@ -70,6 +76,20 @@ static_assert(offsetof(TraceOp, src0) == 32, "record layout is part of the file 
 inline VectorOp vector_op(const TraceOp& op) { return static_cast<VectorOp>(op.code & kVectorOpMask); }
 inline Broadcast broadcast(const TraceOp& op) {
   return static_cast<Broadcast>((op.code >> kBroadcastShift) & 0x3);
+}
+inline bool is_streamed(const TraceOp& op) {
+  const auto kind = static_cast<OpKind>(op.kind);
+  return (op.code & kStreamed) != 0 &&
+         (kind == OpKind::vector || kind == OpKind::exp || kind == OpKind::matmul);
+}
+// A compute record's third source (the row scales of a kMatmulScaleRows matmul): the two
+// stride fields, which only load and store records use, as one 64-bit address.
+inline std::uint64_t src2(const TraceOp& op) {
+  return (static_cast<std::uint64_t>(op.dst_stride) << 32) | op.src_stride;
+}
+inline void set_src2(TraceOp& op, std::uint64_t address) {
+  op.src_stride = static_cast<std::uint32_t>(address);
+  op.dst_stride = static_cast<std::uint32_t>(address >> 32);
 }
 // A record of `kind` on `engine` over an m x n (x k) block, with no tensor tag and no
 // dependencies; callers add deps, tensor, code or strides as they need.

@@ -1,0 +1,350 @@
+// DramController: each timing constraint on a hand-built command sequence with its exact
+// expected issue time, the scheduler, page policies, write phases, backpressure and refresh.
+// Times are in ns; bank b is in bank group b % 4.
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "tlm_models/dram_controller.h"
+#include "tlm_models/dram_scheduler_fcfs.h"
+#include "tlm_models/dram_scheduler_frfcfs.h"
+
+using tlm_models::DramCommand;
+using tlm_models::DramCommandRecord;
+using tlm_models::DramController;
+using tlm_models::Ticks;
+
+namespace {
+
+Ticks ns(double v) { return static_cast<Ticks>(v * 1000); }  // 1 ps resolution
+
+// Distinct values, so that each expected time names the constraint that set it.
+DramController::Config config() {
+  DramController::Config c;
+  tlm_models::DramTiming& t = c.timing;
+  t.rcd = ns(14);
+  t.rp = ns(15);
+  t.ras = ns(33);
+  t.rc = ns(50);  // above tRAS + tRP = 48, so that a same-bank ACT -> ACT shows tRC
+  t.rrd_s = ns(4);
+  t.rrd_l = ns(6);
+  t.faw = ns(30);
+  t.ccd_s = ns(2);
+  t.ccd_l = ns(4);
+  t.cl = ns(14);
+  t.cwl = ns(4);
+  t.wr = ns(16);
+  t.wtr_s = ns(3);
+  t.wtr_l = ns(8);
+  t.rtw = ns(18);
+  t.rtp = ns(5);
+  t.burst = ns(2);
+  c.banks = 16;
+  c.bank_groups = 4;
+  c.queue_depth = 8;
+  return c;
+}
+
+struct Ctl {
+  DramController ctl;
+  std::vector<Ticks> done;
+  std::vector<DramCommandRecord> log;
+  explicit Ctl(const DramController::Config& c, bool frfcfs = true, unsigned cap = 16)
+      : ctl(c, frfcfs ? std::shared_ptr<const tlm_models::DramScheduler>(
+                            std::make_shared<tlm_models::FrFcfsScheduler>(cap))
+                      : std::make_shared<tlm_models::FcfsScheduler>()) {
+    done.resize(64);
+    ctl.set_completion_sink(&done);
+    ctl.set_command_log(&log);
+  }
+  // Queues a request of `bursts` bursts; the tag is the submission index.
+  unsigned submit(double arrival_ns, unsigned bank, std::uint64_t row, bool write = false,
+                  std::uint32_t bursts = 1) {
+    ctl.submit(ns(arrival_ns), bank, row, bursts, bursts * 32, write, next_tag);
+    return next_tag++;
+  }
+  // Completion (ns) of request `tag` after draining.
+  double run(unsigned tag) {
+    ctl.drain();
+    return static_cast<double>(done[tag]) / 1000.0;
+  }
+  // Issue time (ns) of the n-th command `c` to `bank` in the log.
+  double at(DramCommand c, unsigned bank, unsigned n = 0) const {
+    for (const auto& r : log)
+      if (r.command == c && r.bank == bank && n-- == 0) return static_cast<double>(r.at) / 1000.0;
+    return -1;
+  }
+  unsigned next_tag = 0;
+};
+
+}  // namespace
+
+TEST_CASE(trcd_tcl_and_burst_on_a_closed_bank) {
+  Ctl c(config());
+  unsigned r = c.submit(0, 0, 7);
+  CHECK_EQ(c.run(r), 14.0 + 14 + 2);  // ACT 0, RD at tRCD, data tCL later for one burst
+  CHECK_EQ(c.at(DramCommand::act, 0), 0.0);
+  CHECK_EQ(c.at(DramCommand::rd, 0), 14.0);
+  CHECK_EQ(c.ctl.stats().row_misses, 1u);
+}
+
+TEST_CASE(same_bank_conflict_waits_tras_then_trp_and_trc) {
+  Ctl c(config());
+  c.submit(0, 0, 1);
+  unsigned r = c.submit(0, 0, 2);
+  CHECK_EQ(c.run(r), 50.0 + 14 + 14 + 2);
+  CHECK_EQ(c.at(DramCommand::pre, 0), 33.0);  // tRAS after the ACT (tRTP: 14 + 5 = 19)
+  CHECK_EQ(c.at(DramCommand::act, 0, 1), 50.0);  // tRC (PRE + tRP would allow 48)
+  CHECK_EQ(c.ctl.stats().row_conflicts, 1u);
+}
+
+TEST_CASE(trp_binds_when_trc_is_shorter) {
+  auto cfg = config();
+  cfg.timing.rc = ns(40);
+  Ctl c(cfg);
+  c.submit(0, 0, 1);
+  c.submit(0, 0, 2);
+  c.run(1);
+  CHECK_EQ(c.at(DramCommand::act, 0, 1), 33.0 + 15);
+}
+
+TEST_CASE(trtp_delays_the_precharge_after_a_read) {
+  auto cfg = config();
+  cfg.timing.ras = 0;
+  cfg.timing.rc = 0;
+  Ctl c(cfg);
+  c.submit(0, 0, 1);
+  c.submit(0, 0, 2);
+  c.run(1);
+  CHECK_EQ(c.at(DramCommand::pre, 0), 14.0 + 5);  // RD + tRTP
+  CHECK_EQ(c.at(DramCommand::act, 0, 1), 19.0 + 15);
+}
+
+TEST_CASE(trrd_short_and_long) {
+  Ctl c(config());
+  c.submit(0, 0, 0);  // group 0
+  c.submit(0, 1, 0);  // group 1: tRRD_S after bank 0
+  c.submit(0, 4, 0);  // group 0: tRRD_L after bank 0, tRRD_S after bank 1
+  c.run(2);
+  CHECK_EQ(c.at(DramCommand::act, 0), 0.0);
+  CHECK_EQ(c.at(DramCommand::act, 1), 4.0);
+  CHECK_EQ(c.at(DramCommand::act, 4), 8.0);  // max(0 + 6, 4 + 4)
+  Ctl d(config());
+  d.submit(0, 0, 0);
+  d.submit(0, 4, 0);
+  d.run(1);
+  CHECK_EQ(d.at(DramCommand::act, 4), 6.0);
+}
+
+TEST_CASE(tfaw_limits_a_fifth_activate) {
+  Ctl c(config());
+  for (unsigned b : {0u, 1u, 2u, 3u, 5u}) c.submit(0, b, 0);
+  c.run(4);
+  CHECK_EQ(c.at(DramCommand::act, 3), 12.0);
+  CHECK_EQ(c.at(DramCommand::act, 5), 30.0);  // tRRD would allow 16; the window began at 0
+}
+
+TEST_CASE(tccd_short_and_long_between_reads) {
+  Ctl c(config());
+  c.submit(0, 0, 0);
+  c.submit(0, 1, 0);
+  c.submit(0, 4, 0);
+  c.run(2);
+  // Rows open (ACT 0, 4, 8). Now three hits at 100 ns: banks 0, 1 (other group), 4 (group 0).
+  unsigned a = c.submit(100, 0, 0), b = c.submit(100, 1, 0), d = c.submit(100, 4, 0);
+  c.run(d);
+  CHECK_EQ(c.at(DramCommand::rd, 0, 1), 100.0);
+  CHECK_EQ(c.at(DramCommand::rd, 1, 1), 102.0);  // tCCD_S = burst
+  CHECK_EQ(c.at(DramCommand::rd, 4, 1), 104.0);  // tCCD_L after bank 0 (group 0)
+  CHECK_EQ(c.done[a], ns(116));
+  CHECK_EQ(c.done[b], ns(118));
+  CHECK_EQ(c.done[d], ns(120));
+  CHECK_EQ(c.ctl.stats().row_hits, 3u);
+}
+
+TEST_CASE(data_bus_occupancy_spaces_bursts) {
+  auto cfg = config();
+  cfg.timing.burst = ns(8);  // longer than tCCD_L
+  Ctl c(cfg);
+  unsigned r = c.submit(0, 0, 0, false, 4);
+  CHECK_EQ(c.run(r), 14.0 + 14 + 4 * 8);
+  CHECK_EQ(c.at(DramCommand::rd, 0, 1), 22.0);
+  CHECK_EQ(c.ctl.stats().busy_time, ns(32));
+}
+
+TEST_CASE(twtr_short_and_long_after_a_write) {
+  for (unsigned other : {1u, 4u}) {
+    Ctl c(config());
+    c.submit(0, 0, 0);
+    c.submit(0, other, 0);
+    c.run(1);
+    unsigned w = c.submit(100, 0, 0, true);
+    CHECK_EQ(c.run(w), 100.0 + 4 + 2);  // WR, tCWL, one burst
+    unsigned r = c.submit(100, other, 0);
+    c.run(r);
+    // Write data ends at 106; a read waits tWTR_S (other group) or tWTR_L (same group).
+    CHECK_EQ(c.at(DramCommand::rd, other, 1), other == 1 ? 109.0 : 114.0);
+    CHECK_EQ(c.ctl.stats().write_to_read, 1u);
+  }
+}
+
+TEST_CASE(trtw_between_a_read_and_a_write) {
+  Ctl c(config());
+  c.submit(0, 0, 0);
+  c.submit(0, 1, 0);
+  c.run(1);
+  c.submit(100, 0, 0);
+  c.run(2);
+  unsigned w = c.submit(100, 1, 0, true);
+  CHECK_EQ(c.run(w), 118.0 + 4 + 2);
+  CHECK_EQ(c.at(DramCommand::wr, 1), 118.0);
+  CHECK_EQ(c.ctl.stats().read_to_write, 1u);
+}
+
+TEST_CASE(twr_delays_the_precharge_after_a_write) {
+  Ctl c(config());
+  unsigned w = c.submit(0, 0, 0, true);
+  CHECK_EQ(c.run(w), 14.0 + 4 + 2);
+  c.submit(0, 0, 1);
+  c.run(1);
+  CHECK_EQ(c.at(DramCommand::pre, 0), 20.0 + 16);  // write data end + tWR (tRAS: 33)
+}
+
+TEST_CASE(all_bank_refresh_blocks_every_bank_for_trfc) {
+  auto cfg = config();
+  cfg.timing.refi = ns(1000);
+  cfg.timing.rfc = ns(100);
+  Ctl c(cfg);
+  c.submit(0, 0, 0);
+  c.run(0);
+  // Due at 1000: bank 0 is precharged at 1000, REF after tRP, every bank blocked for tRFC.
+  unsigned a = c.submit(1000, 0, 0), b = c.submit(1050, 5, 0);
+  c.run(b);
+  CHECK_EQ(c.at(DramCommand::pre, 0), 1000.0);
+  CHECK_EQ(c.at(DramCommand::ref, 0), 1015.0);
+  CHECK_EQ(c.done[a], ns(1115 + 14 + 14 + 2));  // the refresh closed the row: a miss
+  CHECK_EQ(c.at(DramCommand::act, 5), 1115.0 + 4);  // blocked too (then tRRD_S after bank 0)
+  CHECK_EQ(c.ctl.stats().refreshes, 1u);
+  CHECK_EQ(c.ctl.stats().refresh_time, ns(100));
+  CHECK_EQ(c.ctl.stats().row_misses, 3u);
+}
+
+TEST_CASE(per_bank_refresh_blocks_only_its_bank) {
+  auto cfg = config();
+  cfg.refresh = tlm_models::DramRefresh::Mode::per_bank;
+  cfg.timing.refi = ns(1600);  // 16 banks: one REFpb every 100 ns, bank 0 first
+  cfg.timing.rfc_pb = ns(50);
+  Ctl c(cfg);
+  unsigned a = c.submit(100, 0, 0), b = c.submit(100, 1, 0);
+  c.run(b);
+  CHECK_EQ(c.at(DramCommand::ref_pb, 0), 100.0);
+  CHECK_EQ(c.at(DramCommand::act, 1), 100.0);  // bank 1 is not refreshing
+  CHECK_EQ(c.at(DramCommand::act, 0), 150.0);  // REFpb + tRFCpb
+  CHECK_EQ(c.done[a], ns(150 + 14 + 14 + 2));
+}
+
+TEST_CASE(frfcfs_serves_a_younger_hit_first_and_fcfs_does_not) {
+  for (bool frfcfs : {true, false}) {
+    Ctl c(config(), frfcfs);
+    c.submit(0, 0, 0);
+    c.run(0);
+    unsigned miss = c.submit(100, 0, 1), hit = c.submit(100, 0, 0);
+    c.run(hit);
+    if (frfcfs) {
+      CHECK_EQ(c.done[hit], ns(100 + 14 + 2));
+      CHECK(c.done[miss] > c.done[hit]);
+    } else {
+      CHECK(c.done[hit] > c.done[miss]);
+      CHECK_EQ(c.ctl.stats().row_conflicts, 2u);  // the hit found the other row open again
+    }
+  }
+}
+
+TEST_CASE(frfcfs_cap_ends_bypassing_of_the_oldest) {
+  Ctl c(config(), true, 2);
+  c.submit(0, 0, 0);
+  c.run(0);
+  unsigned miss = c.submit(100, 0, 1);
+  unsigned h1 = c.submit(100, 0, 0), h2 = c.submit(100, 0, 0), h3 = c.submit(100, 0, 0);
+  c.run(h3);
+  CHECK(c.done[h1] < c.done[miss]);
+  CHECK(c.done[h2] < c.done[miss]);
+  CHECK(c.done[h3] > c.done[miss]);  // two bypasses, then the oldest goes
+}
+
+TEST_CASE(closed_page_precharges_after_each_access) {
+  auto cfg = config();
+  cfg.page_policy = tlm_models::DramPagePolicy::closed;
+  Ctl c(cfg);
+  c.submit(0, 0, 0);
+  c.run(0);
+  CHECK_EQ(c.at(DramCommand::pre, 0), 33.0);  // auto-precharge at tRAS
+  CHECK(!c.ctl.row_open(0));
+  unsigned r = c.submit(100, 0, 0);
+  CHECK_EQ(c.run(r), 100.0 + 14 + 14 + 2);  // the same row is a miss again
+  CHECK_EQ(c.ctl.stats().row_misses, 2u);
+}
+
+TEST_CASE(adaptive_page_closes_only_for_a_waiting_other_row) {
+  auto cfg = config();
+  cfg.page_policy = tlm_models::DramPagePolicy::adaptive;
+  Ctl c(cfg);
+  c.submit(0, 0, 0);
+  c.run(0);
+  CHECK(c.ctl.row_open(0));  // nothing else queued: stays open
+  c.submit(100, 0, 0);
+  c.submit(100, 0, 3);
+  c.run(2);
+  CHECK_EQ(c.ctl.stats().row_hits, 1u);
+  CHECK_EQ(c.at(DramCommand::pre, 0), 100.0 + 5);  // closed right after the hit: RD + tRTP
+  CHECK_EQ(c.ctl.stats().row_misses, 2u);  // so the other row finds the bank closed
+  CHECK_EQ(c.ctl.stats().row_conflicts, 0u);
+}
+
+TEST_CASE(writes_wait_for_the_high_watermark) {
+  for (unsigned high : {2u, 3u}) {
+    auto cfg = config();
+    cfg.write_high = high;
+    cfg.write_low = 0;
+    Ctl c(cfg);
+    c.submit(0, 0, 0);
+    c.submit(0, 1, 0);
+    c.run(1);
+    unsigned r = c.submit(100, 0, 0), w1 = c.submit(100, 1, 0, true), w2 = c.submit(100, 1, 0, true);
+    c.run(w2);
+    if (high == 2) {
+      CHECK(c.done[w2] < c.done[r]);  // two writes reach the watermark: drained first
+    } else {
+      CHECK(c.done[r] < c.done[w1]);  // below it the read goes first
+    }
+  }
+}
+
+TEST_CASE(a_full_bank_queue_applies_backpressure) {
+  auto cfg = config();
+  cfg.queue_depth = 2;
+  Ctl c(cfg);
+  c.submit(0, 0, 0);
+  c.submit(0, 0, 0);
+  unsigned third = c.submit(0, 0, 0);  // enters when the first leaves (its RD at 14)
+  c.run(third);
+  CHECK_EQ(c.ctl.stats().backpressured, 1u);
+  CHECK_EQ(c.ctl.stats().backpressure_time, ns(14));
+  CHECK_EQ(c.done[third], ns(14 + 4 + 4 + 14 + 2));  // RDs at 14, 18, 22 (tCCD_L)
+}
+
+TEST_CASE(latency_percentiles_and_queue_occupancy) {
+  Ctl c(config());
+  for (unsigned i = 0; i < 10; ++i) c.submit(i * 1000.0, 0, 0);
+  c.run(9);
+  const auto& s = c.ctl.stats();
+  // First a miss (30 ns), then nine hits (16 ns); a percentile is its bucket's upper edge,
+  // at most 1/128 above the value.
+  auto near = [](Ticks got, Ticks want) { return got >= want && got <= want + want / 128; };
+  CHECK(near(s.read_latency.percentile(0.5), ns(16)));
+  CHECK(near(s.read_latency.percentile(0.9), ns(16)));
+  CHECK(near(s.read_latency.percentile(0.99), ns(30)));
+  CHECK_EQ(s.residence, ns(14));  // only the miss waited (for its ACT) before its RD
+}
+
+CHECK_MAIN

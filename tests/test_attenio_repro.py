@@ -1,0 +1,89 @@
+"""`attn-tlm reproduce attenio`: the study's configurations, its closed-form crossover, the
+conclusions it states and its report; the run itself is resumable like a sweep."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.study_jobs import fake_result
+from tlm_models.study import attenio_repro as study
+from tlm_models.study.store import result_record
+
+M = 262_144
+MACS_PER_S = 64 * 32 * 1e9
+
+
+def test_settings_differ_only_in_the_baselines() -> None:
+    configs = study.study_configs(study.QUICK)
+    keys = [c.key() for c in configs]
+    assert len(keys) == len(set(keys))
+    published = study.main_configs(study.QUICK, study.PUBLISHED)
+    strong = study.main_configs(study.QUICK, study.STRONG)
+    for a, b in zip(published, strong, strict=True):
+        assert (a.dataflow, a.seq_len, a.head_dim, a.overrides) == (
+            b.dataflow,
+            b.seq_len,
+            b.head_dim,
+            b.overrides,
+        )
+        assert "hbm.fidelity=bank" in a.overrides
+        assert (a.key() == b.key()) == (a.dataflow == "attenio")
+    fa2 = next(c for c in published if c.dataflow == "flash2")
+    assert dict(fa2.extra) == {"tiling": "paper", "overlap": "none"}
+    assert max(c.seq_len for c in configs) <= 16384  # --quick
+
+
+def test_balance_bandwidth_is_the_closed_form() -> None:
+    # d = 64: Br = 64, N = 8K: 2 B x 2048 MAC/cycle x 1 GHz x (1 + 128) / 8192 = 64.5 GB/s
+    assert study.flash2_balance_bandwidth(8192, 64, M, MACS_PER_S) == pytest.approx(64.5e9)
+    # d = 16: Br = 16 -> 2 x 2048e9 x (1 + 512) / 8192
+    assert study.flash2_balance_bandwidth(8192, 16, M, MACS_PER_S) == pytest.approx(
+        2 * 2048e9 * 513 / 8192
+    )
+
+
+def test_conclusions_follow_the_measurements() -> None:
+    s = study.PUBLISHED
+    assert "at every point (FA2 / AttenIO time 1.10x to 1.30x)" in study.conclusion(s, [1.1, 1.3])
+    assert "FlashAttention-2 is at least as fast" in study.conclusion(s, [0.5, 1.0])
+    assert "faster at 1 of 2 points" in study.conclusion(s, [0.9, 1.2])
+    assert "no finished" in study.conclusion(s, [])
+
+
+def test_report_and_plot_from_results(tmp_path: Path) -> None:
+    configs = study.study_configs(study.QUICK)
+    records = [result_record(c, fake_result(c)) for c in configs]
+    text = study.render(records, study.QUICK, M, MACS_PER_S, "fig.png")
+    assert "## Setting: as published" in text and "## Setting: strong baselines" in text
+    assert "Causal masking is left out" in text
+    # the fake model makes AttenIO 1.5x faster than FA2 everywhere
+    assert text.count("AttenIO is faster than FlashAttention-2 at every point") == 2
+    assert "| 2K | 64 | 0.131 | 0.087 | 0.066 | 0.044 | 1.50x | 2.00x | 3.00x | 1.50x |" in text
+    study.plot_crossover(records, study.QUICK, M, MACS_PER_S, tmp_path / "x.png")
+    assert (tmp_path / "x.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_quick_study_runs_and_resumes(tmp_path: Path) -> None:
+    """The whole --quick preset through the CLI (fake simulations), then a resume that runs
+    nothing again."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    cmd = [
+        sys.executable, "-m", "tlm_models.cli.main", "reproduce", "attenio", "--quick",
+        "--out", str(tmp_path), "--job", "tests.study_jobs:fake_run",
+    ]  # fmt: skip
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert first.returncode == 0, first.stderr
+    assert (tmp_path / "attenio-report.md").is_file()
+    assert (tmp_path / "attenio-crossover.png").is_file()
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    assert again.returncode == 0, again.stderr
+    total = len(study.study_configs(study.QUICK))
+    assert f"{total}/{total} done" in again.stderr
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert len(lines) == total

@@ -1,0 +1,63 @@
+"""``attn-tlm energy``: Accelergy interchange (docs/energy.md).
+
+``energy export RESULT.json`` prints a run's action counts as Accelergy ``action_counts`` YAML;
+``energy ert ERT.yaml`` prints the ``--set`` overrides an energy reference table stands for
+(``run --ert`` applies them directly).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from tlm_models.errors import UserError
+from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    energy = subparsers.add_parser("energy", help="export action counts, import an Accelergy ERT")
+    sub = energy.add_subparsers(dest="energy_command", metavar="SUBCOMMAND")
+    sub.required = True
+    export = sub.add_parser("export", help="a result's action counts as Accelergy YAML")
+    export.add_argument("result", metavar="RESULT.json", help="the JSON of `attn-tlm run --json`")
+    export.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    export.set_defaults(func=_export)
+    ert = sub.add_parser("ert", help="the --set overrides of an Accelergy energy table")
+    ert.add_argument("ert", metavar="ERT.yaml")
+    ert.add_argument(
+        "--platform", default=DEFAULT_PLATFORM, metavar="FILE",
+        help=f"platform whose components the tables name (default {DEFAULT_PLATFORM})",
+    )  # fmt: skip
+    ert.set_defaults(func=_ert)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from tlm_models.energy.accelergy import action_counts_yaml
+
+    try:
+        result = json.loads(Path(args.result).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{args.result}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{args.result}:{exc.lineno}: not a result JSON: {exc.msg}") from None
+    text = action_counts_yaml(result)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")
+    return 0
+
+
+def ert_overrides_for(ert: str, platform: str) -> list[str]:
+    """The overrides an ERT file stands for on `platform` (a path as --platform takes it)."""
+    from tlm_models.energy.accelergy import ert_overrides
+    from tlm_models.platform import load_platform
+
+    return ert_overrides(ert, load_platform(resolve_platform(platform)))
+
+
+def _ert(args: argparse.Namespace) -> int:
+    for override in ert_overrides_for(args.ert, args.platform):
+        print(f"--set '{override}'")
+    return 0

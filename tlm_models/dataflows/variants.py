@@ -1,0 +1,79 @@
+"""The ``--param`` switches of the exact dataflows: the design as its source describes it and
+the alternatives a study may select (docs/dataflows.md, "Variants").
+
+Each dataflow declares its parameters once here, with the choices and the default; the
+default is the best the hardware allows. Emitters and closed forms read the resolved values,
+and the trace header records every one in effect (``params["variant"]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tlm_models.errors import UserError
+
+
+@dataclass(frozen=True)
+class Switch:
+    """One parameter: a choice among names, or a positive integer when ``choices`` is empty."""
+
+    name: str
+    default: str
+    choices: tuple[str, ...] = ()
+    meaning: str = ""
+
+
+OVERLAP = Switch(
+    "overlap",
+    "split",
+    ("none", "split", "double"),
+    "none: loads wait for the buffer's last reader and compute for the loads; split: single "
+    "buffers, K loads during P V and V during Q K^T; double: double-buffered tiles",
+)
+
+SWITCHES: dict[str, tuple[Switch, ...]] = {
+    "attenio": (
+        Switch(
+            "rescale",
+            "fused",
+            ("fused", "separate"),
+            "fused: O = diag(alpha) O + p v_j in the MAC array; separate: O *= alpha first",
+        ),
+        Switch("stage", "2", (), "K and V rows staged ahead in the cache (>= 1)"),
+    ),
+    "flash2": (
+        Switch(
+            "tiling",
+            "fit",
+            ("paper", "fit"),
+            "paper: Br = min(ceil(M/4d), d), Bc = ceil(M/4d); fit: the largest Bc that fits "
+            "the overlap's buffers",
+        ),
+        OVERLAP,
+    ),
+    "standard": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
+    "flat": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
+}
+
+
+def resolve(dataflow: str, params: Mapping[str, object] | None) -> dict[str, str]:
+    """Every switch of ``dataflow`` with its value (given or default); UserError naming the
+    switch for an unknown one or a bad value."""
+    switches = {s.name: s for s in SWITCHES.get(dataflow, ())}
+    given = {str(k): str(v) for k, v in (params or {}).items()}
+    unknown = sorted(set(given) - set(switches))
+    if unknown:
+        takes = ", ".join(switches) or "no parameters"
+        raise UserError(f"dataflow {dataflow!r} takes {takes}; unknown: {', '.join(unknown)}")
+    out: dict[str, str] = {}
+    for name, switch in switches.items():
+        value = given.get(name, switch.default)
+        if switch.choices and value not in switch.choices:
+            raise UserError(
+                f"{dataflow} {name} must be one of {', '.join(switch.choices)}, got {value!r}"
+            )
+        if not switch.choices and (not value.isdigit() or int(value) < 1):
+            raise UserError(f"{dataflow} {name} must be a positive integer, got {value!r}")
+        out[name] = value
+    return out

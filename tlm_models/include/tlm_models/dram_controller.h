@@ -1,0 +1,281 @@
+// The memory controller of one DRAM channel (or pseudo-channel): bounded request queues per
+// bank, a scheduler (FCFS or FR-FCFS) choosing each bank's next request, read and write
+// phases switched by write-queue watermarks, a page policy, refresh that blocks the banks, and
+// command timing from DramTimingChecker. No SystemC process: the caller submits requests with
+// their arrival times and runs the controller until they have completed; commands are decided
+// one at a time, always the one that can issue earliest. docs/models/hbm.md has the rules.
+#ifndef TLM_MODELS_DRAM_CONTROLLER_H
+#define TLM_MODELS_DRAM_CONTROLLER_H
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tlm_models/activity_log.h"
+#include "tlm_models/dram_channel_stats.h"
+#include "tlm_models/dram_command.h"
+#include "tlm_models/dram_page_policy.h"
+#include "tlm_models/dram_refresh.h"
+#include "tlm_models/dram_request.h"
+#include "tlm_models/dram_scheduler.h"
+#include "tlm_models/dram_timing_checker.h"
+
+namespace tlm_models {
+
+class DramController {
+ public:
+  struct Config {
+    DramTiming timing;
+    unsigned banks = 16;
+    unsigned bank_groups = 4;
+    DramRefresh::Mode refresh = DramRefresh::Mode::all_bank;
+    DramPagePolicy page_policy = DramPagePolicy::open;
+    unsigned queue_depth = 8;      // requests per bank queue
+    unsigned write_high = 16;      // writes queued (whole channel) that start a write phase
+    unsigned write_low = 4;        // writes left when a write phase may end
+  };
+
+  DramController(const Config& c, std::shared_ptr<const DramScheduler> scheduler)
+      : cfg_(c), checker_(c.timing, c.banks, c.bank_groups), scheduler_(std::move(scheduler)),
+        refresh_(c.refresh, c.timing.refi, c.banks), banks_(c.banks) {
+    for (Bank& b : banks_) b.departures.assign(c.queue_depth, 0);
+  }
+
+  // Queues a request of `bursts` bursts to (bank, row) arriving at `arrival`. When the bank's
+  // queue is full (queue_depth requests that arrived earlier and have not issued their last
+  // column command), the request enters when the oldest of them leaves: backpressure.
+  void submit(Ticks arrival, unsigned bank, std::uint64_t row, std::uint32_t bursts,
+              std::uint32_t bytes, bool write, std::uint32_t tag) {
+    Bank& b = banks_[bank];
+    while (b.queue.size() >= cfg_.queue_depth) step();
+    // The queue holds its q requests and, before them, the depth - q that left last (in the
+    // order they left): the request enters when the oldest of those had left.
+    const std::size_t depth = b.departures.size();
+    const Ticks slot = b.departures[(b.next_departure + b.queue.size()) % depth];
+    DramRequest r;
+    r.arrival = arrival;
+    r.admitted = std::max(arrival, slot);
+    r.row = row;
+    r.seq = seq_++;
+    r.bursts = bursts;
+    r.bytes = bytes;
+    r.tag = tag;
+    r.write = write;
+    if (r.admitted > arrival) {
+      ++stats_.backpressured;
+      stats_.backpressure_time += r.admitted - arrival;
+    }
+    if (stats_.reads + stats_.writes == 0) stats_.first_arrival = arrival;
+    ++(write ? stats_.writes : stats_.reads);
+    ++(write ? writes_queued_ : reads_queued_);
+    if (b.queue.empty()) active_.push_back(bank);
+    b.queue.push_back(r);
+  }
+
+  // Where completion times go: (*sink)[tag] = end of the request's last data burst. The
+  // vector must be long enough for every tag submitted.
+  void set_completion_sink(std::vector<Ticks>* sink) { done_ = sink; }
+
+  // Appends every issued command to `log` (nullptr: off).
+  void set_command_log(std::vector<DramCommandRecord>* log) { log_ = log; }
+
+  // Runs until every queued request has issued its commands.
+  void drain() {
+    while (!active_.empty()) step();
+  }
+
+  bool idle() const { return active_.empty(); }
+  const DramChannelStats& stats() const { return stats_; }
+  const DramTimingChecker& checker() const { return checker_; }
+  ActivityLog& activity() { return activity_; }
+  const ActivityLog& activity() const { return activity_; }
+  bool row_open(unsigned bank) const { return banks_[bank].open; }
+
+  void reset_stats() {
+    DramChannelStats fresh;
+    stats_ = fresh;
+  }
+
+ private:
+  struct Bank {
+    std::vector<DramRequest> queue;  // oldest first
+    std::vector<Ticks> departures;   // when the last queue_depth requests left (ring)
+    std::size_t next_departure = 0;
+    bool open = false;
+    std::uint64_t row = 0;
+    unsigned bypasses = 0;
+  };
+
+  struct Choice {
+    unsigned bank = 0;
+    int index = -1;
+    DramCommand cmd = DramCommand::act;
+    Ticks at = ~Ticks{0};
+  };
+
+  Ticks command(DramCommand c, unsigned bank, unsigned group, Ticks at) {
+    if (log_) log_->push_back(DramCommandRecord{c, bank, at});
+    return checker_.issue(c, bank, group, at);
+  }
+
+  static bool is_column(DramCommand c) { return c == DramCommand::rd || c == DramCommand::wr; }
+
+  // Reads and writes are served in phases: a write phase starts when writes_high writes wait
+  // (or no read does) and ends when at most write_low remain (and a read waits).
+  void choose_phase() {
+    if (!write_phase_) {
+      if (writes_queued_ && (reads_queued_ == 0 || writes_queued_ >= cfg_.write_high))
+        write_phase_ = true;
+    } else if (writes_queued_ == 0 || (reads_queued_ && writes_queued_ <= cfg_.write_low)) {
+      write_phase_ = false;
+    }
+  }
+
+  DramCommand next_command(const Bank& b, const DramRequest& r) const {
+    if (!b.open) return DramCommand::act;
+    if (b.row != r.row) return DramCommand::pre;
+    return r.write ? DramCommand::wr : DramCommand::rd;
+  }
+
+  // Decides and issues one command (or a due refresh).
+  void step() {
+    choose_phase();
+    Choice best;
+    for (unsigned bank : active_) {
+      const Bank& b = banks_[bank];
+      // One queued request leaves no choice to make.
+      int i = b.queue.size() == 1
+                  ? (b.queue[0].write == write_phase_ ? 0 : -1)
+                  : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, write_phase_);
+      if (i < 0) continue;
+      const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
+      DramCommand cmd = next_command(b, r);
+      Ticks at = std::max(r.admitted, checker_.earliest(cmd, bank, bank % cfg_.bank_groups));
+      // Earliest first; at a tie a column command (it moves data), then the older request.
+      if (at < best.at ||
+          (at == best.at && (is_column(cmd) > is_column(best.cmd) ||
+                             (is_column(cmd) == is_column(best.cmd) &&
+                              r.seq < banks_[best.bank].queue[best.index].seq)))) {
+        best = Choice{bank, i, cmd, at};
+      }
+    }
+    if (refresh_.enabled() && refresh_.next_due() <= best.at) {
+      issue_refresh();
+      return;
+    }
+    issue(best);
+  }
+
+  void issue(const Choice& c) {
+    Bank& b = banks_[c.bank];
+    const unsigned group = c.bank % cfg_.bank_groups;
+    DramRequest& r = b.queue[static_cast<std::size_t>(c.index)];
+    if (!r.classified) {
+      r.classified = true;
+      ++(c.cmd == DramCommand::pre   ? stats_.row_conflicts
+         : c.cmd == DramCommand::act ? stats_.row_misses
+                                     : stats_.row_hits);
+    }
+    Ticks end = command(c.cmd, c.bank, group, c.at);
+    switch (c.cmd) {
+      case DramCommand::act:
+        ++stats_.activates;
+        b.open = true;
+        b.row = r.row;
+        return;
+      case DramCommand::pre:
+        ++stats_.precharges;
+        b.open = false;
+        return;
+      default:
+        break;
+    }
+    // A column command: one burst of data on the bus.
+    const Ticks burst = cfg_.timing.burst;
+    stats_.busy_time += burst;
+    activity_.record(end - burst, end);
+    if (r.write) {
+      ++stats_.write_bursts;
+      if (last_was_read_ && any_column_) ++stats_.read_to_write;
+    } else {
+      ++stats_.read_bursts;
+      if (!last_was_read_ && any_column_) ++stats_.write_to_read;
+    }
+    last_was_read_ = !r.write;
+    any_column_ = true;
+    stats_.last_data = std::max(stats_.last_data, end);
+    const bool oldest = c.index == oldest_of_kind(b.queue, r.write);
+    if (!oldest) ++b.bypasses;
+    if (--r.bursts > 0) return;
+    // The request has issued its last command: it leaves the queue.
+    if (oldest) b.bypasses = 0;
+    Ticks latency = end - r.arrival;
+    if (r.write) {
+      stats_.write_bytes += r.bytes;
+      stats_.write_latency.record(latency);
+      --writes_queued_;
+    } else {
+      stats_.read_bytes += r.bytes;
+      stats_.read_latency.record(latency);
+      --reads_queued_;
+    }
+    stats_.residence += c.at - r.admitted;
+    b.departures[b.next_departure] = c.at;
+    b.next_departure = (b.next_departure + 1) % b.departures.size();
+    if (done_) (*done_)[r.tag] = end;
+    const std::uint64_t row = r.row;
+    b.queue.erase(b.queue.begin() + c.index);
+    if (close_row_after_access(cfg_.page_policy, b.queue, row)) {
+      Ticks at = std::max(c.at, checker_.earliest(DramCommand::pre, c.bank, group));
+      command(DramCommand::pre, c.bank, group, at);
+      ++stats_.precharges;
+      b.open = false;
+    }
+    if (b.queue.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
+  }
+
+  // Precharges what the due refresh needs, then issues REF (all banks) or REFpb (one bank).
+  void issue_refresh() {
+    const Ticks due = refresh_.next_due();
+    const bool all = refresh_.mode() == DramRefresh::Mode::all_bank;
+    const unsigned first = all ? 0 : refresh_.next_bank();
+    const unsigned last = all ? cfg_.banks : first + 1;
+    for (unsigned bank = first; bank < last; ++bank) {
+      Bank& b = banks_[bank];
+      if (!b.open) continue;
+      const unsigned group = bank % cfg_.bank_groups;
+      Ticks at = std::max(due, checker_.earliest(DramCommand::pre, bank, group));
+      command(DramCommand::pre, bank, group, at);
+      ++stats_.precharges;
+      b.open = false;
+    }
+    const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
+    const unsigned group = first % cfg_.bank_groups;
+    Ticks at = std::max(due, checker_.earliest(cmd, first, group));
+    command(cmd, first, group, at);
+    ++stats_.refreshes;
+    stats_.refresh_time += all ? cfg_.timing.rfc : cfg_.timing.rfc_pb;
+    refresh_.advance();
+  }
+
+  Config cfg_;
+  DramTimingChecker checker_;
+  std::shared_ptr<const DramScheduler> scheduler_;
+  DramRefresh refresh_;
+  std::vector<Bank> banks_;
+  std::vector<unsigned> active_;  // banks with queued requests
+  std::uint64_t seq_ = 0;
+  std::uint64_t reads_queued_ = 0, writes_queued_ = 0;
+  bool write_phase_ = false;
+  bool last_was_read_ = true, any_column_ = false;
+  std::vector<Ticks>* done_ = nullptr;
+  std::vector<DramCommandRecord>* log_ = nullptr;
+  DramChannelStats stats_;
+  ActivityLog activity_;
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_DRAM_CONTROLLER_H

@@ -1,0 +1,36 @@
+// The command timing set of one DRAM channel (JEDEC names), in ticks of the SystemC time
+// resolution. Values come from a memory part (platforms/parts/*.yaml, each citing its JEDEC
+// standard or datasheet); docs/models/hbm.md lists which command each constraint separates.
+#ifndef TLM_MODELS_DRAM_TIMING_H
+#define TLM_MODELS_DRAM_TIMING_H
+
+#include "tlm_models/time_ticks.h"
+
+namespace tlm_models {
+
+struct DramTiming {
+  Ticks rcd = 0;    // ACT -> RD/WR, same bank
+  Ticks rp = 0;     // PRE -> ACT, same bank
+  Ticks ras = 0;    // ACT -> PRE, same bank
+  Ticks rc = 0;     // ACT -> ACT, same bank
+  Ticks rrd_s = 0;  // ACT -> ACT, different bank group
+  Ticks rrd_l = 0;  // ACT -> ACT, same bank group
+  Ticks faw = 0;    // window holding at most four ACTs
+  Ticks ccd_s = 0;  // column -> column, different bank group
+  Ticks ccd_l = 0;  // column -> column, same bank group
+  Ticks cl = 0;     // RD -> first read data
+  Ticks cwl = 0;    // WR -> first write data
+  Ticks wr = 0;     // end of write data -> PRE, same bank (write recovery)
+  Ticks wtr_s = 0;  // end of write data -> RD, different bank group
+  Ticks wtr_l = 0;  // end of write data -> RD, same bank group
+  Ticks rtw = 0;    // RD -> WR, any bank (read-to-write bus turnaround)
+  Ticks rtp = 0;    // RD -> PRE, same bank
+  Ticks refi = 0;   // refresh interval (0: no refresh)
+  Ticks rfc = 0;    // all-bank refresh: REF -> next command to any bank
+  Ticks rfc_pb = 0; // per-bank refresh: REFpb -> next command to that bank
+  Ticks burst = 0;  // data bus occupancy of one burst (burst_bytes / channel bandwidth)
+};
+
+}  // namespace tlm_models
+
+#endif  // TLM_MODELS_DRAM_TIMING_H

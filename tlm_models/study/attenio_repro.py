@@ -1,0 +1,365 @@
+"""``attn-tlm reproduce attenio``: the AttenIO paper's evaluation on its machine, under two
+settings side by side, and where AttenIO wins over HBM bandwidth and head dim.
+
+Settings (docs/study.md, "Reproducing AttenIO"):
+- **as published**: FlashAttention-2 with the paper's tiles and no overlap of transfers with
+  compute (the paper presents overlap as AttenIO's contribution), Standard and FLAT without
+  overlap either, bank-level HBM (the paper used DRAMSim3);
+- **strong baselines**: every dataflow with the overlap its buffers allow (the defaults), the
+  same bank-level HBM.
+AttenIO runs its paper design (``variants.py`` defaults) in both. Causal masking is left out:
+the workloads do not model masks yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tlm_models.dataflows.flash2 import flash2_tiling
+from tlm_models.dataflows.workload import Workload
+from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.study.variants import format_tokens, metric
+
+EXACT = ("standard", "flat", "flash2", "attenio")
+BANK_HBM = "hbm.fidelity=bank"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    title: str
+    params: dict[str, tuple[tuple[str, str], ...]]  # dataflow -> its --param pairs
+
+
+PUBLISHED = Setting(
+    "published",
+    "as published",
+    {
+        "standard": (("overlap", "none"),),
+        "flat": (("overlap", "none"),),
+        "flash2": (("tiling", "paper"), ("overlap", "none")),
+        "attenio": (),
+    },
+)
+STRONG = Setting(
+    "strong",
+    "strong baselines",
+    {
+        "standard": (("overlap", "double"),),
+        "flat": (("overlap", "double"),),
+        "flash2": (("tiling", "fit"), ("overlap", "split")),
+        "attenio": (),
+    },
+)
+SETTINGS = (PUBLISHED, STRONG)
+
+
+@dataclass(frozen=True)
+class StudyGrid:
+    """The points of each part of the study."""
+
+    seq_lens: tuple[int, ...]
+    head_dims: tuple[int, ...]
+    cache_kib: tuple[int, ...]  # cache-size sweep (first N, d = 64)
+    crossover_n: int
+    crossover_dims: tuple[int, ...]
+    channel_gbps: tuple[int, ...]  # per HBM channel; 16 channels
+
+
+FULL = StudyGrid(
+    seq_lens=(8192, 16384, 32768, 65536, 131072),
+    head_dims=(64, 128),
+    cache_kib=(64, 128, 256, 512, 768),
+    crossover_n=8192,
+    crossover_dims=(16, 32, 64, 128),
+    channel_gbps=(1, 2, 4, 8, 16),
+)
+QUICK = StudyGrid(
+    seq_lens=(2048, 4096),
+    head_dims=(64, 128),
+    cache_kib=(128, 512),
+    crossover_n=1024,
+    crossover_dims=(16, 32, 64, 128),
+    channel_gbps=(1, 4, 16),
+)
+HBM_CHANNELS = 16
+
+
+def _config(
+    setting: Setting, dataflow: str, n: int, d: int, overrides: tuple[str, ...]
+) -> RunConfig:
+    return RunConfig(
+        dataflow=dataflow,
+        seq_len=n,
+        head_dim=d,
+        platform=DEFAULT_PLATFORM,
+        overrides=overrides,
+        extra=setting.params[dataflow],
+    )
+
+
+def main_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
+    """Speedup, traffic, utilization and stall: every dataflow at every (N, d)."""
+    return [
+        _config(setting, df, n, d, (BANK_HBM,))
+        for d in grid.head_dims
+        for n in grid.seq_lens
+        for df in EXACT
+    ]
+
+
+def cache_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
+    """FlashAttention-2 and AttenIO over the cache size, at the first N and d = 64."""
+    return [
+        _config(setting, df, grid.seq_lens[0], 64, (BANK_HBM, f"sram.capacity={kib}KiB"))
+        for kib in grid.cache_kib
+        for df in ("flash2", "attenio")
+    ]
+
+
+def crossover_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
+    """FlashAttention-2 and AttenIO over HBM bandwidth x head dim (bandwidth-level HBM, so
+    the bandwidth is the one thing that changes)."""
+    return [
+        _config(setting, df, grid.crossover_n, d, (f"hbm.channel_bandwidth={gbps}GB/s",))
+        for gbps in grid.channel_gbps
+        for d in grid.crossover_dims
+        for df in ("flash2", "attenio")
+    ]
+
+
+def study_configs(grid: StudyGrid) -> list[RunConfig]:
+    """Every configuration of the study once (AttenIO's are shared by both settings)."""
+    unique: dict[str, RunConfig] = {}
+    for setting in SETTINGS:
+        for part in (main_configs, cache_configs, crossover_configs):
+            for config in part(grid, setting):
+                unique.setdefault(config.key(), config)
+    return list(unique.values())
+
+
+# ----------------------------------------------------------------------------- closed forms
+
+
+def flash2_balance_bandwidth(n: int, d: int, capacity: int, macs_per_s: float) -> float:
+    """HBM bandwidth (B/s) at which FlashAttention-2's transfer time equals its MAC time:
+    bytes T = 2(2Nd + 2Nd*ceil(N/Br)) over 2N^2 d MACs at ``macs_per_s``; for N >> Br this is
+    2 B x P x f / Br with Br = min(ceil(M/4d), d)."""
+    br = flash2_tiling(Workload(n, d), capacity, "fit", 1).br
+    elements = 2 * n * d + 2 * n * d * -(-n // br)
+    return elements * 2 * macs_per_s / (2 * n * n * d)
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+def _index(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {str(r["key"]): r for r in records}
+
+
+def _get(index: dict[str, dict[str, Any]], config: RunConfig) -> dict[str, Any] | None:
+    record = index.get(config.key())
+    return None if record is None or "error" in record else record
+
+
+def _ms(record: dict[str, Any] | None) -> str:
+    return "—" if record is None else f"{record['sim_time_ns'] / 1e6:.3f}"
+
+
+def _pct(record: dict[str, Any] | None, path: str) -> str:
+    value = None if record is None else metric(record, path)
+    return "—" if value is None else f"{100 * value:.1f} %"
+
+
+def _mib(record: dict[str, Any] | None) -> str:
+    return "—" if record is None else f"{record['offchip_bytes']['total'] / 2**20:,.1f}"
+
+
+def _setting_section(
+    index: dict[str, dict[str, Any]], grid: StudyGrid, setting: Setting
+) -> tuple[list[str], list[float]]:
+    lines = [f"## Setting: {setting.title}", ""]
+    params = "; ".join(
+        f"{df}: {' '.join(f'{k}={v}' for k, v in setting.params[df]) or 'paper design'}"
+        for df in EXACT
+    )
+    lines += [f"Parameters: {params}; `--set {BANK_HBM}`.", ""]
+    head = "| N | d | " + " | ".join(f"{df} ms" for df in EXACT)
+    head += " | " + " | ".join(f"{df} speedup" for df in EXACT[1:]) + " | FA2 ms / AttenIO ms |"
+    lines += [head, "|" + "---|" * (2 + len(EXACT) + len(EXACT) - 1 + 1)]
+    ratios: list[float] = []
+    detail = [
+        "| N | d | dataflow | off-chip MiB | PE busy | MAC util | Exp lane util | memory stall |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for d in grid.head_dims:
+        for n in grid.seq_lens:
+            recs = {df: _get(index, _config(setting, df, n, d, (BANK_HBM,))) for df in EXACT}
+            std = recs["standard"]
+            speed = []
+            for df in EXACT[1:]:
+                r = recs[df]
+                if std is not None and r is not None:
+                    speed.append(f"{std['sim_time_ns'] / r['sim_time_ns']:.2f}x")
+                else:
+                    speed.append("—")
+            fa2, att = recs["flash2"], recs["attenio"]
+            ratio = "—"
+            if fa2 is not None and att is not None:
+                value = fa2["sim_time_ns"] / att["sim_time_ns"]
+                ratios.append(value)
+                ratio = f"{value:.2f}x"
+            times = " | ".join(_ms(recs[df]) for df in EXACT)
+            lines.append(f"| {format_tokens(n)} | {d} | {times} | {' | '.join(speed)} | {ratio} |")
+            for df in EXACT:
+                r = recs[df]
+                detail.append(
+                    f"| {format_tokens(n)} | {d} | {df} | {_mib(r)} | {_pct(r, 'pe.busy_fraction')}"
+                    f" | {_pct(r, 'pe.mac_utilization')} | {_pct(r, 'exp.lane_utilization')}"
+                    f" | {_pct(r, 'memory_stall_fraction')} |"
+                )
+    lines += [
+        "",
+        "FA2 ms / AttenIO ms above 1: AttenIO is faster.",
+        "",
+    ]
+    lines += [*detail, ""]
+    lines += [f"### Cache size ({format_tokens(grid.seq_lens[0])}, d = 64)", ""]
+    lines += [
+        "| cache | flash2 ms | attenio ms | flash2 MiB | attenio MiB |",
+        "|---|---|---|---|---|",
+    ]
+    for kib in grid.cache_kib:
+        over = (BANK_HBM, f"sram.capacity={kib}KiB")
+        fa2 = _get(index, _config(setting, "flash2", grid.seq_lens[0], 64, over))
+        att = _get(index, _config(setting, "attenio", grid.seq_lens[0], 64, over))
+        lines.append(f"| {kib} KiB | {_ms(fa2)} | {_ms(att)} | {_mib(fa2)} | {_mib(att)} |")
+    lines.append("")
+    return lines, ratios
+
+
+def conclusion(setting: Setting, ratios: Sequence[float]) -> str:
+    """The sentence a setting's measurements support, from FA2-over-AttenIO time ratios."""
+    if not ratios:
+        return f"{setting.title}: no finished (N, d) point to conclude from."
+    wins = sum(1 for r in ratios if r > 1.0)
+    span = f"FA2 / AttenIO time {min(ratios):.2f}x to {max(ratios):.2f}x"
+    if wins == len(ratios):
+        verdict = "AttenIO is faster than FlashAttention-2 at every point"
+    elif wins == 0:
+        verdict = "FlashAttention-2 is at least as fast as AttenIO at every point"
+    else:
+        verdict = f"AttenIO is faster at {wins} of {len(ratios)} points"
+    return f"**{setting.title}**: {verdict} ({span})."
+
+
+def crossover_points(
+    index: dict[str, dict[str, Any]], grid: StudyGrid, setting: Setting
+) -> list[tuple[int, float, float | None]]:
+    """(d, HBM bandwidth B/s, FA2 time / AttenIO time or None) per crossover point."""
+    out = []
+    for gbps in grid.channel_gbps:
+        over = (f"hbm.channel_bandwidth={gbps}GB/s",)
+        for d in grid.crossover_dims:
+            fa2 = _get(index, _config(setting, "flash2", grid.crossover_n, d, over))
+            att = _get(index, _config(setting, "attenio", grid.crossover_n, d, over))
+            ratio = None
+            if fa2 is not None and att is not None:
+                ratio = fa2["sim_time_ns"] / att["sim_time_ns"]
+            out.append((d, gbps * 1e9 * HBM_CHANNELS, ratio))
+    return out
+
+
+def render(
+    records: Sequence[dict[str, Any]],
+    grid: StudyGrid,
+    capacity: int,
+    macs_per_s: float,
+    figure: str | None,
+) -> str:
+    """The study's Markdown report."""
+    index = _index(records)
+    failed = sum(1 for r in records if "error" in r)
+    lines = [
+        "# AttenIO reproduction (`attn-tlm reproduce attenio`)",
+        "",
+        f"{len(records)} configurations, {failed} failed; platform {DEFAULT_PLATFORM}; times are "
+        "simulated time of one head. Speedup is over Standard attention in the same setting.",
+        "",
+        "## Conclusions",
+        "",
+    ]
+    sections: list[str] = []
+    for setting in SETTINGS:
+        section, ratios = _setting_section(index, grid, setting)
+        sections += section
+        lines.append("- " + conclusion(setting, ratios))
+    lines += [
+        "- Causal masking is left out: the workload model has no masks yet (workloads issue).",
+        "",
+        *sections,
+        f"## Crossover over HBM bandwidth and head dim (N = {format_tokens(grid.crossover_n)})",
+        "",
+        "Bandwidth-level HBM, 16 channels. Closed form: FlashAttention-2's transfer time equals "
+        "its MAC time at B* = 2 B x P x f x (1 + ceil(N/Br)) / N (about 2 B x P x f / Br), "
+        "Br = min(ceil(M/4d), d), P x f = MACs per second.",
+        "",
+        "| d | B* GB/s | " + " | ".join(f"{s.title}: FA2/AttenIO by GB/s" for s in SETTINGS) + " |",
+        "|---|---|" + "---|" * len(SETTINGS),
+    ]
+    points = {s.name: crossover_points(index, grid, s) for s in SETTINGS}
+    for d in grid.crossover_dims:
+        star = flash2_balance_bandwidth(grid.crossover_n, d, capacity, macs_per_s) / 1e9
+        cells = []
+        for s in SETTINGS:
+            cells.append(
+                ", ".join(
+                    f"{bw / 1e9:.0f}: {'—' if r is None else f'{r:.2f}'}"
+                    for dd, bw, r in points[s.name]
+                    if dd == d
+                )
+            )
+        lines.append(f"| {d} | {star:.1f} | " + " | ".join(cells) + " |")
+    lines.append("")
+    if figure:
+        lines += [f"![crossover]({figure})", ""]
+    return "\n".join(lines)
+
+
+def plot_crossover(
+    records: Sequence[dict[str, Any]],
+    grid: StudyGrid,
+    capacity: int,
+    macs_per_s: float,
+    png: Any,
+) -> None:
+    """Where AttenIO wins, per setting, over head dim x HBM bandwidth, with FA2's balance line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    index = _index(records)
+    fig, axes = plt.subplots(1, len(SETTINGS), figsize=(5.0 * len(SETTINGS), 3.8), sharey=True)
+    dims = list(grid.crossover_dims)
+    line = [flash2_balance_bandwidth(grid.crossover_n, d, capacity, macs_per_s) / 1e9 for d in dims]
+    for ax, setting in zip(axes, SETTINGS, strict=True):
+        for d, bw, ratio in crossover_points(index, grid, setting):
+            color = "lightgrey" if ratio is None else ("tab:green" if ratio > 1 else "tab:red")
+            ax.scatter([d], [bw / 1e9], s=90, color=color, edgecolors="black", zorder=3)
+            if ratio is not None:
+                ax.annotate(f"{ratio:.2f}", (d, bw / 1e9), textcoords="offset points",
+                            xytext=(0, 8), ha="center", fontsize=7)  # fmt: skip
+        ax.plot(dims, line, color="black", linestyle="--", label="FA2 transfer = MAC time")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log", base=2)
+        ax.set_xticks(dims, [str(d) for d in dims])
+        ax.set_xlabel("head dim d")
+        ax.set_title(f"{setting.title} (green: AttenIO faster)", fontsize=9)
+    axes[0].set_ylabel("HBM bandwidth (GB/s)")
+    axes[0].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,102 @@
+"""Bank-level HBM speed and behaviour through the STL replayer; prints the numbers recorded in
+docs/models/hbm.md ("Measured").
+
+Two STL traces of 64 B reads on platforms/attenio.yaml's memory (16 channels x 8 GB/s):
+sequential (one request every 0.5 ns, 128 GB/s offered) and random addresses over 1 GiB, all
+issued at time 0. Each runs at the bandwidth level and at the bank level (FR-FCFS and FCFS),
+each replay in a fresh process; requests/s is the replayer's wall time (kernel loading
+excluded).
+
+    .venv/bin/python tools/bench_hbm_bank.py [--requests 2000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+PLATFORM = str(ROOT / "platforms" / "attenio.yaml")
+LEVELS: dict[str, tuple[str, ...]] = {
+    "bandwidth": (),
+    "bank FR-FCFS": ("hbm.fidelity=bank", "hbm.latency=0ns"),
+    "bank FCFS": ("hbm.fidelity=bank", "hbm.latency=0ns", "hbm.scheduler=fcfs"),
+}
+
+
+def _child(argv: list[str]) -> None:
+    from tlm_models.stl_replay import replay_stl_file
+
+    source, *overrides = argv
+    r = replay_stl_file(source, PLATFORM, tuple(overrides))
+    hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]
+    accesses = sum(hbm.get(k, {"value": 0})["value"] for k in ("row_hits", "row_misses"))
+    accesses += hbm.get("row_conflicts", {"value": 0})["value"]
+    figures = {
+        "requests": r["requests"],
+        "replay_wall_s": r["replay_wall_s"],
+        "bandwidth": r["achieved_bandwidth_Bps"],
+        "latency_mean_ns": r["latency_ns"]["mean"],
+        "row_hit_rate": hbm["row_hits"]["value"] / accesses if accesses else None,
+    }
+    print(json.dumps(figures))
+
+
+def _run_child(*args: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, __file__, "child", *args],
+        capture_output=True,
+        text=True,
+        env={"SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1", "PATH": "/usr/bin:/bin"},
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"child {args[:1]} failed:\n{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _write_stl(path: Path, requests: int, pattern: str) -> None:
+    i = np.arange(requests, dtype=np.uint64)
+    if pattern == "sequential":
+        times = (i // np.uint64(2)).astype(str)
+        addresses = (i * np.uint64(64)) % np.uint64(1 << 30)
+    else:
+        times = np.zeros(requests, dtype=np.uint64).astype(str)
+        rng = np.random.default_rng(1)
+        addresses = rng.integers(0, (1 << 30) // 64, requests, dtype=np.uint64) * np.uint64(64)
+    lines = np.char.add(np.char.add(times, ": read 0x"), np.char.mod("%x", addresses))
+    path.write_text("\n".join(lines.tolist()) + "\n")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "child":
+        _child(sys.argv[2:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=2_000_000)
+    args = parser.parse_args()
+    print("| trace | level | M requests/s | achieved GB/s | mean latency ns | row-hit rate |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for pattern in ("sequential", "random"):
+            stl = Path(tmp) / f"{pattern}.stl"
+            _write_stl(stl, args.requests, pattern)
+            for level, overrides in LEVELS.items():
+                r = _run_child(str(stl), *overrides)
+                hits = r["row_hit_rate"]
+                print(
+                    f"| {pattern} | {level} | {r['requests'] / r['replay_wall_s'] / 1e6:.2f} | "
+                    f"{r['bandwidth'] / 1e9:.2f} | {r['latency_mean_ns']:,.1f} | "
+                    f"{'-' if hits is None else f'{hits:.3f}'} |"
+                )
+
+
+if __name__ == "__main__":
+    main()
