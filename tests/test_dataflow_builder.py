@@ -103,3 +103,24 @@ def test_workload_and_counts() -> None:
         Workload(64, 0)
     assert Workload(64, 16).scale == 0.25
     assert int(VectorOp.MAX) == 5  # the builder relies on the shared enum values
+
+
+def test_an_ext_dependency_repeat_was_not_given_is_an_error() -> None:
+    b = TraceBuilder(_header())
+    tpl = b.template()
+    tpl.exp(0x200, 0x200, 1, 1, deps=[Ext("o_free")])
+    with pytest.raises(ValueError, match=r"Ext\('o_free'\), which repeat\(\) was not given"):
+        list(b.repeat(tpl, 2, ext={"o_fre": 0}))
+    dropped = b.repeat(tpl, 2, ext={"o_free": None})  # dropped on purpose
+    assert all(int(c["deps"].max()) == 0 for c in [*dropped, *b.finish()])
+
+
+def test_records_are_built_by_field_name() -> None:
+    b = TraceBuilder(_header())
+    b.vector(VectorOp.ROWMAX, dst=0x300, src0=0x200, m=4, n=8)
+    b.load(0x40, 0x100, 2, 16, tensor=3, src_stride=64)
+    rec = np.concatenate(list(b.finish()))
+    assert rec["kind"].tolist() == [OpKind.VECTOR, OpKind.LOAD]
+    assert (rec["m"][0], rec["n"][0], rec["src0"][0], rec["dst"][0]) == (4, 8, 0x200, 0x300)
+    assert (rec["tensor"][1], rec["src0"][1], rec["dst"][1]) == (3, 0x40, 0x100)
+    assert (rec["src_stride"][1], rec["dst_stride"][1], rec["tensor"][0]) == (64, 0, 0xFF)

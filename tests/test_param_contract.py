@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,20 @@ def test_cpp_types_and_ranges_follow_the_kind() -> None:
     assert (channels.cpp_type, channels.cpp_max) == ("unsigned", 2**32 - 1)
     assert (latency.cpp_type, latency.cpp_max) == ("sc_core::sc_time", 2**64 - 1)
     assert (bandwidth.cpp_type, bandwidth.cpp_max) == ("double", None)
+
+
+def _register_example_and_check(directory: str, register: str) -> list[str]:
+    exec(register, {"HERE": directory})
+    return param_mismatches("fixed_latency_memory")
+
+
+def test_the_component_guide_example_matches_its_cpp_params(tmp_path: Path) -> None:
+    from tests.test_platform_build import _doc_block
+
+    (tmp_path / "fixed_latency_memory.h").write_text(_doc_block("header"))
+    register = _doc_block("register")
+    assert run_in_worker(_register_example_and_check, str(tmp_path), register) == []
+    drifted = register.replace('"50 ns"', '"60 ns"')
+    assert run_in_worker(_register_example_and_check, str(tmp_path), drifted) == [
+        "fixed_latency_memory.latency: default '60 ns' = 60000 but C++ has 50000"
+    ]

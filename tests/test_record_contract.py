@@ -7,8 +7,11 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
+import numpy as np
+
 from tlm_models.trace import record as rec
 from tlm_models.trace.record import ENGINE_OPS, RECORD_DTYPE, EngineKind, OpKind
+from tlm_models.trace.validate import operand_extents
 from tlm_models.worker import run_in_worker
 
 _ENUMS: tuple[type[IntEnum], ...] = (OpKind, rec.VectorOp, rec.Broadcast, EngineKind)
@@ -82,3 +85,45 @@ def test_python_and_cpp_declare_the_same_record_contract() -> None:
         "max_deps": rec.MAX_DEPS,
         "no_tensor": rec.NO_TENSOR,
     }
+
+
+def _cpp_extents(records: np.ndarray, elem_bytes: int) -> np.ndarray:
+    """``operand_extents`` (operand_extents.h) of every record, as an n x 3 uint64 array."""
+    import cppyy
+
+    from tlm_models import kernel
+
+    kernel.load_models()
+    cppyy.cppdef(
+        "#include <cstddef>\n#include <cstdint>\n"
+        "void attn_tlm_extents(const tlm_models::TraceOp* ops, std::size_t n, "
+        "std::uint64_t e, std::uint64_t* out) {\n"
+        "  for (std::size_t i = 0; i < n; ++i) {\n"
+        "    const tlm_models::OperandExtents x = tlm_models::operand_extents(ops[i], e);\n"
+        "    out[3 * i] = x.src0; out[3 * i + 1] = x.src1; out[3 * i + 2] = x.dst;\n  }\n}\n"
+    )
+    out = np.zeros((len(records), 3), dtype=np.uint64)
+    ops = cppyy.bind_object(records.ctypes.data, "tlm_models::TraceOp")
+    cppyy.gbl.attn_tlm_extents(ops, len(records), elem_bytes, out)
+    return out
+
+
+def test_python_and_cpp_operand_extents_agree_record_for_record() -> None:
+    rng = np.random.default_rng(3)
+    count = 4000
+    recs = np.zeros(count, dtype=RECORD_DTYPE)
+    recs["kind"] = rng.integers(1, 6, count)
+    codes = rng.integers(0, 9, count) | (rng.integers(0, 4, count) << rec.BROADCAST_SHIFT)
+    recs["code"] = np.where(recs["kind"] == OpKind.VECTOR, codes, rng.integers(0, 4, count))
+    for name in ("m", "n", "k"):
+        recs[name] = rng.choice([0, 1, 3, 64, 4096, 65535], count)
+    for name in ("src_stride", "dst_stride"):
+        recs[name] = rng.choice([0, 7, 8192], count)
+    for eb in (2, 4):
+        python = np.stack(operand_extents(recs, eb), axis=1)
+        assert np.array_equal(run_in_worker(_cpp_extents, recs, eb), python)
+    # The rules by example: a row-broadcast vector add reads m elements of src1.
+    add_row = recs[:1].copy()
+    add_row[["kind", "code", "m", "n"]] = (OpKind.VECTOR, rec.vector_code(
+        rec.VectorOp.ADD, rec.Broadcast.ROW), 4, 8)  # fmt: skip
+    assert [int(x[0]) for x in operand_extents(add_row, 2)] == [64, 8, 64]

@@ -6,11 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
+from tlm_models.cli.main import main
 from tlm_models.study.config import RunConfig
 from tlm_models.study.run import run_one
 from tlm_models.trace.stl import load_stl
 from tlm_models.worker import run_in_worker
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_export_holds_every_offchip_byte_in_time_order(tmp_path: Path) -> None:
@@ -30,3 +34,20 @@ def test_export_holds_every_offchip_byte_in_time_order(tmp_path: Path) -> None:
     # Issue times lie within the run.
     assert int(requests["time_ps"][-1]) < result["sim_time_ns"] * 1000
     assert out.read_text().startswith("# off-chip requests of an attn-tlm run: ")
+
+
+def test_replay_writes_every_request_latency(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Bandwidth level, one channel for both: 64 B / 8 GB/s + 100 ns = 108 ns, then 116 ns.
+    trace = tmp_path / "two.stl"
+    trace.write_text("0: read 0x0\n0: read 0x1000\n")
+    out = tmp_path / "lat.csv"
+    assert main(["replay", str(trace), "--latencies", str(out)]) == 0
+    capsys.readouterr()
+    assert out.read_text() == "request,latency_ns\n0,108.000\n1,116.000\n"
+    bad = main(
+        ["replay", str(ROOT / "traces/samples/load_then_matmul.trace.txt"), "--latencies", str(out)]
+    )
+    assert bad == 2
+    assert "--latencies applies to STL" in capsys.readouterr().err

@@ -1,13 +1,13 @@
-"""Imported by the worker forkserver's parent: load the models and let cling compile them.
+"""Warm-up of the worker forkserver's parent: load the models and let cling compile them.
 
-Runs a tiny simulation so the JIT has generated the code paths every run uses, then installs a
-fresh simulation context so each forked worker elaborates from scratch. Any failure here is
-swallowed: workers then load on their own and report the real error.
+``warm_up()`` runs a tiny simulation so the JIT has generated the code paths every run uses,
+then installs a fresh simulation context so each forked worker elaborates from scratch.
+Importing this module does nothing; the forkserver preloads ``tlm_models._forkserver_preload``,
+which calls it.
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 #: Objects of the warm-up design; kept alive because the (abandoned) context refers to them.
@@ -22,7 +22,3 @@ def warm_up() -> None:
 
     _keep.append(warm_design())
     gbl.tlm_models.fresh_simulation_context()
-
-
-with contextlib.suppress(Exception):  # see the module docstring
-    warm_up()

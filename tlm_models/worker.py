@@ -2,7 +2,8 @@
 
 SystemC elaborates once per process, and a crash or fatal in a model must not take the caller
 down. Workers fork from a forkserver whose parent has already loaded SystemC and the models and
-run a tiny design once so cling has compiled the common code paths (``tlm_models.warm``);
+run a tiny design once so cling has compiled the common code paths (``tlm_models.warm``,
+preloaded through ``tlm_models._forkserver_preload``);
 a further run then costs tens of milliseconds instead of seconds.
 """
 
@@ -34,7 +35,7 @@ def _forkserver() -> ForkServerContext:
     if _context is None:
         ctx = multiprocessing.get_context("forkserver")
         assert isinstance(ctx, ForkServerContext)
-        ctx.set_forkserver_preload(["tlm_models.warm"])
+        ctx.set_forkserver_preload(["tlm_models._forkserver_preload"])
         _context = ctx
     return _context
 

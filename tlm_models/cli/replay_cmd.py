@@ -59,6 +59,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="clock of the cycle counts in STL traces (default 1e9)",
     )
     parser.add_argument(
+        "--latencies",
+        metavar="OUT.csv",
+        help="STL traces: write every request's latency (trace order) as CSV",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=float,
@@ -189,8 +194,10 @@ def _replay(args: argparse.Namespace) -> int:
     if not Path(args.trace).is_file():
         raise UserError(f"{args.trace}: no such trace file")
     fmt = detect_format(args.trace)
+    if args.latencies and fmt not in ("stl", "rstl"):
+        raise UserError("--latencies applies to STL memory traces (.stl, .rstl)")
     if fmt in ("stl", "rstl"):
-        from tlm_models.stl_replay import format_stl_summary, replay_stl_file
+        from tlm_models.stl_replay import format_stl_summary, replay_stl_file, write_latencies
 
         if args.timeline or args.vcd:
             raise UserError(
@@ -204,8 +211,11 @@ def _replay(args: argparse.Namespace) -> int:
             platform_path,
             tuple(args.overrides),
             args.stl_clock,
+            bool(args.latencies),
             timeout=args.timeout,
         )
+        if args.latencies:
+            write_latencies(Path(args.latencies), result.pop("latencies_ns"))
         print(json.dumps(result, indent=2) if args.json else format_stl_summary(result))
         return 0
     progress = None if args.json else SimulationProgress(Path(args.trace).name, _op_count(args))

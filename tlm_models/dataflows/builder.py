@@ -135,29 +135,41 @@ def role_offsets(
     return columns
 
 
-def _transfer_record(
+_FIELD_ORDER = (
+    "kind", "engine", "tensor", "code", "deps", "m", "n", "k",
+    "src0", "src1", "dst", "src_stride", "dst_stride",
+)  # fmt: skip
+assert RECORD_DTYPE.names == _FIELD_ORDER, "make_record follows the record layout"
+
+
+def make_record(
     kind: OpKind,
     engine: int,
-    tensor: int,
-    src: int,
-    dst: int,
-    rows: int,
-    row_bytes: int,
-    src_stride: int,
-    dst_stride: int,
+    *,
+    tensor: int = NO_TENSOR,
+    code: int = 0,
+    m: int = 0,
+    n: int = 0,
+    k: int = 0,
+    src0: int = 0,
+    src1: int = 0,
+    dst: int = 0,
+    src_stride: int = 0,
+    dst_stride: int = 0,
 ) -> RecordTuple:
-    """A load or store record: both move ``rows`` x ``row_bytes`` through a DMA channel."""
+    """One record by field name, without dependencies (the builder fills those in); the only
+    place that knows the record's field order besides ``RECORD_DTYPE``."""
     return (
         kind,
         engine,
         tensor,
-        0,
+        code,
         (0, 0, 0, 0),
-        rows,
-        row_bytes,
-        0,
-        src,
-        0,
+        m,
+        n,
+        k,
+        src0,
+        src1,
         dst,
         src_stride,
         dst_stride,
@@ -191,9 +203,10 @@ class OpSink:
         deps: Iterable[DepRef] = (),
     ) -> int:
         """Off-chip ``src`` -> on-chip ``dst``: ``rows`` rows of ``row_bytes`` bytes."""
-        rec = _transfer_record(
-            OpKind.LOAD, self.load_engine, tensor, src, dst, rows, row_bytes, src_stride, dst_stride
-        )
+        rec = make_record(
+            OpKind.LOAD, self.load_engine, tensor=tensor, m=rows, n=row_bytes, src0=src, dst=dst,
+            src_stride=src_stride, dst_stride=dst_stride,
+        )  # fmt: skip
         return self._add(rec, deps)
 
     def store(
@@ -209,17 +222,10 @@ class OpSink:
         deps: Iterable[DepRef] = (),
     ) -> int:
         """On-chip ``src`` -> off-chip ``dst``."""
-        rec = _transfer_record(
-            OpKind.STORE,
-            self.store_engine,
-            tensor,
-            src,
-            dst,
-            rows,
-            row_bytes,
-            src_stride,
-            dst_stride,
-        )
+        rec = make_record(
+            OpKind.STORE, self.store_engine, tensor=tensor, m=rows, n=row_bytes, src0=src,
+            dst=dst, src_stride=src_stride, dst_stride=dst_stride,
+        )  # fmt: skip
         return self._add(rec, deps)
 
     def matmul(
@@ -245,21 +251,19 @@ class OpSink:
         low = high = 0
         if scale_rows is not None:
             code |= MATMUL_SCALE_ROWS
-            low, high = split_src2(scale_rows)
-        rec = (
+            low, high = split_src2(scale_rows)  # the third operand's address, in the strides
+        rec = make_record(
             OpKind.MATMUL,
             self.pe_engine,
-            NO_TENSOR,
-            code,
-            (0, 0, 0, 0),
-            m,
-            n,
-            k,
-            a,
-            b,
-            c,
-            low,
-            high,
+            code=code,
+            m=m,
+            n=n,
+            k=k,
+            src0=a,
+            src1=b,
+            dst=c,
+            src_stride=low,
+            dst_stride=high,
         )
         return self._add(rec, deps)
 
@@ -280,20 +284,9 @@ class OpSink:
         """Element-wise or row-reduction op on an m x n block on the PE array; ``stream``:
         start on the first elements its producers write (forwarding)."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
-        rec = (
-            OpKind.VECTOR,
-            self.pe_engine,
-            NO_TENSOR,
-            vector_code(op, bcast) | (STREAMED if stream else 0),
-            (0, 0, 0, 0),
-            m,
-            n,
-            k,
-            src0,
-            src1,
-            dst,
-            0,
-            0,
+        code = vector_code(op, bcast) | (STREAMED if stream else 0)
+        rec = make_record(
+            OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=k, src0=src0, src1=src1, dst=dst
         )
         return self._add(rec, deps)
 
@@ -309,21 +302,7 @@ class OpSink:
     ) -> int:
         """dst = exp(src) on an m x n block on the Exp unit; ``stream`` as for ``vector``."""
         code = STREAMED if stream else 0
-        rec = (
-            OpKind.EXP,
-            self.exp_engine,
-            NO_TENSOR,
-            code,
-            (0, 0, 0, 0),
-            m,
-            n,
-            0,
-            src,
-            0,
-            dst,
-            0,
-            0,
-        )
+        rec = make_record(OpKind.EXP, self.exp_engine, code=code, m=m, n=n, src0=src, dst=dst)
         return self._add(rec, deps)
 
 
@@ -477,8 +456,11 @@ class TraceBuilder(OpSink):
         ``offsets(reps)`` gives, per field and body op, int64 per-repetition values added to
         that field (modulo 2**64, so negative offsets work): address arithmetic computed one
         batch at a time so memory stays bounded. ``Prev`` refs reaching
-        before repetition 0 resolve through ``first`` (the previous loop's result) or are
-        dropped; ``Ext`` refs resolve through ``ext`` (None drops them).
+        before repetition 0 resolve through ``first`` (the previous loop's result: a loop of
+        another phase that does not play the role, or a repetition before the chain began,
+        has no such op, and the dependency is dropped).
+        ``Ext`` refs resolve through ``ext``; a name ``ext`` lacks is an error, a name mapped
+        to None drops the dependency on purpose.
         """
         ext = ext or {}
         length = len(tpl)
@@ -521,7 +503,13 @@ class TraceBuilder(OpSink):
             deps = grid["deps"]
             row_index = start + np.arange(reps, dtype=np.int64) * length
             for local, slot, name in ext_refs:
-                target = ext.get(name)
+                if name not in ext:
+                    raise ValueError(
+                        f"loop body op {local} depends on Ext({name!r}), which repeat() was not "
+                        f"given (ext has: {', '.join(sorted(ext)) or 'nothing'}); pass "
+                        f"{name}=None to drop it on purpose"
+                    )
+                target = ext[name]
                 if target is None:
                     deps[:, local, slot] = 0
                     continue

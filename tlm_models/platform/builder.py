@@ -55,18 +55,21 @@ def _resolve_class(gbl: Any, qualified: str) -> Any:
 
 
 def _load_headers(config: PlatformConfig) -> None:
-    import cppyy
-
     seen: set[str] = set()
     for comp in config.components.values():
-        spec = comp.spec
-        if spec.name in seen:
-            continue
-        seen.add(spec.name)
-        for directory in spec.include_dirs:
-            cppyy.add_include_path(str(directory))
-        if not cppyy.include(spec.header):
-            raise UserError(f"cannot include '{spec.header}' for component type '{spec.name}'")
+        if comp.spec.name not in seen:
+            seen.add(comp.spec.name)
+            load_component_header(comp.spec)
+
+
+def load_component_header(spec: ComponentType) -> None:
+    """Makes ``spec``'s C++ class known to cppyy (its include directories, then its header)."""
+    import cppyy
+
+    for directory in spec.include_dirs:
+        cppyy.add_include_path(str(directory))
+    if not cppyy.include(spec.header):
+        raise UserError(f"cannot include '{spec.header}' for component type '{spec.name}'")
 
 
 def _params(gbl: Any, spec: ComponentType, comp: ComponentConfig, cls: Any) -> Any:

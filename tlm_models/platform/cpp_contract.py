@@ -3,7 +3,8 @@
 The registry declares each parameter once (name, kind, default); the C++ model declares the
 same ``Params`` field with its own default. ``param_mismatches`` lists every difference:
 a field on one side only, a C++ type other than the kind's, a default that differs. Runs in
-a simulation process (it loads SystemC): ``run_in_worker(param_mismatches, "hbm")``.
+a simulation process (it loads SystemC): ``run_in_worker(param_mismatches, "hbm")``; a user's
+own registered type is checked the same way (docs/platforms.md, "Adding a component type").
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tlm_models.platform.builder import load_component_header
 from tlm_models.platform.registry import ComponentType, ParamSpec, component_type
 from tlm_models.platform.validate import convert_param
 
@@ -59,6 +61,7 @@ def param_mismatches(type_name: str) -> list[str]:
     if spec is None:
         return [f"component type '{type_name}' is not registered"]
     gbl = kernel.load_models()
+    load_component_header(spec)
     cls = gbl
     for part in spec.qualified_class.split("::"):
         cls = getattr(cls, part)

@@ -25,6 +25,7 @@ from tlm_models.platform.registry import (
     component_type,
     component_types,
 )
+from tlm_models.platform.routing import route_address_map
 from tlm_models.platform.schema import (
     ROLES,
     AddressRange,
@@ -32,7 +33,6 @@ from tlm_models.platform.schema import (
     ComponentConfig,
     EngineConfig,
     PlatformConfig,
-    Route,
     SocketRef,
 )
 from tlm_models.units import (
@@ -143,7 +143,7 @@ class _Checker:
         bindings = self.bindings(top.get("bindings"), components)
         self.unbound_sockets(components, bindings)
         address_map = self.address_map(top.get("address_map"), components)
-        routes = self.routes(components, bindings, address_map)
+        routes = route_address_map(bindings, address_map, components, self.error, self.source)
         engines = self.engines(top.get("engines"), components)
         return PlatformConfig(
             name=name,
@@ -582,96 +582,6 @@ class _Checker:
                 return None
             result.append(value)
         return tuple(result)
-
-    # -- routing -------------------------------------------------------------------------
-
-    def routes(
-        self,
-        components: dict[str, ComponentConfig],
-        bindings: list[Binding],
-        address_map: list[AddressRange],
-    ) -> list[Route]:
-        """Each interconnect routes a window to the out port whose downstream reaches it."""
-        outs: dict[str, list[tuple[int, str, Binding]]] = {}
-        for b in bindings:
-            if components[b.initiator.component].spec.routes and b.initiator.index is not None:
-                outs.setdefault(b.initiator.component, []).append(
-                    (b.initiator.index, b.target.component, b)
-                )
-        if self.routing_cycle(outs, components):
-            return []
-
-        def reach(name: str) -> set[str]:
-            found = {name}
-            for _, downstream, _ in outs.get(name, []):
-                found |= reach(downstream)
-            return found
-
-        routes: list[Route] = []
-        for entry in address_map:
-            by_interconnect: dict[str, list[int]] = {}
-            for ic, ports in outs.items():
-                hits = sorted(idx for idx, down, _ in ports if entry.target in reach(down))
-                if hits:
-                    by_interconnect[ic] = hits
-            for ic in entry.via:
-                if ic not in by_interconnect:
-                    self.error(
-                        entry.loc or Location(self.source),
-                        "address_map",
-                        f"via '{ic}': no out port of '{ic}' leads to '{entry.target}'",
-                    )
-            chosen = entry.via or tuple(sorted(by_interconnect))
-            for ic in chosen:
-                hits = by_interconnect.get(ic, [])
-                if len(hits) > 1:
-                    self.error(
-                        entry.loc or Location(self.source),
-                        "address_map",
-                        f"'{entry.target}' is reachable through several out ports of '{ic}' "
-                        f"({', '.join(f'out[{h}]' for h in hits)}): the route is ambiguous",
-                    )
-                elif hits:
-                    routes.append(Route(ic, entry.base, entry.size, hits[0], entry.target))
-        return routes
-
-    def routing_cycle(
-        self,
-        outs: dict[str, list[tuple[int, str, Binding]]],
-        components: dict[str, ComponentConfig],
-    ) -> bool:
-        """Interconnects whose out ports lead back to themselves would route forever."""
-        state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-
-        def visit(name: str, path: list[Binding]) -> Binding | None:
-            state[name] = 1
-            for _, down, binding in outs.get(name, []):
-                if state.get(down) == 1:
-                    path.append(binding)
-                    return binding
-                if down in outs and state.get(down) != 2:
-                    path.append(binding)
-                    closing = visit(down, path)
-                    if closing is not None:
-                        return closing
-                    path.pop()
-            state[name] = 2
-            return None
-
-        for start in sorted(outs):
-            if state.get(start):
-                continue
-            path: list[Binding] = []
-            closing = visit(start, path)
-            if closing is not None:
-                self.error(
-                    closing.loc or Location(self.source),
-                    "bindings",
-                    "routing cycle: " + ", ".join(str(b) for b in path) + " leads back to "
-                    f"'{closing.target.component}'",
-                )
-                return True
-        return False
 
     # -- engines -------------------------------------------------------------------------
 

@@ -179,7 +179,7 @@ class TraceChecker:
                     "that executes it"
                 ),
             )
-            yield from _address_rules(c, m, n, k, h.elem_bytes, self.platform)
+            yield from _address_rules(c, h.elem_bytes, self.platform)
 
     def _dep_rules(self, c: np.ndarray, start: int) -> Iterable[tuple[str, np.ndarray, Describe]]:
         deps = c["deps"]
@@ -244,27 +244,51 @@ def _inside(addr: np.ndarray, extent: np.ndarray, region: MemoryRegion) -> np.nd
     return (addr >= base) & (offset <= size) & (extent <= size - offset)
 
 
+def operand_extents(c: np.ndarray, elem_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes each operand of each record spans (src0, src1, dst; 0 = unused): the rules of
+    ``operand_extents.h``, vectorised. A test compares the two record for record."""
+    kind, code = c["kind"], c["code"]
+    m, n, k = (c[f].astype(np.uint64) for f in ("m", "n", "k"))
+    is_dma = (kind == _LOAD) | (kind == _STORE)
+    is_matmul, is_vector, is_exp = kind == _MATMUL, kind == _VECTOR, kind == _EXP
+    eb = np.uint64(elem_bytes)
+    zero = np.uint64(0)
+    empty = (m == 0) | (n == 0)
+
+    def pitched(stride_field: str) -> np.ndarray:
+        stride = c[stride_field].astype(np.uint64)
+        rows_before_last = np.maximum(m, np.uint64(1)) - np.uint64(1)
+        extent = rows_before_last * np.where(stride == 0, n, stride) + n
+        return np.where(empty, zero, extent)
+
+    mn = m * n * eb
+    vop = code & 0x0F
+    bcast = (code >> BROADCAST_SHIFT) & 0x3
+    reduces = is_vector & ((vop == _ROWMAX) | (vop == _ROWSUM))
+    vector_src1 = np.select(
+        [bcast == Broadcast.FULL, bcast == Broadcast.ROW, bcast == Broadcast.COL],
+        [mn, m * eb, n * eb],
+        zero,
+    )
+    binary = is_vector & np.isin(vop, _BINARY_VECTOR_OPS)
+    src0 = np.select(
+        [is_dma, is_matmul, is_vector | is_exp], [pitched("src_stride"), m * k * eb, mn], zero
+    )
+    src1 = np.select([is_matmul, binary], [k * n * eb, vector_src1], zero)
+    dst = np.select(
+        [is_dma, reduces, is_matmul | is_vector | is_exp], [pitched("dst_stride"), m * eb, mn], zero
+    )
+    return src0.astype(np.uint64), src1.astype(np.uint64), dst.astype(np.uint64)
+
+
 def _address_rules(
-    c: np.ndarray,
-    m: np.ndarray,
-    n: np.ndarray,
-    k: np.ndarray,
-    elem_bytes: int,
-    p: PlatformInfo,
+    c: np.ndarray, elem_bytes: int, p: PlatformInfo
 ) -> Iterable[tuple[str, np.ndarray, Describe]]:
     kind, code = c["kind"], c["code"]
     is_load, is_store = kind == _LOAD, kind == _STORE
     is_dma = is_load | is_store
     is_compute = (kind >= _MATMUL) & (kind <= _EXP)
     is_matmul, is_vector = kind == _MATMUL, kind == _VECTOR
-    eb = np.uint64(elem_bytes)
-    rows_before_last = np.maximum(m, np.uint64(1)) - np.uint64(1)
-
-    def pitched(stride_field: str) -> np.ndarray:
-        stride = c[stride_field].astype(np.uint64)
-        extent: np.ndarray = rows_before_last * np.where(stride == 0, n, stride) + n
-        return extent
-
     onchip = [p.scratchpad, *([p.kv_buffer] if p.kv_buffer else [])]
 
     def on_chip(addr: np.ndarray, extent: np.ndarray) -> np.ndarray:
@@ -273,17 +297,9 @@ def _address_rules(
             inside |= _inside(addr, extent, region)
         return inside
 
-    mn = m * n * eb
+    src0_extent, src1_extent, dst_extent = operand_extents(c, elem_bytes)
     vop = code & 0x0F
     bcast = (code >> BROADCAST_SHIFT) & 0x3
-    reduces = is_vector & ((vop == _ROWMAX) | (vop == _ROWSUM))
-    src0_extent = np.where(is_dma, pitched("src_stride"), np.where(is_matmul, m * k * eb, mn))
-    src1_extent = np.where(
-        is_matmul,
-        k * n * eb,
-        np.select([bcast == Broadcast.ROW, bcast == Broadcast.COL], [m * eb, n * eb], mn),
-    )
-    dst_extent = np.where(is_dma, pitched("dst_stride"), np.where(reduces, m * eb, mn))
     uses_src1 = is_matmul | (
         is_vector & np.isin(vop, _BINARY_VECTOR_OPS) & (bcast != Broadcast.SCALAR)
     )
@@ -315,7 +331,7 @@ def _address_rules(
         c2 = c["src_stride"].astype(np.uint64) | (
             c["dst_stride"].astype(np.uint64) << np.uint64(32)
         )
-        src2_extent = m * eb
+        src2_extent = c["m"].astype(np.uint64) * np.uint64(elem_bytes)  # m row scales
 
         def describe_src2(r: np.void, i: int) -> str:
             return (

@@ -7,6 +7,7 @@
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
 #include "tlm_models/op_executor.h"
+#include "tlm_models/operand_extents.h"
 #include "tlm_models/pe_array.h"
 #include "tlm_models/replayer.h"
 #include "tlm_models/sim_context.h"

@@ -32,6 +32,7 @@
 #include "tlm_models/engine_kind.h"
 #include "tlm_models/exp_unit.h"
 #include "tlm_models/interconnect.h"
+#include "tlm_models/operand_extents.h"
 #include "tlm_models/pe_array.h"
 #include "tlm_models/replayer.h"
 #include "tlm_models/sram.h"
@@ -390,36 +391,23 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     for (std::uint32_t d : op.deps)
       if (d > pos || d > window_)
         return "dependency " + std::to_string(d) + " reaches before the stream or beyond WINDOW";
-    const std::uint64_t m = op.m, n = op.n;
+    const OperandExtents x =
+        operand_extents(op, ek == EngineKind::exp ? p_.exp.elem_bytes : p_.pe.elem_bytes);
     switch (static_cast<OpKind>(op.kind)) {
       case OpKind::load:
-        return check_transfer(op, op.src0, op.src_stride, false, op.dst, op.dst_stride, true);
+        return check_transfer(op.src0, x.src0, false, op.dst, x.dst, true);
       case OpKind::store:
-        return check_transfer(op, op.src0, op.src_stride, true, op.dst, op.dst_stride, false);
-      case OpKind::matmul: {
-        const std::uint64_t e = p_.pe.elem_bytes;
-        return first_of({on_chip("A", op.src0, m * op.k * e), on_chip("B", op.src1, op.k * n * e),
-                         on_chip("C", op.dst, m * n * e)});
-      }
-      case OpKind::vector: {
-        const std::uint64_t e = p_.pe.elem_bytes;
-        const VectorOp v = vector_op(op);
-        if (static_cast<unsigned>(v) >= PeArray::kVectorOps)
-          return "unknown vector op " + std::to_string(static_cast<unsigned>(v));
-        const bool reduction = v == VectorOp::rowmax || v == VectorOp::rowsum;
-        const bool binary = v != VectorOp::copy && !reduction;
-        std::uint64_t s1 = 0;
-        if (binary) {
-          const Broadcast b = broadcast(op);
-          s1 = b == Broadcast::full ? m * n : b == Broadcast::row ? m : b == Broadcast::col ? n : 0;
-        }
-        return first_of({on_chip("src0", op.src0, m * n * e), on_chip("src1", op.src1, s1 * e),
-                         on_chip("dst", op.dst, (reduction ? m : m * n) * e)});
-      }
-      case OpKind::exp: {
-        const std::uint64_t e = p_.exp.elem_bytes;
-        return first_of({on_chip("src0", op.src0, m * n * e), on_chip("dst", op.dst, m * n * e)});
-      }
+        return check_transfer(op.src0, x.src0, true, op.dst, x.dst, false);
+      case OpKind::matmul:
+        return first_of({on_chip("A", op.src0, x.src0), on_chip("B", op.src1, x.src1),
+                         on_chip("C", op.dst, x.dst)});
+      case OpKind::vector:
+        if (static_cast<unsigned>(vector_op(op)) >= PeArray::kVectorOps)
+          return "unknown vector op " + std::to_string(static_cast<unsigned>(vector_op(op)));
+        return first_of({on_chip("src0", op.src0, x.src0), on_chip("src1", op.src1, x.src1),
+                         on_chip("dst", op.dst, x.dst)});
+      case OpKind::exp:
+        return first_of({on_chip("src0", op.src0, x.src0), on_chip("dst", op.dst, x.dst)});
     }
     return "";
   }
@@ -441,21 +429,18 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
            ") is not inside the SRAM";
   }
 
-  std::string check_transfer(const TraceOp& op, std::uint64_t src, std::uint32_t src_stride,
-                             bool src_on_chip, std::uint64_t dst, std::uint32_t dst_stride,
-                             bool dst_on_chip) const {
-    if (op.m == 0 || op.n == 0) return "";
-    auto extent = [&op](std::uint32_t stride) {
-      return std::uint64_t{op.m - 1} * (stride ? stride : op.n) + op.n;
-    };
+  // A load/store: each side inside the on-chip SRAM or the off-chip window (an empty block,
+  // extent 0, is inside anywhere).
+  std::string check_transfer(std::uint64_t src, std::uint64_t src_bytes, bool src_on_chip,
+                             std::uint64_t dst, std::uint64_t dst_bytes, bool dst_on_chip) const {
     auto side = [this](const char* what, std::uint64_t addr, std::uint64_t bytes, bool on) {
       if (on) return on_chip(what, addr, bytes);
       if (within(addr, bytes, 0, p_.offchip_size)) return std::string();
       return std::string(what) + " (" + std::to_string(bytes) + " B at " + hex(addr) +
              ") is not inside the off-chip window";
     };
-    return first_of({side("source", src, extent(src_stride), src_on_chip),
-                     side("destination", dst, extent(dst_stride), dst_on_chip)});
+    return first_of({side("source", src, src_bytes, src_on_chip),
+                     side("destination", dst, dst_bytes, dst_on_chip)});
   }
 
   static std::string hex(std::uint64_t v) {
