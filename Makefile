@@ -24,11 +24,13 @@ systemc:
 	  exit 1; \
 	fi
 
+# One line per phase; a failing step prints its whole output (tools/quiet_step.py).
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $@
+	@$(PYTHON) tools/quiet_step.py "creating $(VENV)" -- $(PYTHON) -m venv $(VENV)
+	@$(PYTHON) tools/quiet_step.py "upgrading pip" -- $(BIN)/pip install --upgrade pip
+	@$(PYTHON) tools/quiet_step.py "installing attn-tlm and its Python packages" -- \
+	  $(BIN)/pip install -e '.[dev]'
+	@touch $@
 
 demo: setup
 	$(BIN)/attn-tlm demo $(if $(FULL),--full,) $(if $(EXACT),--exact,)

@@ -42,7 +42,7 @@ def test_summary_has_units(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(["replay", str(SAMPLE)], capsys)
     assert code == 0
     assert "simulated time" in out and " ns" in out
-    assert "read 12,416 B" in out  # 128 B of Q + 3 x 32 x 128 B of K
+    assert "read 12.1 KiB" in out  # 12,416 B: 128 B of Q + 3 x 32 x 128 B of K
     assert "overlap efficiency" in out and "%" in out
     assert "load_data" in out
 

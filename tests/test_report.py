@@ -88,9 +88,7 @@ def test_report_tables_have_units_speedups_and_failures(tmp_path: Path) -> None:
     assert "### N = 8K tokens, d = 64" in text
     header = next(line for line in text.splitlines() if line.startswith("| Dataflow"))
     for unit in (
-        "Time (ms)",
         "(×)",
-        "Off-chip (MiB)",
         "PE MAC util. (%)",
         "Exp lane util. (%)",
         "Memory stall (%)",
@@ -100,6 +98,10 @@ def test_report_tables_have_units_speedups_and_failures(tmp_path: Path) -> None:
     # fake attenio is 3x faster than standard: the speedup column shows it.
     attenio = next(line for line in text.splitlines() if line.startswith("| attenio"))
     assert attenio.split("|")[3].strip() == "3.00"
+    # Times and bytes carry their unit in each cell, in the largest unit that reads well.
+    assert attenio.split("|")[2].strip().endswith((" ms", " µs", " s"))
+    assert attenio.split("|")[4].strip().endswith(("MiB", "KiB", "GiB"))
+    assert "## Executive summary" in text and "is fastest" in text
     assert "Closed-form off-chip bounds:" in text and "mmm_lower 2.00 MiB" in text
     assert "## Failed configurations" in text and "SIGABRT" in text
     assert "23 finished, 1 failed" in text
@@ -108,7 +110,8 @@ def test_report_tables_have_units_speedups_and_failures(tmp_path: Path) -> None:
 def test_report_uses_gib_for_large_traffic(tmp_path: Path) -> None:
     config = RunConfig("standard", 131072, 128)
     record = result_record(config, fake_result(config))
-    assert "Off-chip (GiB)" in render_report([record])
+    row = next(line for line in render_report([record]).splitlines() if line.startswith("| st"))
+    assert row.split("|")[4].strip().endswith(" GiB")
 
 
 def test_write_report_produces_markdown_and_real_images(tmp_path: Path) -> None:
@@ -192,8 +195,8 @@ def test_report_has_approx_slopes_and_tradeoff(tmp_path: Path) -> None:
     assert len(tradeoff) == 1
     cells = [cell.strip() for cell in tradeoff[0].split("|")[1:-1]]
     error = approx_error(3, 1.0, 64)
-    assert cells[4] == f"{0.5 * 32768 * 64 * 3 * 1e-6:.3f}"  # simulated time, ms
-    assert cells[5] == "16.00"  # 8 N d bytes at N = 32K, d = 64, in MiB
+    assert cells[4] == "3.15 ms"  # simulated time 0.5 N d g ns = 3,145,728 ns
+    assert cells[5] == "16.0 MiB"  # 8 N d bytes at N = 32K, d = 64
     assert cells[7] == f"{error['max_rel']:.2e}" and cells[8] == f"{error['mean_rel']:.2e}"
     # AttenIO (fake) runs n^2 d / 6144 ns; approx 1.5 n d ns at g = 3.
     assert cells[6] == f"{(32768 * 32768 * 64 / 2048 / 3) / (0.5 * 32768 * 64 * 3):.2f}"

@@ -20,7 +20,7 @@ from tlm_models.errors import UserError
 from tlm_models.study.config import RunConfig
 from tlm_models.study.executor_local import LocalExecutor
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
-from tlm_models.study.progress import Progress, format_duration
+from tlm_models.study.progress import Progress, format_duration, sweep_eta
 from tlm_models.study.store import ResultStore
 from tlm_models.study.sweep import run_sweep
 from tlm_models.study.table import flatten
@@ -206,19 +206,86 @@ def test_a_torn_last_line_is_ignored(tmp_path: Path) -> None:
     assert [r["key"] for r in store.records()] == ["k1"]
 
 
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_progress_prints_plain_lines_with_eta_when_not_a_terminal() -> None:
     stream = io.StringIO()
-    progress = Progress(total=4, skipped=1, stream=stream, clock=time.monotonic() - 10)
+    clock = FakeClock()
+    progress = Progress(
+        total=4, skipped=1, stream=stream, timer=clock, pending=["cfg-a", "cfg-b", "cfg-c"]
+    )
     progress.start()
+    clock.now += 10
     progress.finished("cfg-a", ok=True, wall_s=1.25)
     progress.finished("cfg-b", ok=False, wall_s=0.5, error="boom")
     lines = stream.getvalue().splitlines()
     assert lines[0] == "sweep: 4 configurations (1 already done)"
-    assert lines[1].startswith("sweep: 2/4 done, 0 failed, elapsed 10 s, ETA 20 s")
+    # No costs: each configuration weighs the same; cfg-a ran 1.25 s, so cfg-b and cfg-c
+    # need 2 x 1.25 s on one lane.
+    assert lines[1].startswith("sweep: 2/4 done, 0 failed, elapsed 10 s, ETA 2.5 s")
     assert "done in 1.2 s: cfg-a" in lines[1]
     assert "2/4 done, 1 failed" in lines[2] and "FAILED (boom)" in lines[2]
     assert format_duration(185) == "3 min 05 s"
     assert format_duration(7620) == "2 h 07 min"
+
+
+def test_progress_draws_a_bar_with_counts_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(total=5, stream=stream, timer=FakeClock(), pending=["a", "b"])
+    progress.start()
+    progress.finished("a", ok=True, wall_s=1.0)
+    progress.close()
+    text = stream.getvalue()
+    assert "| 0/5 done, 0 failed, elapsed 0.0 s, ETA: estimating" in text
+    assert "| 1/5 done, 0 failed, elapsed 0.0 s, ETA 1.0 s" in text
+    assert text.endswith("sweep: 1/5 done, 0 failed, elapsed 0.0 s, ETA 1.0 s\n")
+
+
+def test_sweep_eta_weights_remaining_work_by_predicted_cost() -> None:
+    # One job of cost 1e6 took 2 s: 0.5 M/s per lane. Remaining 3e6 + 1e6 on 2 lanes = 4 s,
+    # but the 3e6 job alone needs 6 s.
+    assert sweep_eta([(1e6, 2.0)], [3e6, 1e6], parallel=2, prior_rate=1.0) == 6.0
+    # Before anything finished the prior rate predicts: 8e6 on 2 lanes at 2e6/s = 2 s.
+    assert sweep_eta([], [4e6, 4e6], parallel=2, prior_rate=2e6) == 2.0
+    assert sweep_eta([(1.0, 1.0)], [], parallel=1, prior_rate=1.0) == 0.0
+
+
+def test_a_cheap_first_point_does_not_predict_an_hour() -> None:
+    """The demo's symptom: a tiny configuration finishing first set the ETA for 50 large
+    ones. With costs, the rate is measured in cost per second and the ETA is right."""
+    clock = FakeClock()
+    keys = [f"cfg-{i}" for i in range(5)]
+    progress = Progress(total=5, stream=io.StringIO(), timer=clock, pending=list(keys))
+    progress.start()
+    assert progress.eta() is None  # no costs, nothing finished: no ETA yet
+    progress.set_costs({"cfg-0": 1e4, "cfg-1": 1e6, "cfg-2": 1e6, "cfg-3": 1e6, "cfg-4": 1e6})
+    assert "ETA 3.1 s" in progress.line()  # 4.01e6 ops at the prior 1.3 M ops/s
+    assert progress.stream.getvalue().splitlines()[-1] == (
+        "sweep: predicted 4.01 M ops in 5 configurations, about 3.1 s at 1.30 M ops/s per "
+        "worker x 1"
+    )
+    clock.now += 0.05
+    progress.finished("cfg-0", ok=True, wall_s=0.01)  # 1e6 ops/s
+    assert progress.eta() == pytest.approx(4.0)
+    clock.now += 1.5  # the ETA counts down between events
+    assert progress.eta() == pytest.approx(2.5)
+    assert "ETA 2.5 s" in progress.line()
+    # 10 s later nothing else finished: the running jobs (1e6 ops each) do at most 1e5 ops/s,
+    # so the remaining 4e6 ops on one lane take at least 40 s: the ETA grows, never sits at 0.
+    clock.now += 10.0
+    assert progress.eta() == pytest.approx(4e6 / (1e6 / 11.5))
 
 
 def _cli(argv: list[str]) -> int:

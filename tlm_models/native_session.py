@@ -44,6 +44,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_replay_failed": (_c.c_int, [_P]),
     "attn_replay_finished": (_c.c_int, [_P]),
     "attn_records_read": (_U64, [_P]),
+    "attn_now_ns": (_c.c_double, [_P]),
     "attn_result_json": (_S, [_P]),
     "attn_platform_stats_json": (_S, [_P]),
     "attn_observe_iterations": (_c.c_int, [_P]),
@@ -200,6 +201,10 @@ class NativeSession:
 
     def records_read(self) -> int:
         return int(self.lib.attn_records_read(self.handle))
+
+    def now_ns(self) -> float:
+        """The kernel's simulated time."""
+        return float(self.lib.attn_now_ns(self.handle))
 
     def result(self) -> dict[str, Any]:
         out: dict[str, Any] = json.loads(bytes(self.lib.attn_result_json(self.handle)))

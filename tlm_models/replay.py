@@ -10,7 +10,7 @@ replayer pause for input without a Python call on the per-operation path.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,11 @@ ENGINE_KINDS = {kind.name.lower(): int(kind) for kind in EngineKind}
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
 LOOKAHEAD_OPS = 1 << 21
+
+#: Wall seconds between progress reports from the replay loop.
+PROGRESS_INTERVAL_S = 0.25
+#: Where the replay loop reports (simulated ns, operations read); set by the worker.
+_progress: Callable[[float, int], None] | None = None
 
 #: Sessions of the simulations of this process. They live until the process ends: SystemC may
 #: refer to their objects after sc_start returns, and the worker exits right after its run.
@@ -82,13 +87,24 @@ def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
             yield np.ascontiguousarray(chunk)
 
 
+def report_progress_to(sink: Callable[[float, int], None] | None) -> None:
+    """Replays in this process call ``sink(simulated ns, operations read)`` between kernel
+    slices, at most every ``PROGRESS_INTERVAL_S`` (never per operation)."""
+    global _progress
+    _progress = sink
+
+
 def _drive(
     session: NativeSession, chunks: Iterator[np.ndarray], fast_forward: FastForward | None
 ) -> None:
     """Runs the kernel until the replay has finished, feeding records when it asks for them
     (the slicing and the end-of-events rule are in ``attn_step``, native/session_api.cpp)."""
     # The replayer copies each chunk, so `chunk` may go once feed returns.
+    next_report = time.monotonic()
     while True:
+        if _progress is not None and time.monotonic() >= next_report:
+            _progress(session.now_ns(), session.records_read())
+            next_report = time.monotonic() + PROGRESS_INTERVAL_S
         step = session.step(SLICE_NS)
         if step in (DONE, RAN_DRY):
             break

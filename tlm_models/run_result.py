@@ -116,6 +116,12 @@ class RunResult:
     fast_forward: dict[str, Any] | None = field(
         default=None, metadata=_SECTION
     )  # loop iterations extrapolated rather than simulated (docs/runtime.md)
+    peaks: dict[str, float] | None = field(
+        default=None, metadata=_SECTION
+    )  # the platform's peak MAC/s, exp/s and off-chip bytes/s (tlm_models.diagnosis)
+    diagnosis: dict[str, Any] | None = field(
+        default=None, metadata=_SECTION
+    )  # bottleneck sentence, hints, roofline point (tlm_models.diagnosis)
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
     energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tlm_models.readable import format_bytes, format_ns
+
 
 def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100.0 * value:.2f} %"
@@ -14,12 +16,16 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     sim = r["sim_time_ns"]
     lines = [
         title,
-        f"simulated time         {sim:,.3f} ns",
-        f"off-chip bytes         read {r['offchip_bytes']['read']:,} B, written "
-        f"{r['offchip_bytes']['write']:,} B, total {r['offchip_bytes']['total']:,} B",
+        f"simulated time         {format_ns(sim)} ({sim:,.0f} ns)",
+        f"off-chip bytes         read {format_bytes(r['offchip_bytes']['read'])}, written "
+        f"{format_bytes(r['offchip_bytes']['write'])}, total "
+        f"{format_bytes(r['offchip_bytes']['total'])} ({r['offchip_bytes']['total']:,} B)",
     ]
     for name, t in r["offchip_bytes_per_tensor"].items():
-        lines.append(f"  {name:<20} read {t['read']:>16,} B   written {t['write']:>16,} B")
+        lines.append(
+            f"  {name:<20} read {format_bytes(t['read']):>11}   written "
+            f"{format_bytes(t['write']):>11}"
+        )
     pe, exp = r["pe"], r["exp"]
     lines += [
         f"PE array               busy {_percent(pe['busy_fraction'])}, MAC utilization "
@@ -29,13 +35,13 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         f"memory stall fraction  {_percent(r['memory_stall_fraction'])} of simulated time",
         f"overlap efficiency     {_percent(r['overlap_efficiency'])} of off-chip I/O time "
         "hidden under compute",
-        f"exposed I/O            {r['exposed_io_ns']:,.3f} ns "
-        f"(I/O active {r['io_active_ns']:,.3f} ns, compute active "
-        f"{r['compute_active_ns']:,.3f} ns)",
-        "stalls by engine and cause (ns)",
+        f"exposed I/O            {format_ns(r['exposed_io_ns'])} "
+        f"(I/O active {format_ns(r['io_active_ns'])}, compute active "
+        f"{format_ns(r['compute_active_ns'])})",
+        "stalls by engine and cause",
     ]
     for engine, causes in r["stalls"].items():
-        shown = ", ".join(f"{cause} {ns:,.3f} ns" for cause, ns in causes.items() if ns)
+        shown = ", ".join(f"{cause} {format_ns(ns)}" for cause, ns in causes.items() if ns)
         lines.append(f"  {engine:<8} {shown or 'none'}")
     lines += _energy_lines(r.get("energy"))
     speed = r.get("ops_per_s")
@@ -43,6 +49,10 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         f"replay                 {r['replay_wall_s']:.3f} s wall"
         + (f", {speed / 1e6:.2f} M ops/s" if speed else "")
     )
+    diagnosis = r.get("diagnosis")
+    if diagnosis:
+        lines.append(f"bottleneck: {diagnosis['bottleneck']}")
+        lines += [f"hint: {hint}" for hint in diagnosis["hints"]]
     return "\n".join(lines)
 
 

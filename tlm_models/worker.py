@@ -15,11 +15,12 @@ import multiprocessing.connection
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
 from multiprocessing.context import ForkServerContext
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tlm_models.errors import SimulationError, UserError
 
@@ -70,14 +71,27 @@ def _keep_stdout_clean() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 
 
+class ProgressSink(Protocol):
+    """Receives a worker's progress reports, and ticks while the caller waits."""
+
+    def update(self, sim_ns: float, ops: int) -> None: ...
+
+    def tick(self) -> None: ...
+
+
 def _child_main(
     conn: multiprocessing.connection.Connection,
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
+    progress: bool = False,
 ) -> None:
     _die_with_parent()
     _keep_stdout_clean()
+    if progress:
+        from tlm_models.replay import report_progress_to
+
+        report_progress_to(lambda sim_ns, ops: conn.send(("progress", sim_ns, ops)))
     try:
         result = fn(*args, **kwargs)
         message: tuple[Any, ...] = ("ok", result)
@@ -117,22 +131,49 @@ def _describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
+def _start(proc: multiprocessing.process.BaseProcess, progress: ProgressSink | None) -> None:
+    """Starts ``proc``. The first start in a process also starts the forkserver, which loads
+    SystemC and the models first (seconds): ``progress`` keeps ticking meanwhile."""
+    if progress is None:
+        proc.start()
+        return
+    started = threading.Event()
+
+    def tick() -> None:
+        while not started.wait(0.25):
+            progress.tick()
+
+    ticker = threading.Thread(target=tick, name="worker-start", daemon=True)
+    ticker.start()
+    try:
+        proc.start()
+    finally:
+        started.set()
+        ticker.join()
+
+
 def run_in_worker(
     fn: Callable[..., T],
     *args: Any,
     timeout: float | None = None,
+    progress: ProgressSink | None = None,
     **kwargs: Any,
 ) -> T:
     """Runs ``fn(*args, **kwargs)`` in a fresh worker process and returns its result.
 
     ``fn`` must be a module-level function and its result picklable. A crash (signal),
     a SystemC fatal or an exception in the worker raises ``SimulationError`` naming the cause;
-    a ``UserError`` raised by ``fn`` is raised again here as a ``UserError``.
+    a ``UserError`` raised by ``fn`` is raised again here as a ``UserError``. ``progress``
+    receives the replay's progress reports and a tick every 50 ms while waiting.
     """
     ctx = _forkserver()
     parent_conn, child_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(child_conn, fn, args, kwargs), daemon=True)
-    proc.start()
+    proc = ctx.Process(
+        target=_child_main,
+        args=(child_conn, fn, args, kwargs, progress is not None),
+        daemon=True,
+    )
+    _start(proc, progress)
     child_conn.close()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
@@ -142,10 +183,24 @@ def run_in_worker(
                     message = parent_conn.recv()
                 except EOFError:
                     message = None
+                if message is not None and message[0] == "progress":
+                    if progress is not None:
+                        progress.update(message[1], message[2])
+                    continue
                 break
+            if progress is not None:
+                progress.tick()
             if not proc.is_alive():
                 # It may have sent just before exiting.
-                message = parent_conn.recv() if parent_conn.poll(0) else None
+                message = None
+                while parent_conn.poll(0):
+                    try:
+                        message = parent_conn.recv()
+                    except EOFError:
+                        break
+                    if message[0] != "progress":
+                        break
+                    message = None
                 break
             if deadline is not None and time.monotonic() > deadline:
                 proc.kill()

@@ -31,7 +31,7 @@ def main() -> None:
         trace = traces / f"{dataflow}.json"
         run_in_worker(run_one, RunConfig(dataflow, 8192, 64), str(trace), WINDOW)
         png = images / f"timeline-{dataflow}.png"
-        plot_timelines([trace], png, window_us=5.0)
+        plot_timelines([trace], png)
         png.with_suffix(".svg").unlink()  # the docs use the PNG
         print(png.relative_to(ROOT))
 

@@ -14,7 +14,9 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from tlm_models.phase import phase
 from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.study.cost import predicted_ops
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.job import load_job
 from tlm_models.study.report import load_results, render_report, write_report
@@ -105,13 +107,20 @@ def _demo(args: argparse.Namespace) -> int:
     )
     from tlm_models.study.executor_local import LocalExecutor
 
-    summary = run_sweep(everything, args.out, job=load_job(), executor=LocalExecutor(args.jobs))
+    summary = run_sweep(
+        everything,
+        args.out,
+        job=load_job(),
+        executor=LocalExecutor(args.jobs),
+        cost_of=predicted_ops,
+    )
     if summary.interrupted:
         return 130
     from tlm_models.study.timelines import write_timelines  # matplotlib: only when needed
 
     write_timelines(configs, args.out)
-    report = write_report(args.out)
+    with phase("writing the report and its plots"):
+        report = write_report(args.out)
     print(render_report(load_results(args.out)))
     print(f"report and plots: {report}")
     return summary.exit_code

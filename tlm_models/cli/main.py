@@ -8,10 +8,13 @@ one message on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from tlm_models.errors import SimulationError, UserError
 
@@ -54,6 +57,56 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class SuggestingParser(argparse.ArgumentParser):
+    """argparse with a did-you-mean for mistyped options and choices (``--seqlen``)."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + suggestion(self, message))
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string of ``parser`` and of its sub-commands."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(action.option_strings)
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
+def suggestion(
+    parser: argparse.ArgumentParser, message: str, argv: Sequence[str] | None = None
+) -> str:
+    """``; did you mean: --seqlen -> --seq-len?`` for an argparse error message, or "".
+
+    Mistyped options surface as "unrecognized arguments" or, when the mistyped one was
+    required, as "the following arguments are required": then the command line (``argv``,
+    default ``sys.argv``) names the typo."""
+    options = sorted(_option_strings(parser))
+    words: list[str] = []
+    unknown = re.match(r"unrecognized arguments: (.*)", message)
+    if unknown:
+        words = unknown.group(1).split()
+    elif message.startswith("the following arguments are required"):
+        words = list(sys.argv[1:] if argv is None else argv)
+    guesses = [
+        f"{word} -> {close[0]}"
+        for word in dict.fromkeys(w.split("=")[0] for w in words)
+        if word.startswith("-")
+        and word not in options
+        and (close := difflib.get_close_matches(word, options, n=1, cutoff=0.6))
+    ]
+    if guesses:
+        return f"; did you mean: {', '.join(guesses)}?"
+    choice = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        choices = [c.strip().strip("'") for c in choice.group(2).split(",")]
+        close = difflib.get_close_matches(choice.group(1), choices, n=1)
+        return f"; did you mean '{close[0]}'?" if close else ""
+    return ""
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command word of a command line (the first argument not an option), if any."""
     return next((a for a in argv if not a.startswith("-")), None)
@@ -62,7 +115,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser with ``command`` fully registered (every command when None); the other
     commands get a placeholder carrying their help line."""
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="attn-tlm",
         description="SystemC TLM-2.0 models of attention accelerators: "
         "platforms, traces, replay and design-space sweeps.",

@@ -20,6 +20,7 @@ from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
+from tlm_models.sim_progress import SimulationProgress
 from tlm_models.study.config import resolve_platform
 from tlm_models.summary import format_summary
 from tlm_models.trace.io import detect_format
@@ -171,6 +172,18 @@ def _check_against_platform(path: str, trace: Any, info: Any) -> None:
     raise UserError("\n".join(lines))
 
 
+def _op_count(args: argparse.Namespace) -> int:
+    """The operation count a binary trace's header states (0 = unknown: text, streamed)."""
+    from tlm_models.trace.binary import is_binary_trace, read_header
+
+    if not is_binary_trace(args.trace):
+        return 0
+    try:
+        return read_header(Path(args.trace))[2]
+    except UserError:
+        return 0  # the replay reports what is wrong with the file
+
+
 def _replay(args: argparse.Namespace) -> int:
     from tlm_models.worker import run_in_worker
 
@@ -205,17 +218,23 @@ def _replay(args: argparse.Namespace) -> int:
             write_latencies(Path(args.latencies), result.pop("latencies_ns"))
         print(json.dumps(result, indent=2) if args.json else format_stl_summary(result))
         return 0
-    result = run_in_worker(
-        replay_trace_file,
-        args.trace,
-        platform_path,
-        tuple(args.overrides),
-        args.timeline,
-        window,
-        True,
-        args.vcd,
-        timeout=args.timeout,
-    )
+    progress = None if args.json else SimulationProgress(Path(args.trace).name, _op_count(args))
+    try:
+        result = run_in_worker(
+            replay_trace_file,
+            args.trace,
+            platform_path,
+            tuple(args.overrides),
+            args.timeline,
+            window,
+            True,
+            args.vcd,
+            timeout=args.timeout,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from tlm_models.cli.energy_cmd import ert_overrides_for
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
+from tlm_models.readable import format_duration
 from tlm_models.replay import TimelineWindow
 from tlm_models.resolved_run import resolve_run
+from tlm_models.sim_progress import SimulationProgress
 from tlm_models.study.config import (
     DATAFLOWS,
     RunConfig,
@@ -23,6 +26,7 @@ from tlm_models.study.config import (
     parse_seq_len,
     resolve_platform,
 )
+from tlm_models.study.cost import LARGE_RUN_S, estimate_cost
 from tlm_models.study.run import run_one
 from tlm_models.summary import format_summary
 from tlm_models.worker import run_in_worker
@@ -102,9 +106,32 @@ def _run(args: argparse.Namespace) -> int:
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
     if args.stl_clock <= 0:
         raise UserError(f"--stl-clock must be positive, got {args.stl_clock} Hz")
-    result = run_in_worker(
-        run_one, run, args.timeline, window, args.vcd, args.export_stl, args.stl_clock
-    )
+    progress = None
+    if not args.json:
+        cost = estimate_cost(run.config)
+        print(f"predicted: {cost.describe()}", file=sys.stderr, flush=True)
+        if cost.wall_s > LARGE_RUN_S:
+            print(
+                f"attn-tlm: warning: a large run (about {format_duration(cost.wall_s)}); "
+                "Ctrl-C stops it",
+                file=sys.stderr,
+                flush=True,
+            )
+        progress = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
+    try:
+        result = run_in_worker(
+            run_one,
+            run,
+            args.timeline,
+            window,
+            args.vcd,
+            args.export_stl,
+            args.stl_clock,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

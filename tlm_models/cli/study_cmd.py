@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from tlm_models.errors import UserError
+from tlm_models.phase import phase
 from tlm_models.resolved_run import resolve_runs
 from tlm_models.study.config import (
     DATAFLOWS,
@@ -15,9 +16,11 @@ from tlm_models.study.config import (
     parse_int_list,
     resolve_platform,
 )
+from tlm_models.study.cost import predicted_ops
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
 from tlm_models.study.job import DEFAULT_JOB, load_job
 from tlm_models.study.report import write_report
+from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import SweepExecutor, run_sweep
 
 
@@ -106,6 +109,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     report.add_argument("dir", metavar="DIR", help="sweep directory (holds results.jsonl)")
     report.add_argument("--no-plots", action="store_true", help="write report.md only")
+    report.add_argument(
+        "--open", action="store_true", help="open report.html in the web browser afterwards"
+    )
     report.set_defaults(func=_report)
 
 
@@ -158,13 +164,22 @@ def _sweep(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
-    summary = run_sweep(configs, out, job=job, executor=executor, retry_failed=args.retry_failed)
+    summary = run_sweep(
+        configs,
+        out,
+        job=job,
+        executor=executor,
+        retry_failed=args.retry_failed,
+        cost_of=predicted_ops if args.job == DEFAULT_JOB else None,
+    )
     if args.timelines and not summary.interrupted:
         from tlm_models.study.timelines import write_timelines
 
         write_timelines(configs, out)
     if not args.no_report and not summary.interrupted:
-        print(f"report: {write_report(out)}", file=sys.stderr)
+        with phase("writing the report and its plots"):
+            report = write_report(out)
+        print(f"report: {report}", file=sys.stderr)
     if summary.failed:
         print(
             f"attn-tlm: {summary.failed} of {summary.total} configurations failed "
@@ -178,5 +193,14 @@ def _report(args: argparse.Namespace) -> int:
     directory = Path(args.dir)
     if not directory.is_dir():
         raise UserError(f"{directory} is not a directory")
-    print(write_report(directory, plots=not args.no_plots))
+    with phase("writing the report" + ("" if args.no_plots else " and its plots")):
+        report = write_report(directory, plots=not args.no_plots)
+    print(report)
+    page = directory / HTML_FILE
+    print(page)
+    if args.open:
+        import webbrowser
+
+        if not webbrowser.open(page.resolve().as_uri()):
+            raise UserError(f"no web browser found to open {page}; open it by hand")
     return 0

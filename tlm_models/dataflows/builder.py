@@ -8,7 +8,10 @@ recorded once as a :class:`Template` and tiled with numpy address arithmetic by
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +35,58 @@ from tlm_models.trace.record import (
 )
 
 DEFAULT_CHUNK_OPS = 1 << 20
+
+
+class CountBudgetExceeded(Exception):
+    """Counting a trace took longer than its budget (the caller counts a smaller one)."""
+
+
+@dataclass
+class OpCount:
+    """What a trace holds, counted without building it: operations, MACs and exps.
+    Counting stops with ``CountBudgetExceeded`` past ``deadline`` (``time.monotonic``)."""
+
+    ops: int = 0
+    macs: int = 0
+    exps: int = 0
+    deadline: float = math.inf
+
+    def add(self, recs: np.ndarray, times: int = 1) -> None:
+        self._check_deadline()
+        kind = recs["kind"]
+        size = recs["m"].astype(np.int64) * recs["n"].astype(np.int64)
+        self.ops += len(recs) * times
+        self.macs += int((size * recs["k"].astype(np.int64))[kind == OpKind.MATMUL].sum()) * times
+        self.exps += int(size[kind == OpKind.EXP].sum()) * times
+
+    def add_one(self, rec: RecordTuple) -> None:
+        if self.ops % 1024 == 0:
+            self._check_deadline()
+        self.ops += 1
+        if rec[0] == OpKind.MATMUL:
+            self.macs += rec[5] * rec[6] * rec[7]
+        elif rec[0] == OpKind.EXP:
+            self.exps += rec[5] * rec[6]
+
+    def _check_deadline(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise CountBudgetExceeded(f"counting stopped after {self.ops:,} ops")
+
+
+#: Set while ``counting_ops`` is active: builders created then count instead of building.
+_counting: OpCount | None = None
+
+
+@contextmanager
+def counting_ops(budget_s: float = math.inf) -> Iterator[OpCount]:
+    """Emitters run inside this yield no records; the builders add what they would have
+    emitted to the returned count (the cost estimate before a run: loops cost O(1) each)."""
+    global _counting
+    previous, _counting = _counting, OpCount(deadline=time.monotonic() + budget_s)
+    try:
+        yield _counting
+    finally:
+        _counting = previous
 
 
 @dataclass(frozen=True)
@@ -323,6 +378,7 @@ class TraceBuilder(OpSink):
         self.chunk_ops = chunk_ops
         self.window = header.window
         self.next_index = 0
+        self._count = _counting
         self._staged: list[RecordTuple] = []
         self._pending: list[np.ndarray] = []
         self._pending_n = 0
@@ -350,7 +406,10 @@ class TraceBuilder(OpSink):
                 raise TypeError(f"top-level dependencies are op handles, got {ref!r}")
             dists[slot] = self._distance(ref, at)
         packed = (dists[0], dists[1], dists[2], dists[3])
-        self._staged.append((*rec[:4], packed, *rec[5:]))
+        if self._count is not None:
+            self._count.add_one(rec)
+        else:
+            self._staged.append((*rec[:4], packed, *rec[5:]))
         self.next_index += 1
         return at
 
@@ -426,7 +485,12 @@ class TraceBuilder(OpSink):
         self._flush_staged()
         loop_start = self.next_index
         per_batch = max(1, self.chunk_ops // length)
-        for r0 in range(0, count, per_batch):
+        batches = range(0, count, per_batch)
+        if self._count is not None:  # the handles below are all a count needs
+            self._count.add(body, count)
+            self.next_index += count * length
+            batches = range(0)
+        for r0 in batches:
             reps = min(per_batch, count - r0)
             start = self.next_index
             recs = np.tile(body, reps)

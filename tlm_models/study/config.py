@@ -136,9 +136,12 @@ def resolve_platform(path: str) -> Path:
     local = candidate.is_absolute() or candidate.exists()
     found = candidate if local else _REPOSITORY / candidate
     if not found.is_file():
-        raise UserError(
-            f"platform file '{path}' not found (looked in {Path.cwd()} and {_REPOSITORY})"
-        )
+        tried = [candidate] if candidate.is_absolute() else [Path.cwd() / candidate, found]
+        places = " and ".join(str(p) for p in dict.fromkeys(tried))
+        known = sorted(p.name for p in (_REPOSITORY / "platforms").glob("*.yaml"))
+        close = difflib.get_close_matches(candidate.name, known, n=1)
+        hint = f"; did you mean platforms/{close[0]}?" if close else ""
+        raise UserError(f"platform file '{path}' not found (looked for {places}){hint}")
     return found
 
 

@@ -40,6 +40,7 @@ from tlm_models.study.design_space import (
     swept_axes,
 )
 from tlm_models.study.energy_report import energy_heading
+from tlm_models.study.explain import BOUND_NAMES
 from tlm_models.study.variants import (
     Variant,
     approx_heading,
@@ -94,13 +95,14 @@ def write_plots(
     traces = sorted((directory / TIMELINE_DIR).glob("*.json"), key=_dataflow_order)
     if traces:
         plot_timelines(traces, directory / "timeline.png")
-        figures[""] = [("Timeline excerpt", "timeline.png")]
+        figures[""] = [("Timeline excerpts", "timeline.png")]
     return figures
 
 
 def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
-    """The four metric plots of one variant; returns (caption, PNG file name) pairs."""
-    records = variant.ok_records()
+    """The metric plots of one variant's exact-attention study (approx runs and a side
+    study's shapes have their own section); returns (caption, PNG file name) pairs."""
+    records = variant.main_records()
     if not records:
         return []
     head_dims = sorted({int(r["head_dim"]) for r in records})
@@ -112,22 +114,25 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
         _save(fig, directory / f"{stem}{suffix}.png")
         written.append((caption, f"{stem}{suffix}.png"))
 
-    # Speedups exist only where Standard ran (a side study may add other head dims).
     baseline_dims = sorted({int(r["head_dim"]) for r in records if label_of(r) == "standard"})
     if baseline_dims:
         fig, axes = _grid(1, len(baseline_dims))
         for ax, d in zip(axes[0], baseline_dims, strict=True):
             subset = [r for r in records if int(r["head_dim"]) == d]
-            _grouped_bars(ax, subset, colors, partial(_speedup, records=subset), {"standard"})
+            value = partial(_speedup, records=subset)
+            _grouped_bars(ax, subset, colors, value, {"standard"})
             ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
+            _log_when_wide(ax, [v for r in subset if (v := value(r))])
             ax.set_ylabel("Speedup over standard (×)")
             ax.set_title(f"d = {d}")
+        _legend_below(fig, axes[0][0])
         save(fig, "speedup", "Speedup over Standard")
 
-    fig, axes = _grid(1, len(head_dims))
+    fig, axes = _grid(1, len(head_dims), height=3.8)
     for ax, d in zip(axes[0], head_dims, strict=True):
         _offchip(ax, [r for r in records if int(r["head_dim"]) == d], colors)
         ax.set_title(f"d = {d}")
+    _legend_below(fig, axes[0][0], ncol=4)
     save(fig, "offchip", "Off-chip traffic and closed-form bounds")
 
     for stem, caption, rows in (
@@ -156,8 +161,119 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
                 ax.set_ylabel(ylabel)
                 ax.set_ylim(0, 105)
                 ax.set_title(f"d = {d}")
+        _legend_below(fig, axes[0][0])
         save(fig, stem, caption)
+    if any(r.get("stalls") for r in records):
+        fig = plot_stalls(records)
+        save(fig, "stalls", "What the PE array waits for")
+    if any(r.get("peaks") for r in records):
+        fig = plot_roofline(records, colors)
+        save(fig, "roofline", "Roofline: attained MAC rate against arithmetic intensity")
     return written
+
+
+def _legend_below(fig: Figure, ax: Axes, ncol: int = 6) -> None:
+    """One legend for the figure, under its panels, where it covers no data."""
+    handles, names = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(
+            handles, names, loc="outside lower center", fontsize=8, ncol=min(ncol, len(names))
+        )
+
+
+def _log_when_wide(ax: Axes, values: Sequence[float]) -> None:
+    """Ratios spanning more than 10x go on a log axis, so no bar squashes the others."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > 10:
+        ax.set_yscale("log")
+        ax.set_ylabel(str(ax.get_ylabel()) + " (log scale)")
+
+
+def plot_stalls(records: Sequence[dict[str, Any]]) -> Figure:
+    """Per dataflow at each d's largest N: the PE array's time split into busy and idle by
+    cause (stacked to 100 % of simulated time)."""
+    from tlm_models.study.explain import STALL_CAUSES, stall_shares, stall_words
+
+    largest: dict[int, int] = {}
+    for r in records:
+        largest[int(r["head_dim"])] = max(largest.get(int(r["head_dim"]), 0), int(r["seq_len"]))
+    dims = sorted(largest)
+    fig, axes = _grid(1, len(dims), height=3.4)
+    cause_colors = {cause: _PALETTE((i + 2) % 10) for i, cause in enumerate(STALL_CAUSES)}
+    for ax, d in zip(axes[0], dims, strict=True):
+        chosen = [r for r in records if int(r["head_dim"]) == d and int(r["seq_len"]) == largest[d]]
+        labels = [label_of(r) for r in chosen]
+        left = [100.0 * (metric(r, "pe.busy_fraction") or 0.0) for r in chosen]
+        ax.barh(labels, left, color="0.45", label="busy (executing)")
+        for cause in STALL_CAUSES:
+            widths = [100.0 * stall_shares(r, "pe").get(cause, 0.0) for r in chosen]
+            if max(widths, default=0.0) < 0.05:
+                continue
+            ax.barh(labels, widths, left=left, color=cause_colors[cause], label=stall_words(cause))
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+        ax.set_xlim(0, 100)
+        ax.invert_yaxis()
+        ax.set_xlabel("Share of simulated time (%)")
+        ax.set_title(f"d = {d}, N = {format_tokens(largest[d])}")
+        ax.grid(axis="x", alpha=0.3)
+    handles: dict[str, Any] = {}
+    for ax in axes[0]:
+        for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(name, handle)
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", fontsize=8, ncol=4
+    )
+    return fig
+
+
+def plot_roofline(records: Sequence[dict[str, Any]], colors: dict[str, Any]) -> Figure:
+    """Attained MAC/s against MACs per off-chip byte for every run, under the platform's
+    compute roof (MAC/s) and bandwidth roof (bytes/s x intensity)."""
+    from tlm_models.diagnosis import roofline_point
+
+    fig, axes = _grid(1, 1, width=7.5, height=4.6)
+    ax = axes[0][0]
+    markers = ["o", "s", "^", "D", "v", "P"]
+    dims = sorted({int(r["head_dim"]) for r in records})
+    points = [(r, p) for r in records if (p := roofline_point(r)) is not None]
+    if not points:
+        return fig
+    peaks = points[0][0]["peaks"]
+    xs = [p["intensity_macs_per_byte"] for _, p in points]
+    lo, hi = min(xs) / 4, max(xs) * 4
+    ridge = peaks["macs_per_s"] / peaks["offchip_bytes_per_s"]
+    grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax.plot(
+        grid,
+        [min(peaks["macs_per_s"], x * peaks["offchip_bytes_per_s"]) for x in grid],
+        color="black",
+        linewidth=1.5,
+        label="roof: min(peak MAC/s, intensity × bandwidth)",
+    )
+    ax.axvline(ridge, color="0.6", linestyle=":", linewidth=1, label=f"ridge {ridge:.1f} MAC/B")
+    seen: set[str] = set()
+    for record, point in points:
+        label = label_of(record)
+        marker = markers[dims.index(int(record["head_dim"])) % len(markers)]
+        ax.scatter(
+            point["intensity_macs_per_byte"],
+            point["achieved_macs_per_s"],
+            color=colors.get(label, "0.3"),
+            marker=marker,
+            s=36,
+            zorder=3,
+            label=label if label not in seen else None,
+        )
+        seen.add(label)
+    for d, marker in zip(dims, markers, strict=False):
+        ax.scatter([], [], color="0.5", marker=marker, label=f"d = {d}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("Arithmetic intensity (MACs per off-chip byte, log scale)")
+    ax.set_ylabel("Attained MAC rate (MAC/s, log scale)")
+    ax.grid(alpha=0.3, which="major")
+    _legend_below(fig, ax, ncol=4)
+    return fig
 
 
 def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
@@ -239,7 +355,7 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
         ax.set_xlabel(xlabel)
         ax.set_ylabel("Max relative error vs softmax (log scale)")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
+    _legend_below(fig, axes[0][0])
     caption = "Approximate attention: error against time and traffic by degree g"
     fig.suptitle(f"{caption} — {variant.title()}", fontsize=11)
     _save(fig, directory / f"approx_tradeoff{suffix}.png")
@@ -247,45 +363,72 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
     return written
 
 
-def plot_timelines(paths: Sequence[Path], png: Path, window_us: float = 5.0) -> None:
-    """A Gantt picture of the first ``window_us`` µs of each trace, one panel per file."""
+def plot_timelines(paths: Sequence[Path], png: Path) -> None:
+    """A Gantt picture of each trace's recorded window, one panel per file, titled with its
+    run (``otherData.run`` of the file, e.g. "flash2, N = 8K, d = 64") and window.
+    Operations already running when the window opens are drawn from their start, up
+    to half a window earlier, in a shaded lead-in, so the steady state shows what feeds it."""
     traces = [_read_trace(path) for path in paths]
     # A panel tall enough for its rows (engines plus every memory channel) to stay readable.
-    most_rows = max((len(names) for names, _ in traces), default=1)
+    most_rows = max((len(names) for names, _, _, _ in traces), default=1)
     fig, axes = _grid(len(paths), 1, width=10.0, height=1.2 + 0.2 * most_rows)
     categories: dict[str, Any] = {}
-    for ax, path, (names, events) in zip((row[0] for row in axes), paths, traces, strict=True):
+    lead_in = False
+    for ax, path, (names, events, window, run) in zip(
+        (row[0] for row in axes), paths, traces, strict=True
+    ):
         rows = list(names)
-        start = min((ev["ts"] for ev in events), default=0.0)
-        end = start + window_us
+        first = min((ev["ts"] for ev in events), default=0.0)
+        w0, w1 = (
+            window
+            if window
+            else (first, max((ev["ts"] + ev["dur"] for ev in events), default=first + 1.0))
+        )
+        start = max(first, w0 - 0.5 * (w1 - w0))
         for ev in events:
-            if ev["ts"] >= end or ev["ts"] + ev["dur"] <= start:
+            if ev["ts"] >= w1 or ev["ts"] + ev["dur"] <= start:
                 continue
             category = str(ev["name"]).split()[0].split("[")[0].lower() or "op"
             color = categories.setdefault(category, _PALETTE(len(categories) % 10))
-            left = max(ev["ts"], start) - start
-            width = min(ev["ts"] + ev["dur"], end) - start - left
+            left = max(ev["ts"], start)
             ax.barh(
                 rows.index(ev["row"]),
-                width,
+                min(ev["ts"] + ev["dur"], w1) - left,
                 left=left,
                 height=0.7,
                 color=color,
                 edgecolor="white",
                 linewidth=0.3,
             )
+        if start < w0:
+            ax.axvspan(start, w0, color=_LEAD_IN, zorder=0)
+            lead_in = True
         ax.set_yticks(range(len(rows)), list(names.values()))
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        ax.set_xlim(0, window_us)
-        ax.set_title(path.stem, fontsize=10, loc="left")
-        ax.set_xlabel("Time from first operation (µs)")
+        ax.set_xlim(start, w1)
+        ax.set_title(
+            f"{run or path.stem}: simulated {_us(w0)}–{_us(w1)} µs", fontsize=10, loc="left", pad=12
+        )
+        ax.set_xlabel("Simulated time (µs)")
     handles = [Patch(color=color, label=name) for name, color in categories.items()]
+    if lead_in:
+        handles.append(Patch(color=_LEAD_IN, label="lead-in: started before the window"))
     if handles:
         fig.legend(handles=handles, loc="outside lower center", fontsize=8, ncol=len(handles))
     fig.suptitle(
-        f"Timeline excerpt: first {window_us:g} µs of each dataflow", fontsize=11, x=0.02, ha="left"
+        "Timeline excerpts: a steady-state window of each dataflow's run",
+        fontsize=11,
+        x=0.02,
+        ha="left",
     )
     _save(fig, png)
+
+
+_LEAD_IN = "0.88"
+
+
+def _us(value: float) -> str:
+    return f"{value:g}"
 
 
 def _dataflow_order(path: Path) -> tuple[int, str]:
@@ -294,8 +437,12 @@ def _dataflow_order(path: Path) -> tuple[int, str]:
     return (DATAFLOWS.index(stem) if stem in DATAFLOWS else len(DATAFLOWS), stem)
 
 
-def _read_trace(path: Path) -> tuple[dict[tuple[Any, Any], str], list[dict[str, Any]]]:
-    """The (pid, tid) rows with their names, in first-seen order, and the complete events."""
+def _read_trace(
+    path: Path,
+) -> tuple[dict[tuple[Any, Any], str], list[dict[str, Any]], tuple[float, float] | None, str]:
+    """The (pid, tid) rows with their names, in first-seen order, the complete events, the
+    recorded window in µs and the run's name (``otherData.window_ns`` / ``run``, when the
+    file says; else None and "")."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -332,7 +479,13 @@ def _read_trace(path: Path) -> tuple[dict[tuple[Any, Any], str], list[dict[str, 
         thread = threads.get(row, f"tid {row[1]}")
         process = processes.get(row[0])
         names[row] = f"{process}/{thread}" if process else thread
-    return names, events
+    other = data.get("otherData") if isinstance(data, dict) else None
+    other = other if isinstance(other, dict) else {}
+    window = other.get("window_ns")
+    run = str(other.get("run") or "")
+    if isinstance(window, list) and len(window) == 2:
+        return names, events, (float(window[0]) / 1e3, float(window[1]) / 1e3), run
+    return names, events, None, run
 
 
 def _grouped_bars(
@@ -343,8 +496,8 @@ def _grouped_bars(
     skip: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     """Bars grouped by N, one bar per dataflow label, in a fixed colour per label."""
-    seq_lens = sorted({int(r["seq_len"]) for r in records})
     labels = [label for label in labels_in(records) if label not in skip]
+    seq_lens = sorted({int(r["seq_len"]) for r in records if label_of(r) in labels})
     width = 0.8 / max(1, len(labels))
     for index, label in enumerate(labels):
         xs, ys = [], []
@@ -358,8 +511,6 @@ def _grouped_bars(
     ax.set_xticks(range(len(seq_lens)), [format_tokens(n) for n in seq_lens])
     ax.set_xlabel("Sequence length N (tokens)")
     ax.grid(axis="y", alpha=0.3)
-    if labels:
-        ax.legend(fontsize=8)
 
 
 def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) -> None:
@@ -389,13 +540,16 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
         ax.plot([], [], linestyle=":", color="0.3", label="closed form (dotted, per dataflow)")
     for index, (name, by_n) in enumerate(sorted(bounds.items())):
         xs = sorted(by_n)
+        style = _BOUND_STYLES[index % len(_BOUND_STYLES)]
         ax.plot(
             xs,
             [by_n[n] for n in xs],
-            linestyle=("--", "-.", (0, (6, 2, 1, 2, 1, 2)))[index % 3],
-            color="0.3",
-            marker="x",
-            label=f"bound: {name}",
+            linestyle=style[0],
+            color=style[1],
+            marker=style[2],
+            markersize=7,
+            markerfacecolor="none",
+            label=f"bound: {BOUND_NAMES.get(name, name)}",
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -404,7 +558,10 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
     ax.set_xlabel("Sequence length N (tokens)")
     ax.set_ylabel("Off-chip traffic (MiB, log scale)")
     ax.grid(alpha=0.3, which="major")
-    ax.legend(**_LEGEND_BELOW)
+
+
+#: (line style, colour, marker) of each lower bound: distinct by all three, none a dataflow's.
+_BOUND_STYLES = (("--", "black", "x"), ("-.", "saddlebrown", "s"), ((0, (1, 1)), "slategray", "^"))
 
 
 def _speedup(record: dict[str, Any], records: list[dict[str, Any]]) -> float | None:

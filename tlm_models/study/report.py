@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.readable import format_bytes, format_ns
 from tlm_models.study.approx_study import (
     SlopeSeries,
     approx_records,
@@ -21,6 +22,15 @@ from tlm_models.study.approx_study import (
 )
 from tlm_models.study.design_space import METRICS, Axis, design_heading, swept_axes
 from tlm_models.study.energy_report import energy_heading, energy_section
+from tlm_models.study.explain import (
+    BOUND_NAMES,
+    STALL_CAUSES,
+    shape_summary,
+    stall_shares,
+    stall_words,
+    why_lines,
+)
+from tlm_models.study.report_html import HTML_FILE, markdown_to_html
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
 from tlm_models.study.variants import (
@@ -41,10 +51,10 @@ _GIB = 2**30
 
 _COLUMNS = (
     "Dataflow",
-    "Time (ms)",
-    "Speedup over standard (×)",
-    "Off-chip {unit}",
-    "Closed form {unit}",
+    "Time",
+    "Speedup over {baseline} (×)",
+    "Off-chip",
+    "Closed form",
     "PE MAC util. (%)",
     "Exp lane util. (%)",
     "Memory stall (%)",
@@ -64,7 +74,8 @@ def load_results(directory: Path) -> list[dict[str, Any]]:
 
 
 def write_report(directory: Path, plots: bool = True) -> Path:
-    """Writes ``directory``/report.md (and the plots, unless ``plots`` is False)."""
+    """Writes ``directory``/report.md, its HTML version report.html (plots inline) and the
+    plots, unless ``plots`` is False."""
     records = load_results(directory)
     figures: dict[str, list[tuple[str, str]]] = {}
     if plots:
@@ -72,7 +83,10 @@ def write_report(directory: Path, plots: bool = True) -> Path:
 
         figures = write_plots(directory, records)
     path = directory / REPORT_FILE
-    path.write_text(render_report(records, figures), encoding="utf-8")
+    text = render_report(records, figures)
+    path.write_text(text, encoding="utf-8")
+    page = markdown_to_html(text, f"Attention study — {directory.name}")
+    (directory / HTML_FILE).write_text(page, encoding="utf-8")
     return path
 
 
@@ -92,16 +106,26 @@ def render_report(
         "",
     ]
     titled = len(variants) > 1
+    lines += _executive_summary(variants, titled)
     for variant in variants:
         lines += _variant_section(variant, titled, figures.get(variant.title(), ()))
         heading = energy_heading(variant, titled)
         lines += energy_section(variant, heading, figures.get(heading, ()))
-        if approx_records(variant.records):
+        if approx_records(variant.records) or _side_shapes(variant):
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))
     for axis in swept_axes(records):
         lines += _design_section(axis, figures.get(design_heading(axis), ()))
-    for caption, filename in figures.get("", ()):
+    whole = figures.get("", ())
+    if whole:
+        lines += ["## Timeline excerpts", ""]
+        lines += [
+            "Each panel is one run's recorded window of simulated time (named above it), one "
+            "row per engine and off-chip memory channel; operations already running when the "
+            "window opens are drawn from their start in the shaded lead-in.",
+            "",
+        ]
+    for caption, filename in whole:
         lines += [f"![{caption}]({filename})", ""]
     if failed:
         lines += ["## Failed configurations", "", "| Configuration | Error |", "|---|---|"]
@@ -112,44 +136,117 @@ def render_report(
     return "\n".join(lines)
 
 
+def _executive_summary(variants: Sequence[Variant], titled: bool) -> list[str]:
+    lines = ["## Executive summary", ""]
+    for variant in variants:
+        main = variant.main_records()
+        if titled:
+            lines += [f"On {variant.title()}:", ""]
+        for seq_len, head_dim in variant.main_shapes():
+            rows = _rows_of(main, seq_len, head_dim)
+            if rows:
+                lines.append(f"- {shape_summary(seq_len, head_dim, rows)}")
+        approx = [r for r in approx_records(variant.records) if metric(r, "sim_time_ns")]
+        if approx:
+            best = min(approx, key=lambda r: metric(r, "sim_time_ns") or 0.0)
+            error = dict(best.get("approx_error") or {}).get("max_rel")
+            lines.append(
+                f"- Approximate attention (its own section below): the fastest run is "
+                f"{label_of(best)} at N = {format_tokens(int(best['seq_len']))}, "
+                f"d = {best['head_dim']} ({format_ns(metric(best, 'sim_time_ns') or 0.0)}"
+                + (f", max relative error {error:.1e}" if error is not None else "")
+                + ")."
+            )
+        lines.append("")
+    return lines
+
+
+def _rows_of(
+    records: Sequence[dict[str, Any]], seq_len: int, head_dim: int
+) -> list[dict[str, Any]]:
+    return [r for r in records if int(r["seq_len"]) == seq_len and int(r["head_dim"]) == head_dim]
+
+
 def _variant_section(
     variant: Variant, titled: bool, figures: Sequence[tuple[str, str]]
 ) -> list[str]:
-    lines = [f"## {variant.title()}", ""] if titled else [f"Platform: {variant.title()}", ""]
-    for seq_len, head_dim in variant.shapes():
-        rows = [
-            r
-            for r in variant.ok_records()
-            if int(r["seq_len"]) == seq_len and int(r["head_dim"]) == head_dim
-        ]
+    lines = [f"## {variant.title()}", ""] if titled else [f"## Platform: {variant.title()}", ""]
+    main = variant.main_records()
+    for seq_len, head_dim in variant.main_shapes():
+        rows = _rows_of(main, seq_len, head_dim)
         lines += [f"### N = {format_tokens(seq_len)} tokens, d = {head_dim}", ""]
         if not rows:
             lines += ["All configurations of this shape failed.", ""]
             continue
         lines += _shape_table(rows)
+        why = why_lines(rows)
+        if why:
+            lines += ["Why:", "", *why, ""]
+    lines += _stall_section(main)
     for caption, filename in figures:
         lines += [f"![{caption}]({filename})", ""]
     return lines
 
 
-def _shape_table(rows: list[dict[str, Any]]) -> list[str]:
-    totals = [metric(r, "offchip_bytes.total") or 0.0 for r in rows]
-    scale, unit, digits = (_GIB, "GiB", 3) if max(totals) >= _GIB else (_MIB, "MiB", 2)
-    header = [column.format(unit=f"({unit})") for column in _COLUMNS]
-    baseline = next((metric(r, "sim_time_ns") for r in rows if label_of(r) == "standard"), None)
+def _stall_section(records: Sequence[dict[str, Any]]) -> list[str]:
+    """What each dataflow's PE array and Exp unit waited for, at each d's largest N."""
+    largest: dict[int, int] = {}
+    for r in records:
+        d, n = int(r["head_dim"]), int(r["seq_len"])
+        largest[d] = max(largest.get(d, n), n)
+    chosen = [r for r in records if int(r["seq_len"]) == largest[int(r["head_dim"])]]
+    if not chosen or not any(r.get("stalls") for r in chosen):
+        return []
+    causes = [c for c in STALL_CAUSES if any(
+        stall_shares(r, e).get(c, 0.0) >= 0.0005 for r in chosen for e in ("pe", "exp")
+    )]  # fmt: skip
+    lines = [
+        "### Stall causes",
+        "",
+        "Share of simulated time each compute engine sat idle with work queued, by what it "
+        "waited for (docs/replayer.md), at the largest N of each head dim. Busy is the share "
+        "it executed operations.",
+        "",
+        "| Dataflow | N | d | Engine | Busy (%) | "
+        + " | ".join(f"{stall_words(c)} (%)" for c in causes)
+        + " |",
+        "|---|---:|---:|---|---:|" + "---:|" * len(causes),
+    ]
+    for r in chosen:
+        for engine in ("pe", "exp"):
+            shares = stall_shares(r, engine)
+            busy = metric(r, f"{engine}.busy_fraction")
+            cells = [_fmt(shares.get(c), 100.0, 1) for c in causes]
+            lines.append(
+                f"| {label_of(r)} | {format_tokens(int(r['seq_len']))} | {r['head_dim']} | "
+                f"{'PE array' if engine == 'pe' else 'Exp unit'} | {_fmt(busy, 100.0, 1)} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    lines.append("")
+    return lines
+
+
+def _shape_table(rows: list[dict[str, Any]], baseline_label: str = "standard") -> list[str]:
+    labels = labels_in(rows)
+    if baseline_label not in labels:
+        baseline_label = labels[0]
+    header = [column.format(baseline=baseline_label) for column in _COLUMNS]
+    baseline = next((metric(r, "sim_time_ns") for r in rows if label_of(r) == baseline_label), None)
     by_label = {label_of(r): r for r in rows}
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
-    for label in labels_in(rows):
+    for label in labels:
         record = by_label[label]
         time_ns = metric(record, "sim_time_ns")
         speedup = baseline / time_ns if baseline and time_ns else None
         offchip = metric(record, "offchip_bytes.total")
+        closed = metric(record, "bounds.closed_form")
         cells = [
             label,
-            _fmt(time_ns, 1e-6, 3),
-            _fmt(speedup, 1.0, 2),
-            _fmt(offchip, 1.0 / scale, digits),
-            _fmt(metric(record, "bounds.closed_form"), 1.0 / scale, digits),
+            "–" if time_ns is None else format_ns(time_ns),
+            "–" if speedup is None else f"{speedup:.2f}",
+            "–" if offchip is None else format_bytes(offchip),
+            "–" if closed is None else format_bytes(closed),
             _fmt(metric(record, "pe.mac_utilization"), 100.0, 1),
             _fmt(metric(record, "exp.lane_utilization"), 100.0, 1),
             _fmt(metric(record, "memory_stall_fraction"), 100.0, 1),
@@ -159,7 +256,9 @@ def _shape_table(rows: list[dict[str, Any]]) -> list[str]:
     lines.append("")
     bounds = _bounds(rows)
     if bounds:
-        listed = ", ".join(f"{name} {v / scale:,.{digits}f} {unit}" for name, v in bounds.items())
+        listed = "; ".join(
+            f"{BOUND_NAMES.get(name, name)} {format_bytes(v)}" for name, v in bounds.items()
+        )
         lines += [f"Closed-form off-chip bounds: {listed}.", ""]
     return lines
 
@@ -183,6 +282,11 @@ def _approx_section(
     """Growth of off-chip bytes in N per dataflow, and time, traffic and error per (g, d)."""
     records = variant.ok_records()
     lines = [f"## {heading}", ""]
+    for seq_len, head_dim in _side_shapes(variant):
+        shape_rows = _rows_of(records, seq_len, head_dim)
+        if shape_rows:
+            lines += [f"### N = {format_tokens(seq_len)} tokens, d = {head_dim}", ""]
+            lines += _shape_table(shape_rows, baseline_label="attenio")
     series = slope_series(records)
     if series:
         dims = sorted({s.head_dim for s in series})
@@ -208,7 +312,7 @@ def _approx_section(
         "max|O_poly − O| / max|O|, mean relative error mean|O_poly − O| / mean|O|. "
         "The error depends on g, d and B only, not on the platform.",
         "",
-        "| d | g | B | N (tokens) | Time (ms) | Off-chip (MiB) | Speedup over attenio (×) "
+        "| d | g | B | N (tokens) | Time | Off-chip | Speedup over attenio (×) "
         "| Max rel. error | Mean rel. error |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -219,8 +323,8 @@ def _approx_section(
             str(row.degree),
             f"{row.bound:g}",
             format_tokens(row.seq_len),
-            _fmt(row.time_ns, 1e-6, 3),
-            _fmt(row.offchip_bytes, 1.0 / _MIB, 2),
+            "–" if row.time_ns is None else format_ns(row.time_ns),
+            "–" if row.offchip_bytes is None else format_bytes(row.offchip_bytes),
             "–" if speedup is None else f"{speedup:.3g}",
             f"{row.max_rel:.2e}",
             f"{row.mean_rel:.2e}",
@@ -230,6 +334,12 @@ def _approx_section(
     for caption, filename in figures:
         lines += [f"![{caption}]({filename})", ""]
     return lines
+
+
+def _side_shapes(variant: Variant) -> list[tuple[int, int]]:
+    """Shapes outside the exact-attention study (an approximate-attention side study's)."""
+    main = set(variant.main_shapes())
+    return [shape for shape in variant.shapes() if shape not in main]
 
 
 def _slope_cell(series: SlopeSeries | None) -> str:

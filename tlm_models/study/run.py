@@ -21,15 +21,18 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.workload import Workload
+from tlm_models.diagnosis import diagnose, peaks_of
 from tlm_models.energy.model import energy_section
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.resolved_run import ResolvedRun, resolve_run
 from tlm_models.result import compose_result
 from tlm_models.stl_export import write_stl
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
+from tlm_models.study.variants import format_tokens
 from tlm_models.timeline import write_chrome_json
 from tlm_models.vcd import write_vcd
 
@@ -57,6 +60,31 @@ def bounds_bytes(
     elif (formula := TRAFFIC.get(dataflow)) is not None:
         bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
+
+
+def _describe(config: RunConfig) -> str:
+    """``flash2, N = 8K, d = 64`` (and heads, parameters, overrides when set): a run's name in
+    timeline files and pictures."""
+    parts = [config.dataflow, f"N = {format_tokens(config.seq_len)}", f"d = {config.head_dim}"]
+    if config.heads != 1:
+        parts.append(f"{config.heads} heads")
+    parts += [f"{k} = {v}" for k, v in config.extra]
+    parts += list(config.overrides)
+    return ", ".join(parts)
+
+
+def _pe_mapping(platform: PlatformConfig) -> str | None:
+    """The mapping of the PE array behind the ``pe`` engine (defaults filled in)."""
+    engine = platform.engines.get("pe")
+    arrays = platform.components_of_type("pe_array")
+    if engine is not None:
+        component = platform.components[engine.component]
+    elif arrays:
+        component = arrays[0]
+    else:
+        return None
+    mapping = component.params.get("mapping")
+    return str(mapping) if mapping is not None else None
 
 
 #: Trace-header parameters that restate the run's identity or derived figures; the result
@@ -104,6 +132,7 @@ def run_one(
             stl_clock_hz,
         )
     if timeline and out.timeline is not None:
+        out.timeline.metadata["run"] = _describe(config)
         write_chrome_json(out.timeline, Path(timeline))
     if vcd and out.timeline is not None:
         write_vcd(out.timeline, Path(vcd))
@@ -136,6 +165,8 @@ def run_one(
             "reason": "--exact" if config.exact else "the dataflow marks no loop iterations",
         }
     )
+    result["peaks"] = peaks_of(info)
+    result["diagnosis"] = diagnose(result, _pe_mapping(platform))
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result

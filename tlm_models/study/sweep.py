@@ -9,7 +9,9 @@ crashes is recorded with its error and the others carry on.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,11 +67,14 @@ def run_sweep(
     retry_failed: bool = False,
     stream: TextIO | None = None,
     interactive: bool | None = None,
+    cost_of: Callable[[RunConfig], float] | None = None,
 ) -> SweepSummary:
     """Runs the configurations not yet in ``out_dir`` and records each result as it finishes.
 
     ``job`` defaults to the study runner; ``executor`` to this machine with one job per core.
-    Recorded failures are skipped too unless ``retry_failed``.
+    Recorded failures are skipped too unless ``retry_failed``. ``cost_of`` predicts a
+    configuration's cost (operations) for the ETA; it runs on a background thread while the
+    sweep runs, so a slow estimate delays only the ETA.
     """
     keys = [config.key() for config in configs]
     if len(set(keys)) != len(keys):
@@ -97,6 +102,8 @@ def run_sweep(
         skipped=len(configs) - len(to_run),
         stream=sys.stderr if stream is None else stream,
         interactive=interactive,
+        parallel=max(1, min(len(to_run), _parallelism(executor))),
+        pending=[config.key() for config in to_run],
     )
     progress.failed = sum(1 for c in configs if not wanted(c) and "error" in latest[c.key()])
     progress.done -= progress.failed
@@ -118,6 +125,8 @@ def run_sweep(
         )
 
     progress.start()
+    if cost_of is not None and to_run:
+        _estimate_in_background(to_run, cost_of, progress)
     interrupted = False
     try:
         executor.run(to_run, job, record, progress.tick)
@@ -132,6 +141,34 @@ def run_sweep(
         failed=failed,
         interrupted=interrupted,
     )
+
+
+def _parallelism(executor: SweepExecutor) -> int:
+    """How many configurations run at once (for the ETA); a cluster's is unknown: one."""
+    jobs = getattr(executor, "jobs", 1)
+    if isinstance(executor, LocalExecutor):
+        return jobs or os.cpu_count() or 1
+    return int(jobs) if isinstance(jobs, int) else 1
+
+
+def _estimate_in_background(
+    configs: Sequence[RunConfig], cost_of: Callable[[RunConfig], float], progress: Progress
+) -> None:
+    """Predicts every configuration's cost on a daemon thread and hands the costs over in one
+    go (a partial set would bias the ETA towards whatever was estimated first). The progress
+    display reads them on the sweep's thread at its next event; the handover is one
+    dictionary update under the GIL."""
+
+    def estimate() -> None:
+        costs: dict[str, float] = {}
+        for config in configs:
+            try:
+                costs[config.key()] = float(cost_of(config))
+            except Exception:  # the run itself reports what is wrong with the configuration
+                continue
+        progress.set_costs(costs)
+
+    threading.Thread(target=estimate, name="sweep-cost", daemon=True).start()
 
 
 def _record_of(outcome: JobOutcome) -> dict[str, Any]:

@@ -7,11 +7,15 @@ once more with the replayer recording a steady-state window, written to
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from tlm_models.phase import is_terminal
 from tlm_models.replay import TimelineWindow
+from tlm_models.sim_progress import SimulationProgress
 from tlm_models.study.config import RunConfig
+from tlm_models.study.cost import estimate_cost
 from tlm_models.study.plots import TIMELINE_DIR
 from tlm_models.study.run import run_one
 from tlm_models.worker import run_in_worker
@@ -35,9 +39,23 @@ def write_timelines(configs: Sequence[RunConfig], out_dir: Path) -> list[Path]:
     directory = out_dir / TIMELINE_DIR
     directory.mkdir(parents=True, exist_ok=True)
     paths = []
-    for config in excerpt_configs(configs):
+    chosen = excerpt_configs(configs)
+    for index, config in enumerate(chosen):
         path = directory / f"{config.dataflow}.json"
         if not path.exists():
-            run_in_worker(run_one, config, str(path), EXCERPT)
+            label = f"timeline {index + 1}/{len(chosen)} ({config.dataflow})"
+            progress = SimulationProgress(label, *_expected(config))
+            try:
+                run_in_worker(run_one, config, str(path), EXCERPT, progress=progress)
+            finally:
+                progress.close()
         paths.append(path)
     return paths
+
+
+def _expected(config: RunConfig) -> tuple[int, float]:
+    """Predicted operations and roofline time for the progress bar (0 when unknown)."""
+    if not is_terminal(sys.stderr):
+        return 0, 0.0  # nobody sees the bar: skip the estimate
+    cost = estimate_cost(config)
+    return cost.ops, cost.roofline_ns

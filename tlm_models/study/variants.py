@@ -46,6 +46,24 @@ class Variant:
         pairs = {(int(r["seq_len"]), int(r["head_dim"])) for r in self.records}
         return sorted(pairs, key=lambda pair: (pair[1], pair[0]))
 
+    def main_shapes(self) -> list[tuple[int, int]]:
+        """The shapes of the exact-attention study: where Standard ran, when it ran anywhere
+        (a side study's other shapes belong to its own section), else every shape with an
+        exact dataflow."""
+        exact = [r for r in self.records if r.get("dataflow") != "approx"]
+        baseline = [r for r in exact if r.get("dataflow") == "standard"]
+        pairs = {(int(r["seq_len"]), int(r["head_dim"])) for r in baseline or exact}
+        return sorted(pairs, key=lambda pair: (pair[1], pair[0]))
+
+    def main_records(self) -> list[dict[str, Any]]:
+        """The finished exact-attention runs at ``main_shapes``."""
+        shapes = set(self.main_shapes())
+        return [
+            r
+            for r in self.ok_records()
+            if r.get("dataflow") != "approx" and (int(r["seq_len"]), int(r["head_dim"])) in shapes
+        ]
+
 
 def approx_heading(variant: Variant, titled: bool) -> str:
     """The title of a variant's approximate-attention section (and the key of its figures)."""

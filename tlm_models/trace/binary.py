@@ -123,7 +123,7 @@ class BinaryTrace:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.header, self.data_offset, self.record_count = _read_header(self.path)
+        self.header, self.data_offset, self.record_count = read_header(self.path)
 
     def records(self) -> np.ndarray:
         """All records as a read-only memmap (no data is read until touched)."""
@@ -161,7 +161,8 @@ def is_binary_trace(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def _read_header(path: Path) -> tuple[TraceHeader, int, int]:
+def read_header(path: Path) -> tuple[TraceHeader, int, int]:
+    """The header, the byte offset of the first record and the number of records."""
     try:
         size = path.stat().st_size
         with open(path, "rb") as f:

@@ -1,0 +1,63 @@
+"""The cost estimate before a run: exact operation counts, and the scaled-up fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from tlm_models.dataflows import emit
+from tlm_models.dataflows.workload import Workload
+from tlm_models.errors import UserError
+from tlm_models.platform import load_platform
+from tlm_models.study import cost
+from tlm_models.study.config import RunConfig
+from tlm_models.study.cost import estimate_cost
+
+
+def _emitted(config: RunConfig) -> tuple[int, int]:
+    """Operations and MACs of the trace the run would replay, by building it."""
+    info = load_platform(config.platform_path()).info()
+    workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim)
+    ops = macs = 0
+    for chunk in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
+        ops += len(chunk)
+        matmul = chunk["kind"] == 3
+        macs += int(
+            (chunk["m"].astype(int) * chunk["n"].astype(int) * chunk["k"].astype(int))[matmul].sum()
+        )
+    return ops, macs
+
+
+def test_counts_equal_the_emitted_trace() -> None:
+    for config in (
+        RunConfig("attenio", 2048, 64),
+        RunConfig("flash2", 2048, 64),
+        RunConfig("flat", 2048, 64),
+        RunConfig("approx", 1024, 16, extra=(("degree", "2"),)),
+    ):
+        cost = estimate_cost(config, budget_s=60.0)
+        assert cost.exact
+        assert (cost.ops, cost.macs) == _emitted(config), config.dataflow
+
+
+def test_exact_attention_does_2_n2_d_macs_and_the_roofline_is_the_compute_time() -> None:
+    cost = estimate_cost(RunConfig("attenio", 2048, 64), budget_s=60.0)
+    assert cost.macs == 2 * 2048 * 2048 * 64
+    # 64 x 32 MACs at 1 GHz on platforms/attenio.yaml; its bytes take less at 128 GB/s.
+    assert cost.roofline_ns == cost.macs / (64 * 32)
+
+
+def test_past_the_budget_a_smaller_count_is_scaled_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    exact = estimate_cost(RunConfig("attenio", 8192, 64), budget_s=60.0)
+    # No time for any count above 2048: 8K and 4K give up, 2K and 1K are counted.
+    monkeypatch.setattr(cost, "_MIN_COUNTED_N", 2048)
+    scaled = estimate_cost(RunConfig("attenio", 8192, 64), budget_s=0.0)
+    assert (scaled.exact, scaled.counted_at) == (False, 2048)
+    assert "scaled from a count at N = 2,048" in scaled.describe()
+    # AttenIO's operations grow as N * ceil(N / a): from below one Q block (a = 1,985 rows at
+    # d = 64) the measured exponent overshoots, within a factor of two.
+    assert 0.5 < scaled.ops / exact.ops < 2.0
+
+
+def test_a_configuration_that_cannot_plan_raises_its_own_error() -> None:
+    with pytest.raises(UserError, match="does not fit"):
+        estimate_cost(RunConfig("flat", 1024, 64))
