@@ -64,6 +64,15 @@ def test_report_and_plot_from_results(tmp_path: Path) -> None:
     # the fake model makes AttenIO 1.5x faster than FA2 everywhere
     assert text.count("AttenIO is faster than FlashAttention-2 at every point") == 2
     assert "| 2K | 64 | 0.131 | 0.087 | 0.066 | 0.044 | 1.50x | 2.00x | 3.00x | 1.50x |" in text
+    # energy beside time: total mJ and pJ per attention FLOP (4 N^2 d) of each run
+    att = next(
+        r
+        for r in records
+        if r["dataflow"] == "attenio" and r["seq_len"] == 2048 and r["head_dim"] == 64
+    )
+    total_j = att["energy"]["total_j"]
+    per_flop = total_j * 1e12 / (4 * 2048 * 2048 * 64)
+    assert f"| {total_j * 1e3:.3f} | {per_flop:.3f} |" in text
     study.plot_crossover(records, study.QUICK, M, MACS_PER_S, tmp_path / "x.png")
     assert (tmp_path / "x.png").stat().st_size > 10_000
 

@@ -20,6 +20,7 @@ from typing import Any
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.workload import Workload
 from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.study.energy_report import pj_per_flop
 from tlm_models.study.variants import format_tokens, metric
 
 EXACT = ("standard", "flat", "flash2", "attenio")
@@ -177,6 +178,15 @@ def _mib(record: dict[str, Any] | None) -> str:
     return "—" if record is None else f"{record['offchip_bytes']['total'] / 2**20:,.1f}"
 
 
+def _energy(record: dict[str, Any] | None) -> str:
+    """Energy beside time (docs/energy.md): total mJ and pJ per attention FLOP."""
+    total = None if record is None else metric(record, "energy.total_j")
+    per_flop = None if record is None else pj_per_flop(record)
+    if total is None or per_flop is None:
+        return "— | —"
+    return f"{total * 1e3:.3f} | {per_flop:.3f}"
+
+
 def _setting_section(
     index: dict[str, dict[str, Any]], grid: StudyGrid, setting: Setting
 ) -> tuple[list[str], list[float]]:
@@ -191,8 +201,9 @@ def _setting_section(
     lines += [head, "|" + "---|" * (2 + len(EXACT) + len(EXACT) - 1 + 1)]
     ratios: list[float] = []
     detail = [
-        "| N | d | dataflow | off-chip MiB | PE busy | MAC util | Exp lane util | memory stall |",
-        "|---|---|---|---|---|---|---|---|",
+        "| N | d | dataflow | off-chip MiB | PE busy | MAC util | Exp lane util | memory stall"
+        " | energy mJ | pJ/FLOP |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for d in grid.head_dims:
         for n in grid.seq_lens:
@@ -218,7 +229,7 @@ def _setting_section(
                 detail.append(
                     f"| {format_tokens(n)} | {d} | {df} | {_mib(r)} | {_pct(r, 'pe.busy_fraction')}"
                     f" | {_pct(r, 'pe.mac_utilization')} | {_pct(r, 'exp.lane_utilization')}"
-                    f" | {_pct(r, 'memory_stall_fraction')} |"
+                    f" | {_pct(r, 'memory_stall_fraction')} | {_energy(r)} |"
                 )
     lines += [
         "",
