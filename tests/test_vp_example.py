@@ -4,6 +4,7 @@ projects find the models through ``attn-tlm config`` (CMake package and pkg-conf
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import shlex
@@ -47,12 +48,18 @@ def _gxx_line(output: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def binaries() -> tuple[Path, Path]:
+    # Every pytest-xdist worker that runs a test of this module builds here: one at a time, and
+    # the g++ binary replaced atomically, since another worker may be executing the old one.
     cmake_dir = BUILD / "cmake"
-    _run(["cmake", "-S", str(VP_DIR), "-B", str(cmake_dir), "-DCMAKE_BUILD_TYPE=Release"])
-    _run(["cmake", "--build", str(cmake_dir)])
     gxx = BUILD / "gxx" / "attn_vp"
     gxx.parent.mkdir(parents=True, exist_ok=True)
-    _run(_gxx_line(gxx))
+    with (BUILD / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _run(["cmake", "-S", str(VP_DIR), "-B", str(cmake_dir), "-DCMAKE_BUILD_TYPE=Release"])
+        _run(["cmake", "--build", str(cmake_dir)])
+        fresh = gxx.with_name(f"attn_vp.{os.getpid()}")
+        _run(_gxx_line(fresh))
+        os.replace(fresh, gxx)
     return cmake_dir / "attn_vp", gxx
 
 
