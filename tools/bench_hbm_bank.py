@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from bench_child import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = str(ROOT / "platforms" / "attenio.yaml")
@@ -47,19 +46,6 @@ def _child(argv: list[str]) -> None:
         "row_hit_rate": hbm["row_hits"]["value"] / accesses if accesses else None,
     }
     print(json.dumps(figures))
-
-
-def _run_child(*args: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, __file__, "child", *args],
-        capture_output=True,
-        text=True,
-        env={"SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1", "PATH": "/usr/bin:/bin"},
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child {args[:1]} failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
 
 
 def _write_stl(path: Path, requests: int, pattern: str) -> None:
@@ -89,7 +75,7 @@ def main() -> None:
             stl = Path(tmp) / f"{pattern}.stl"
             _write_stl(stl, args.requests, pattern)
             for level, overrides in LEVELS.items():
-                r = _run_child(str(stl), *overrides)
+                r = run_child(__file__, str(stl), *overrides)
                 hits = r["row_hit_rate"]
                 print(
                     f"| {pattern} | {level} | {r['requests'] / r['replay_wall_s'] / 1e6:.2f} | "

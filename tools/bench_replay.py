@@ -19,7 +19,6 @@ import argparse
 import json
 import math
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from bench_child import run_child
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = str(ROOT / "platforms" / "attenio.yaml")
@@ -84,19 +84,6 @@ def _child(argv: list[str]) -> None:
     sys.stdout.flush()
 
 
-def _run_child(*args: str) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, __file__, "child", *args],
-        capture_output=True,
-        text=True,
-        env={"SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1", "PATH": "/usr/bin:/bin"},
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"child {args[:2]} failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def _write_trace(path: Path, ops: int) -> int:
     from tlm_models.dataflows import emit
     from tlm_models.platform import load_platform
@@ -139,7 +126,7 @@ def main() -> None:
             ("with SRAM traffic", ()),
             ("without PE/Exp SRAM traffic", NO_SRAM_TRAFFIC),
         ):
-            r = _run_child("file", str(trace), *overrides)
+            r = run_child(__file__, "file", str(trace), *overrides)
             rate = r["ops"] / r["replay_wall_s"] / 1e6
             goal = (
                 f"; goal >= 5 M ops/s: {'met' if rate >= 5 else 'NOT met'}" if not overrides else ""
@@ -151,7 +138,7 @@ def main() -> None:
             )
         trace.unlink()
         if not args.skip_big:
-            r = _run_child("emit", str(args.big_ops), *NO_SRAM_TRAFFIC)
+            r = run_child(__file__, "emit", str(args.big_ops), *NO_SRAM_TRAFFIC)
             print(
                 f"replay streamed from the emitter  {r['ops']:,} ops in "
                 f"{r['replay_wall_s']:.2f} s = {r['ops'] / r['replay_wall_s'] / 1e6:.2f} M ops/s "
@@ -159,7 +146,7 @@ def main() -> None:
             )
         stl = Path(tmp) / "stream.stl"
         _write_stl(stl, args.stl_requests)
-        r = _run_child("stl", str(stl))
+        r = run_child(__file__, "stl", str(stl))
         print(
             f"STL replay                        {r['requests']:,} requests in "
             f"{r['replay_wall_s']:.2f} s = {r['requests'] / r['replay_wall_s'] / 1e6:.2f} M "
