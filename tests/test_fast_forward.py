@@ -108,12 +108,12 @@ def _compare(exact: dict[str, Any], fast: dict[str, Any]) -> tuple[float, str]:
     return worst, where
 
 
-def _check(dataflow: str, seq_len: int, head_dim: int) -> dict[str, Any]:
-    exact = run_in_worker(replay_stats, dataflow, seq_len, head_dim, False)
-    fast = run_in_worker(replay_stats, dataflow, seq_len, head_dim, True)
+def _check(dataflow: str, seq_len: int, head_dim: int, **workload: Any) -> dict[str, Any]:
+    exact = run_in_worker(replay_stats, dataflow, seq_len, head_dim, False, **workload)
+    fast = run_in_worker(replay_stats, dataflow, seq_len, head_dim, True, **workload)
     worst, where = _compare(exact, fast)
     section = fast["fast_forward"]
-    print(f"{dataflow} N={seq_len} d={head_dim}: {section} worst {worst:.3g} at {where}")
+    print(f"{dataflow} N={seq_len} d={head_dim} {workload}: {section} worst {worst:.3g} at {where}")
     assert worst <= BOUND, f"{where} differs by {worst:.3g}"
     for tensor_bytes in ("offchip_read", "offchip_write"):  # bytes stay exact
         assert fast["stats"][f"replay/{tensor_bytes}"] == exact["stats"][f"replay/{tensor_bytes}"]
@@ -124,6 +124,22 @@ def _check(dataflow: str, seq_len: int, head_dim: int) -> dict[str, Any]:
 def test_fast_forward_matches_exact_replay_small(dataflow: str, seq_len: int) -> None:
     section = _check(dataflow, seq_len, 64)
     assert section["skipped_iterations"] > 0
+
+
+def test_fast_forward_never_skips_blocks_that_change_along_the_diagonal() -> None:
+    # Causal: every block sees more keys than the one before, so no two iterations repeat and
+    # nothing is skipped.
+    section = _check("flash2", 2048, 64, mask="causal")
+    assert section["skipped_iterations"] == 0
+
+
+def test_fast_forward_skips_only_the_repeating_sliding_window_blocks() -> None:
+    # Sliding window over two heads: the blocks past the first window repeat, but each head's
+    # first blocks see fewer keys; a skip planned in head 0 stops before head 1 begins, so
+    # every counter and byte still matches the exact replay.
+    # (128 blocks a head: the emitter runs about 64 one-tile blocks ahead of the replay)
+    section = _check("flash2", 8192, 64, heads=2, mask="sliding", window=256)
+    assert 0 < section["skipped_iterations"] < 128 - 5
 
 
 @pytest.mark.slow

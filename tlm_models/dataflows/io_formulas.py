@@ -13,6 +13,7 @@ from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
+from tlm_models.dataflows.query_blocks import key_intervals, query_blocks
 from tlm_models.dataflows.standard import standard_tiling
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -58,19 +59,55 @@ def _streamed(w: Workload, q_rows: int, extra: dict[str, int]) -> dict[str, int]
     return {k: v * w.head_count for k, v in per_head.items()}
 
 
+def block_keys(w: Workload, rows: int) -> list[tuple[int, int]]:
+    """(query rows, keys seen) of each block of ``rows`` of one K/V head's group: the group's
+    g * Nq rows head-major, a block seeing the union of its positions' key ranges."""
+    return [
+        (r, sum(hi - lo for lo, hi in key_intervals(w, f, r))) for f, r in query_blocks(w, rows)
+    ]
+
+
+def causal_keys_per_head(nq: int, nk: int, rows: int) -> int:
+    """Keys loaded per head by blocks of ``rows`` queries under a causal mask, when blocks do
+    not cross heads: block b ends at query min((b+1)R, Nq) - 1 and sees that many keys plus
+    Nk - Nq, so the sum is nb (Nk - Nq) + R nb (nb - 1) / 2 + Nq, nb = ceil(Nq / R)."""
+    nb = _ceil(nq, rows)
+    return nb * (nk - nq) + rows * nb * (nb - 1) // 2 + nq
+
+
+def online_softmax_elements(w: Workload, rows: int) -> dict[str, int]:
+    """FlashAttention-2 and AttenIO with blocks of ``rows`` query rows: Q and O once, K and V
+    rows once per block that sees them. Mask none: K = V = Hkv B Nk d ceil(g Nq / R), which is
+    Nd + 2Nd ceil(N/R) + Nd for self-attention; causal (blocks within a head): Hkv B g d
+    (nb (Nk - Nq) + R nb (nb - 1)/2 + Nq) (:func:`causal_keys_per_head`); otherwise the sum
+    over blocks of the keys each sees (:func:`block_keys`)."""
+    qo = w.head_count * w.tensor_elements
+    kv = w.kv_head_count * w.head_dim * sum(keys for _, keys in block_keys(w, rows))
+    return {"Q": qo, "K": kv, "V": kv, "O": qo}
+
+
+def online_softmax_macs(w: Workload, rows: int) -> int:
+    """MACs of FlashAttention-2 and AttenIO: S = Q K^T and O += P V over the keys each block
+    loads, 2 d (rows x keys) per block, all K/V heads."""
+    return w.kv_head_count * 2 * w.head_dim * sum(r * keys for r, keys in block_keys(w, rows))
+
+
 def attenio_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4))."""
+    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4)) for dense
+    self-attention; masks, GQA and decode: :func:`online_softmax_elements` with R = a."""
     a = attenio_tiling(w, p, params)
-    return Traffic("attenio", _streamed(w, a, {}), w.elem_bytes, {"a": a})
+    return Traffic("attenio", online_softmax_elements(w, a), w.elem_bytes, {"a": a})
 
 
 def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
     """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d), whatever the tiling of Bc
-    and the overlap."""
+    and the overlap, for dense self-attention; masks, GQA and decode:
+    :func:`online_softmax_elements` with R = Br."""
     variant = resolve("flash2", params)
     buffers = 2 if variant["overlap"] == "double" else 1
     t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
-    return Traffic("flash2", _streamed(w, t.br, {}), w.elem_bytes, {"br": t.br, "bc": t.bc})
+    elements = online_softmax_elements(w, t.br)
+    return Traffic("flash2", elements, w.elem_bytes, {"br": t.br, "bc": t.bc})
 
 
 def standard_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
