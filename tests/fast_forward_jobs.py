@@ -25,8 +25,8 @@ def replay_stats(
         dataflow, Workload(seq_len=seq_len, head_dim=head_dim, **shape), config.info(),
         FAST_FORWARD_CHUNK_OPS,
     )  # fmt: skip
-    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
     assert emitted.iterations is not None
+    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
     out = replay_in_this_process(config, emitted.header, emitted.chunks, fast_forward=ff)
     values = {**flatten(out.replay, "replay")[0], **flatten(out.platform, "platform")[0]}
     return {
