@@ -14,14 +14,8 @@ from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
-from tlm_models.dataflows.io_formulas import (
-    TRAFFIC,
-    block_keys,
-    causal_keys_per_head,
-    online_softmax_elements,
-    online_softmax_macs,
-)
-from tlm_models.dataflows.query_blocks import block_plan, key_intervals, query_blocks
+from tlm_models.dataflows.io_formulas import TRAFFIC, online_softmax_elements, online_softmax_macs
+from tlm_models.dataflows.query_blocks import QueryBlock, block_plan, block_shape, query_blocks
 from tlm_models.fast_forward import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.reference import workload_attention
@@ -114,24 +108,15 @@ def test_offchip_elements_equal_the_closed_forms_on_a_grid(name: str) -> None:
 @pytest.mark.parametrize("w", GRID[::3], ids=lambda w: w.describe())
 def test_blocks_load_exactly_the_keys_their_rows_see(w: Workload) -> None:
     # Independent of the tiling: a block's keys are the columns of the mask matrix any of its
-    # rows (head-major over the group: flat row f is query position f mod Nq) sees.
+    # positions sees; the closed form sums them over the blocks.
     visible = w.mask_matrix()
     for rows in (1, 7, 16, 64):
-        expected = []
-        for first, count in query_blocks(w, rows):
-            positions = [f % w.seq_len for f in range(first, first + count)]
-            expected.append((count, int(visible[positions].any(axis=0).sum())))
-        assert block_keys(w, rows) == expected
-
-
-@pytest.mark.parametrize(("nq", "nk", "rows"), [(64, 64, 16), (50, 50, 16), (30, 200, 7)])
-def test_causal_closed_form(nq: int, nk: int, rows: int) -> None:
-    for g in (1, 2):
-        w = Workload(nq, 8, heads=g, kv_heads=1, kv_len=nk, mask="causal")
-        if g > 1 and nq % rows:
-            continue  # blocks cross heads: the sum over blocks, not this form
-        keys = sum(k for _, k in block_keys(w, rows))
-        assert keys == g * causal_keys_per_head(nq, nk, rows)
+        blocks = query_blocks(w, block_shape(w, rows))
+        for bc in (1, 5):
+            keys = [block_plan(w, blk, bc).keys for blk in blocks]
+            expected = [int(visible[b.row0 : b.row0 + b.rows].any(axis=0).sum()) for b in blocks]
+            assert keys == expected
+        assert online_softmax_elements(w, rows)["K"] == w.head_dim * sum(expected)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -202,15 +187,15 @@ def test_iteration_kinds_stop_a_skip_at_the_first_differing_iteration() -> None:
         IterationControl(4, ["a"] * 3)
 
 
-def _tiles_one_by_one(w: Workload, first: int, rows: int, bc: int) -> list[tuple[int, int, bool]]:
+def _tiles_one_by_one(w: Workload, blk: QueryBlock, bc: int) -> list[tuple[int, int, bool]]:
     """(key, width, masked) of every tile, from the definition: a tile is masked unless every
     row of the block sees all of its keys."""
-    seen = w.mask_matrix()[[f % w.seq_len for f in range(first, first + rows)]]
+    seen = w.mask_matrix()[blk.row0 : blk.row0 + blk.rows]
+    lo, hi = w.block_key_range(blk.row0, blk.rows)
     tiles = []
-    for lo, hi in key_intervals(w, first, rows):
-        for key in range(lo, hi, bc):
-            width = min(bc, hi - key)
-            tiles.append((key, width, not seen[:, key : key + width].all()))
+    for key in range(lo, hi, bc):
+        width = min(bc, hi - key)
+        tiles.append((key, width, not seen[:, key : key + width].all()))
     return tiles
 
 
@@ -218,12 +203,12 @@ def _tiles_one_by_one(w: Workload, first: int, rows: int, bc: int) -> list[tuple
 def test_tile_runs_are_the_tiles_one_by_one(bc: int) -> None:
     for w in GRID[::2]:
         for rows in (1, 5, 16):
-            for first, count in query_blocks(w, rows):
-                plan = block_plan(w, first, count, bc)
+            for blk in query_blocks(w, block_shape(w, rows)):
+                plan = block_plan(w, blk, bc)
                 tiles = [
                     (run.key0 + i * bc, run.width, run.masked)
                     for run in plan.runs
                     for i in range(run.count)
                 ]
-                assert tiles == _tiles_one_by_one(w, first, count, bc), (w.describe(), first)
+                assert tiles == _tiles_one_by_one(w, blk, bc), (w.describe(), blk)
                 assert plan.runs[0].count == 1  # the first tile initialises m, l, O alone

@@ -4,10 +4,10 @@ Per Q block: load Q (overlapping the previous block's normalisation), scale it b
 then for each K/V tile the block needs (``query_blocks.py``: causal and sliding masks skip
 the rest): load K_j and V_j into rotating buffers (each load waits for the last reader of its
 buffer: write-after-read), run the dataflow's tile body (masking S first when the tile
-crosses a mask edge), and finally O /= l and store O. A block holds consecutive rows of one
-K/V head's group of query heads, so grouped-query attention reads each K/V tile once for all
-of them. Only the tile body differs between the dataflows; it is recorded once per tile shape
-as a template and tiled by address relocation.
+crosses a mask edge), and finally O /= l and store O. A block stacks query rows of the heads
+of one K/V head's group (``query_blocks.py``), so grouped-query attention reads each K/V tile
+once for all of them. Only the tile body differs between the dataflows; it is recorded once
+per tile shape as a template and tiled by address relocation.
 """
 
 from __future__ import annotations
@@ -25,11 +25,18 @@ from tlm_models.dataflows.builder import (
     Template,
     TraceBuilder,
 )
-from tlm_models.dataflows.query_blocks import BlockPlan, block_plan, query_blocks
-from tlm_models.dataflows.row_blocks import load_rows, normalise_and_store_o, scale_q
+from tlm_models.dataflows.query_blocks import (
+    BlockPlan,
+    block_plan,
+    block_shape,
+    load_block,
+    query_blocks,
+    store_block,
+)
+from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.fast_forward import IterationControl
-from tlm_models.trace.record import MATMUL_SCALE_ROWS, OpKind, VectorOp, src2
+from tlm_models.trace.record import MATMUL_SCALE_ROWS, Broadcast, OpKind, VectorOp, src2
 
 
 @dataclass(frozen=True)
@@ -119,22 +126,20 @@ class OnlineSoftmaxLoop:
         self.q_overlap = q_overlap
         w = setup.workload
         self.fill = mask_fill(w.elem_bytes)
-        #: Per K/V head, the group's Q row blocks and their tiles: the outer loop (the
-        #: iterations fast-forward may skip) is every K/V head's blocks in turn.
-        self.group_blocks = query_blocks(w, br)
-        self.plans = [block_plan(w, f, rows, bc) for f, rows in self.group_blocks]
-        self.blocks = [
-            (kv, f, rows) for kv in range(w.kv_head_count) for f, rows in self.group_blocks
-        ]
-        per_group = [p.tiles for p in self.plans]
+        #: Blocks of stacked query rows, K/V head by K/V head: the outer loop (the iterations
+        #: fast-forward may skip).
+        self.blocks = query_blocks(w, block_shape(w, br))
+        plans: dict[tuple[int, int, int], BlockPlan] = {}
+        self.plans: list[BlockPlan] = []
+        for blk in self.blocks:
+            key = (blk.row0, blk.rows, blk.heads)
+            if key not in plans:
+                plans[key] = block_plan(w, blk, bc)
+            self.plans.append(plans[key])
         #: K/V tiles before each block (the K/V buffers rotate per tile, skipped ones included)
-        self.tiles_before = np.concatenate(
-            [[0], np.cumsum(np.tile(per_group, w.kv_head_count))]
-        ).astype(np.int64)
-        signatures = [p.signature(w) for p in self.plans]
-        self.iterations = IterationControl(
-            len(self.blocks), [signatures[i % len(signatures)] for i in range(len(self.blocks))]
-        )
+        self.tiles_before = np.concatenate([[0], np.cumsum([p.tiles for p in self.plans])])
+        signature = {id(p): p.signature(w) for p in plans.values()}
+        self.iterations = IterationControl(len(self.blocks), [signature[id(p)] for p in self.plans])
         self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
 
     def _template(
@@ -217,49 +222,45 @@ class OnlineSoftmaxLoop:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, bufs = self.setup, self.bufs
         w = s.workload
-        g = w.group
         row_bytes = w.head_dim * s.elem_bytes
         b = TraceBuilder(s.header, chunk_ops)
         blocks = self.blocks
         kv_prev: RepeatResult | None = None
         last_store: int | None = None
-        qload = load_rows(b, s, "Q", bufs.q.addr, blocks[0][2])
+        qload = load_block(b, s, bufs.q.addr, blocks[0])
         index = 0
         while index < len(blocks):
-            kv, first, rows = blocks[index]
-            plan = self.plans[index % len(self.plans)]
+            blk, plan = blocks[index], self.plans[index]
             self.iterations.mark(index, b.next_index)
-            scale_q(b, s, bufs.q.addr, rows, deps=[qload])
-            kv_off = s.base("K", kv) - s.base("K", 0)
+            scale_q(b, s, bufs.q.addr, blk.height, deps=[qload])
+            kv_off = s.base("K", blk.kv_head) - s.base("K", 0)
             tiles_done = int(self.tiles_before[index])
             for run in plan.runs:
-                shape = TileShape(rows, run.width, run.index == 0, self._mask(plan, run.masked))
-                tpl, reloc = self._template(b, shape)
+                mask = self._mask(plan, run.masked)
+                tpl, reloc = self._template(
+                    b, TileShape(blk.height, run.width, run.index == 0, mask)
+                )
                 offsets = self._offsets(
-                    reloc, run.index, tiles_done, kv_off + run.key0 * row_bytes,
+                    reloc, run.index, tiles_done + run.index, kv_off + run.key0 * row_bytes,
                     plan.diagonal(w, run.key0),
                 )  # fmt: skip
                 kv_prev = yield from b.repeat(
                     tpl, run.count, offsets, first=kv_prev, ext={"o_free": last_store}
                 )
-                tiles_done += run.count
             last_smm = kv_prev.handle("smm") if kv_prev else None
             following = self.iterations.following(index)
             nxt = blocks[following] if following < len(blocks) else None
             if nxt is not None and self.q_overlap:
                 # Q of the next block streams in while O_i is normalised: it only waits for the
                 # last reader of the Q buffer.
-                qload = load_rows(
-                    b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0] * g, row0=nxt[1], deps=[last_smm]
-                )
-            last_store = normalise_and_store_o(
-                b, s, bufs.o.addr, bufs.l.addr, rows, head=kv * g, row0=first
-            )
+                qload = load_block(b, s, bufs.q.addr, nxt, deps=[last_smm])
+            norm = b.vector(
+                VectorOp.DIV, bufs.o.addr, bufs.o.addr, blk.height, w.head_dim,
+                src1=bufs.l.addr, bcast=Broadcast.ROW,
+            )  # fmt: skip
+            last_store = store_block(b, s, bufs.o.addr, blk, deps=[norm])
             if nxt is not None and not self.q_overlap:
-                qload = load_rows(
-                    b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0] * g, row0=nxt[1],
-                    deps=[last_store - 1],
-                )  # fmt: skip
+                qload = load_block(b, s, bufs.q.addr, nxt, deps=[norm])
             yield from b.ready()
             index = following
         yield from b.finish()
@@ -267,5 +268,4 @@ class OnlineSoftmaxLoop:
     def _mask(self, plan: BlockPlan, masked: bool) -> TileMask | None:
         if not masked:
             return None
-        phase = plan.position if plan.period else 0
-        return TileMask(self.setup.workload.window, plan.period, phase, self.fill)
+        return TileMask(self.setup.workload.window, plan.period, 0, self.fill)

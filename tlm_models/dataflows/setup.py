@@ -53,6 +53,8 @@ class DataflowSetup:
     scratch: OnChipAllocator
     kvbuf: OnChipAllocator | None
     tensor: dict[str, int] = field(default_factory=dict)  # name -> header index
+    #: name -> (address of head 0, bytes per head): ``base`` is called per block
+    _bases: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def elem_bytes(self) -> int:
@@ -60,9 +62,13 @@ class DataflowSetup:
 
     def base(self, name: str, head: int = 0) -> int:
         """Absolute address of tensor ``name``'s element [head, 0, 0]."""
+        start, per_head = self._bases.get(name) or self._tensor_base(name)
+        return start + head * per_head
+
+    def _tensor_base(self, name: str) -> tuple[int, int]:
         info = self.header.tensors[self.tensor[name]]
-        per_head = int(np.prod(info.shape[1:])) * info.elem_bytes
-        return info.base + head * per_head
+        self._bases[name] = (info.base, int(np.prod(info.shape[1:])) * info.elem_bytes)
+        return self._bases[name]
 
     def layout(self) -> str:
         parts = [self.scratch.layout()]
