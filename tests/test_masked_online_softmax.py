@@ -72,6 +72,25 @@ def test_computes_masked_attention_in_every_adversarial_order(name: str, case: s
     assert worst_error(header, recs, p, _inputs(w), truth) < TOL
 
 
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("flash2", {"overlap": "none"}),
+        ("flash2", {"overlap": "double"}),
+        ("attenio", {"rescale": "separate", "stage": "3"}),
+    ],
+)
+def test_variants_compute_masked_grouped_attention(name: str, params: dict[str, str]) -> None:
+    # Stacked heads (Q and O in one piece per head) with masks, in every variant's ordering.
+    w, p = CASES["gqa-causal"], attenio_machine(2 * KIB)
+    header, recs = emit_all(name, w, p, params=params)
+
+    def truth(_h: TraceHeader, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return workload_attention(w, inputs["Q"], inputs["K"], inputs["V"])
+
+    assert worst_error(header, recs, p, _inputs(w), truth) < TOL
+
+
 def test_attenio_streamed_stages_stay_exact_with_masks() -> None:
     # Forwarded granules of the streamed softmax stages interleave with the masked scores.
     w = Workload(24, 8, heads=2, kv_heads=1, mask="sliding", window=5)
