@@ -3,7 +3,8 @@ section when approx ran (traffic growth in N, time and accuracy trade-off), and 
 configurations.
 
 Every column carries its unit; speedups compare each dataflow with Standard on the same
-variant (platform, overrides, heads).
+variant (platform, overrides, heads, workload kind); a sweep with several kinds of workload
+(causal and not, prefill and decode) also gets them side by side (``workload_report``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from tlm_models.study.variants import (
     labels_in,
     metric,
 )
+from tlm_models.study.workload_report import workload_section
 
 __all__ = ["REPORT_FILE", "load_results", "render_report", "write_report"]
 
@@ -114,6 +116,7 @@ def render_report(
         if approx_records(variant.records) or _side_shapes(variant):
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))
+    lines += workload_section(records)
     for axis in swept_axes(records):
         lines += _design_section(axis, figures.get(design_heading(axis), ()))
     whole = figures.get("", ())
