@@ -252,3 +252,14 @@ def test_demo_model_entries_use_what_the_dataflows_support(
         (8, 32, 8, 1, 8192)
     }
     assert {c.mask for c in configs if c.model == "gpt3-175b"} == {"causal", "none"}
+
+
+def test_workloads_page_lists_every_preset_as_the_table_has_it() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "workloads.md").read_text()
+    for m in MODELS.values():
+        window = m.window or "–"
+        row = (
+            f"| `{m.name}` | {m.title} | {m.heads} | {m.kv_heads} ({m.kind}) | {m.head_dim} | "
+            f"{window} | {m.layers} | {m.source} |"
+        )
+        assert row in page

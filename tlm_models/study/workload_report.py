@@ -14,6 +14,7 @@ from typing import Any
 
 from tlm_models.readable import format_bytes, format_ns
 from tlm_models.study.config import DATAFLOWS, format_tokens, record_workload_words
+from tlm_models.study.table import workload_rank
 from tlm_models.study.variants import label_of, metric
 
 __all__ = ["WORKLOADS_HEADING", "workload_section"]
@@ -41,8 +42,7 @@ def _order(record: dict[str, Any]) -> tuple[Any, ...]:
         label_of(record),
         int(record.get("head_dim", 0)),
         int(record.get("kv_len") or record.get("seq_len", 0)),
-        str(record.get("phase", "prefill")),
-        str(record.get("mask", "none")),
+        *workload_rank(record),
         int(record.get("seq_len", 0)),
     )
 
