@@ -12,6 +12,11 @@ traffic of: "columns", H for c value columns at a time (K and Q re-read per colu
 T = 2Nd*ceil(d/c) + 2Nd); "features", H in feature blocks of w-variable group combinations
 (``feature_groups.py``) with the partial [D | numerators] rows kept off chip between blocks,
 T = 2NL + NdB + Nd + 2N(d+1)(B-1) (B blocks, L K/Q columns loaded per row over all blocks).
+
+H is built once per K/V head and read by the query rows of all heads of its group. Masks use
+the prefix form: keys enter H in order (a sliding window subtracts each key that leaves it)
+and each query row reads H at its position, its features scaled by the folded factors since
+H, read at every prefix, stays unscaled.
 """
 
 from __future__ import annotations
@@ -104,17 +109,22 @@ class ApproxTiling:
 
     def row_traffic(self, head_dim: int) -> dict[str, int]:
         """Off-chip elements per query/key row and head, per tensor (times N is exact)."""
+        return self.key_row_traffic(head_dim) | self.query_row_traffic(head_dim)
+
+    def key_row_traffic(self, head_dim: int) -> dict[str, int]:
+        """Off-chip elements per K/V row a K/V head adds to (or removes from) H."""
+        d = head_dim
+        if self.groups is not None:
+            return {"K": self.groups.loaded_cols, "V": d * self.blocks}
+        return {"K": d * self.blocks, "V": d}
+
+    def query_row_traffic(self, head_dim: int) -> dict[str, int]:
+        """Off-chip elements per query row and query head."""
         d = head_dim
         if self.groups is not None:
             b = self.blocks
-            return {
-                "Q": self.groups.loaded_cols,
-                "K": self.groups.loaded_cols,
-                "V": d * b,
-                "O": d,
-                PARTIAL: 2 * (d + 1) * (b - 1),
-            }
-        return {"Q": d * self.blocks, "K": d * self.blocks, "V": d, "O": d}
+            return {"Q": self.groups.loaded_cols, "O": d, PARTIAL: 2 * (d + 1) * (b - 1)}
+        return {"Q": d * self.blocks, "O": d}
 
     def tile(self) -> dict[str, int | str]:
         """The parameters that set the traffic (header params and ``bounds`` columns)."""
@@ -159,11 +169,24 @@ def _feature_tiling(d: int, degree: int, r: int, capacity: int) -> ApproxTiling 
 
 
 def approx_tiling(workload: Workload, capacity: int, degree: int) -> ApproxTiling:
-    """Case I when H fits; else the column or feature tiling with less traffic (ties: columns)."""
+    """Case I when H fits; else the column or feature tiling with less traffic (ties: columns).
+    Masked (prefix form): H in column blocks only, with r more elements for the scaled query
+    features and r for the folded factors."""
     d = workload.head_dim
     r = feature_count(d, degree)
-    columns = _column_tiling(d, r, capacity)
+    prefix = workload.mask != "none"
+    columns = _column_tiling(d, r, capacity - (2 * r if prefix else 0))
     if columns is not None and columns.case == "I":
+        return columns
+    if prefix:
+        if columns is None:
+            raise UserError(
+                f"approx with mask={workload.mask} (prefix form: each query row reads H as it "
+                f"stands at its position) keeps H of r = {r} features by at least one value "
+                f"column on chip and needs M >= {2 * (r + 4) + 4 * r} elements, M = {capacity}; "
+                "feature blocks, which spill partial sums between blocks, cannot follow a "
+                "prefix of H"
+            )
         return columns
     features = _feature_tiling(d, degree, r, capacity)
     options = [t for t in (columns, features) if t is not None]
@@ -185,6 +208,9 @@ class _Buffers:
     u: tuple[Buffer, Buffer]  # feature rows: [1, x_0..x_{d-1}, degree 2.., degree g]
     vs: tuple[Buffer, Buffer]  # [1, v_col0 .. v_col0+c-1]
     o: tuple[Buffer, Buffer]  # [D_i, numerators]
+    #: Prefix form only: the query features times the folded factors, and those factors.
+    scaled: Buffer | None = None
+    factors: Buffer | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +219,9 @@ class _Shape:
     width: int  # value columns in this block
     first: bool  # pass 1's first row: overwrites H instead of accumulating
     init: bool  # the trace's first row: also writes the constant ones
+    #: Prefix form: a K/V row leaving the window is subtracted from H (keys), or a query row
+    #: scales its features by the folded factors, H being unscaled (queries).
+    prefix: bool = False
 
 
 _FIELDS = ("src0", "src1", "dst")
@@ -329,8 +358,20 @@ class _ApproxEmitter:
                 for dst in (bufs.u[1].addr, vs, bufs.vs[1].addr):
                     tpl.vector(VectorOp.COPY, dst, one, 1, 1)
             self._generate(tpl, ldk)
+            if shape.init and bufs.factors is not None:
+                # A row of ones (from the generated features) the factor runs then scale.
+                f = bufs.factors.addr
+                tpl.vector(VectorOp.MUL, f, u, 1, r, bcast=Broadcast.SCALAR, scalar=0.0)
+                tpl.vector(VectorOp.ADD, f, f, 1, r, bcast=Broadcast.SCALAR, scalar=1.0)
+            feats = u
+            if shape.prefix:  # leaving the window: H -= u2^T [1 | v]
+                assert bufs.scaled is not None
+                feats = bufs.scaled.addr
+                tpl.vector(
+                    VectorOp.MUL, feats, u, 1, r, bcast=Broadcast.SCALAR, scalar=-1.0, deps=[ldk]
+                )
             tpl.roles["mm"] = tpl.matmul(
-                u, vs, h, r, c + 1, 1, accumulate=not shape.first, deps=[ldk, ldv]
+                feats, vs, h, r, c + 1, 1, accumulate=not shape.first, deps=[ldk, ldv]
             )
         else:
             ldq = tpl.load(
@@ -338,7 +379,12 @@ class _ApproxEmitter:
             )
             offchip.append(("src0", ldq, "row"))
             self._generate(tpl, ldq)
-            tpl.roles["mm"] = tpl.matmul(u, h, o, 1, c + 1, r, deps=[ldq, Prev("st", 2)])
+            feats = u
+            if shape.prefix:  # H is unscaled: the query features carry the factors
+                assert bufs.scaled is not None and bufs.factors is not None
+                feats = bufs.scaled.addr
+                tpl.vector(VectorOp.MUL, feats, u, 1, r, src1=bufs.factors.addr, deps=[ldq])
+            tpl.roles["mm"] = tpl.matmul(feats, h, o, 1, c + 1, r, deps=[ldq, Prev("st", 2)])
             div = tpl.vector(VectorOp.DIV, o + eb, o + eb, 1, c, src1=o, bcast=Broadcast.ROW)
             tpl.roles["st"] = tpl.store(
                 o + eb, s.base("O"), 1, c * eb, tensor=s.tensor["O"], deps=[div]
@@ -353,15 +399,15 @@ class _ApproxEmitter:
         offchip: list[tuple[str, int, str]],
         row0: int,
         parity0: int,
-        head: int,
+        head_bytes: int,
         col0: int,
     ) -> OffsetFn:
-        """Per-row off-chip addresses and the double-buffer parity of u, vs, o."""
+        """Per-row off-chip addresses (from ``head_bytes``, the head's first row) and the
+        double-buffer parity of u, vs, o."""
         s, bufs = self.setup, self.bufs
-        eb, d, n = s.elem_bytes, s.workload.head_dim, s.workload.seq_len
-        head_off = head * n * d * eb
+        eb, d = s.elem_bytes, s.workload.head_dim
         moves = [
-            (f, col, head_off + (col0 * eb if kind == "col" else 0), d * eb)
+            (f, col, head_bytes + (col0 * eb if kind == "col" else 0), d * eb)
             for f, col, kind in offchip
         ]
         return row_offsets(tpl, (bufs.u, bufs.vs, bufs.o), moves, row0, parity0)
@@ -369,34 +415,107 @@ class _ApproxEmitter:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, t = self.setup, self.tiling
         w = s.workload
-        n, d = w.seq_len, w.head_dim
-        b = TraceBuilder(s.header, chunk_ops)
-        prev: RepeatResult | None = None
-        last_store: int | None = None
-        rows_done = 0
-        init = True
-        for head in range(w.head_count):
+        d = w.head_dim
+        self.b = b = TraceBuilder(s.header, chunk_ops)
+        self.prev: RepeatResult | None = None
+        self.last_store: int | None = None
+        self.rows_done = 0
+        self.init = True
+        # Stores that last read o.0 and o.1 (prefix form: query rows interleave with keys).
+        self.o_readers: list[int | None] = [None, None]
+        for kv in range(w.kv_head_count):
             for block in range(t.blocks):
                 col0 = block * t.cols
                 width = min(t.cols, d - col0)
-                loops = [(_Shape(True, width, True, init), 0, 1)]
-                if n > 1:
-                    loops.append((_Shape(True, width, False, False), 1, n - 1))
-                init = False
-                for shape, row0, count in loops:
-                    tpl, offchip = self._template(b, shape)
-                    offsets = self._offsets(tpl, offchip, row0, rows_done, head, col0)
-                    prev = yield from b.repeat(
-                        tpl, count, offsets, first=prev, ext={"o_free": last_store}
-                    )
-                    rows_done += count
-                yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
-                tpl, offchip = self._template(b, _Shape(False, width, False, False))
-                offsets = self._offsets(tpl, offchip, 0, rows_done, head, col0)
-                prev = yield from b.repeat(tpl, n, offsets, first=prev)
-                rows_done += n
-                last_store = prev.handle("st")
+                self.o_readers = [None, None]  # the first key row waits for every store
+                if w.mask == "none":
+                    yield from self._keys(kv, 0, w.kv_len, width, col0, fresh=True)
+                    yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
+                    yield from self._queries(kv, 0, w.group * w.seq_len, width, col0)
+                else:
+                    yield from self._prefix(kv, width, col0)
         yield from b.finish()
+
+    def _repeat(
+        self, shape: _Shape, row0: int, count: int, head_bytes: int, col0: int
+    ) -> Generator[np.ndarray, None, None]:
+        tpl, offchip = self._template(self.b, shape)
+        offsets = self._offsets(tpl, offchip, row0, self.rows_done, head_bytes, col0)
+        first = self.prev
+        if shape.prefix and not shape.keys and first is not None:
+            # The stores that last read o of this row's parity and of the other one.
+            par = self.rows_done % 2
+            first = RepeatResult(dict(first.handles))
+            for back, p in ((2, par), (1, 1 - par)):
+                handle = self.o_readers[p]
+                if handle is None:
+                    first.handles.pop(("st", -back), None)
+                else:
+                    first.handles[("st", -back)] = handle
+        self.prev = yield from self.b.repeat(
+            tpl, count, offsets, first=first, ext={"o_free": self.last_store}
+        )
+        if not shape.keys:
+            self.last_store = self.prev.handle("st")
+            for back in (1, 2):
+                if back <= count:
+                    par = (self.rows_done + count - back) % 2
+                    self.o_readers[par] = self.prev.handle("st", back)
+        self.rows_done += count
+
+    def _keys(
+        self,
+        kv: int,
+        row0: int,
+        count: int,
+        width: int,
+        col0: int,
+        fresh: bool = False,
+        drop: bool = False,
+    ) -> Generator[np.ndarray, None, None]:
+        """Add (``drop``: subtract) K/V rows row0 .. row0+count-1 of K/V head ``kv`` to H;
+        ``fresh``: the first of them overwrites H (the trace's first also makes constants)."""
+        s, w = self.setup, self.setup.workload
+        head_bytes = kv * w.kv_len * w.head_dim * s.elem_bytes
+        if fresh:
+            shape = _Shape(True, width, True, self.init)
+            yield from self._repeat(shape, row0, 1, head_bytes, col0)
+            if self.init and self.bufs.factors is not None:
+                yield from scale_h(self.b, self.bufs.factors.addr, self.runs, 0, s.elem_bytes)
+            self.init = False
+            row0, count = row0 + 1, count - 1
+        if count > 0:
+            shape = _Shape(True, width, False, False, prefix=drop)
+            yield from self._repeat(shape, row0, count, head_bytes, col0)
+
+    def _queries(
+        self, kv: int, row0: int, count: int, width: int, col0: int, prefix: bool = False
+    ) -> Generator[np.ndarray, None, None]:
+        """Query rows row0 .. row0+count-1 of the stacked rows of K/V head ``kv``'s group (the
+        group's query heads are adjacent off chip, Nq rows each) read H."""
+        w = self.setup.workload
+        first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
+        head_bytes = first_head * w.seq_len * w.head_dim * self.setup.elem_bytes
+        yield from self._repeat(
+            _Shape(False, width, False, False, prefix), row0, count, head_bytes, col0
+        )
+
+    def _prefix(self, kv: int, width: int, col0: int) -> Generator[np.ndarray, None, None]:
+        """Prefix form: keys enter H in order; right after key i + Nk - Nq enters (and, with a
+        sliding window, the key leaving the window is subtracted), query row i of every head
+        of the group reads H."""
+        w = self.setup.workload
+        nq, g = w.seq_len, w.group
+        lo, hi = w.key_range(0)
+        yield from self._keys(kv, lo, hi - lo, width, col0, fresh=True)
+        for i in range(nq):
+            if i:
+                (lo0, hi0), (lo, hi) = w.key_range(i - 1), w.key_range(i)
+                if lo > lo0:
+                    yield from self._keys(kv, lo0, lo - lo0, width, col0, drop=True)
+                yield from self._keys(kv, hi0, hi - hi0, width, col0)
+            for j in range(g):
+                yield from self._queries(kv, j * nq + i, 1, width, col0, prefix=True)
 
 
 @dataclass(frozen=True)
@@ -549,27 +668,32 @@ class _FeatureEmitter:
         offchip: list[tuple[str, int, bool]],
         row0: int,
         parity0: int,
-        head: int,
+        head_bytes: int,
     ) -> OffsetFn:
-        """Rows of Q, K, V, O (per head) and of the shared partial sums; buffer parity."""
+        """Rows of Q, K, V, O (from ``head_bytes``, the head's first row) and of the shared
+        partial sums; buffer parity."""
         s, bufs = self.setup, self.bufs
-        eb, d, n = s.elem_bytes, s.workload.head_dim, s.workload.seq_len
+        eb, d = s.elem_bytes, s.workload.head_dim
         moves = [
-            (f, col, 0, (d + 1) * eb) if partial else (f, col, head * n * d * eb, d * eb)
+            (f, col, 0, (d + 1) * eb) if partial else (f, col, head_bytes, d * eb)
             for f, col, partial in offchip
         ]
         pairs = (bufs.row, bufs.vs, bufs.o, bufs.part)
         return row_offsets(tpl, pairs, moves, row0, parity0)
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
-        w, d = self.setup.workload, self.setup.workload.head_dim
-        n = w.seq_len
+        w, d, eb = self.setup.workload, self.setup.workload.head_dim, self.setup.elem_bytes
+        n, queries = w.kv_len, w.group * w.seq_len
         b = TraceBuilder(self.setup.header, chunk_ops)
         prev: RepeatResult | None = None
         last_store: int | None = None
         rows_done = 0
         init = True
-        for head in range(w.head_count):
+        for kv in range(w.kv_head_count):
+            # K/V rows of head kv; the stacked query rows of its group (adjacent off chip).
+            key_bytes = kv * n * d * eb
+            first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
+            query_bytes = first_head * w.seq_len * d * eb
             for index in range(len(self.blocks)):
                 loops = [(True, init, 0, 1)]
                 if n > 1:
@@ -577,16 +701,16 @@ class _FeatureEmitter:
                 init = False
                 for first, with_init, row0, count in loops:
                     tpl, offchip = self._kv_template(b, index, first, with_init)
-                    offsets = self._offsets(tpl, offchip, row0, rows_done, head)
+                    offsets = self._offsets(tpl, offchip, row0, rows_done, key_bytes)
                     prev = yield from b.repeat(
                         tpl, count, offsets, first=prev, ext={"o_free": last_store}
                     )
                     rows_done += count
                 yield from scale_h(b, self.bufs.h.addr, self.runs[index], d, self.setup.elem_bytes)
                 tpl, offchip = self._q_template(b, index)
-                offsets = self._offsets(tpl, offchip, 0, rows_done, head)
-                prev = yield from b.repeat(tpl, n, offsets, first=prev)
-                rows_done += n
+                offsets = self._offsets(tpl, offchip, 0, rows_done, query_bytes)
+                prev = yield from b.repeat(tpl, queries, offsets, first=prev)
+                rows_done += queries
                 last_store = prev.handle("st")
         yield from b.finish()
 
@@ -603,6 +727,7 @@ def emit_approx(
     tiling = approx_tiling(workload, platform.capacity_elements(workload.elem_bytes), p.degree)
     coeffs = exp_poly_coefficients(p.degree, p.bound)
     features = tiling.groups is not None
+    prefix = workload.mask != "none"
     setup = make_setup(
         "approx",
         workload,
@@ -613,7 +738,7 @@ def emit_approx(
             "coefficients": [float(c) for c in coeffs],
             **tiling.tile(),
         },
-        spill=[(PARTIAL, (workload.seq_len, d + 1))] if features else None,
+        spill=[(PARTIAL, (workload.group * workload.seq_len, d + 1))] if features else None,
     )
     sp = setup.scratch
     r, c = tiling.features, tiling.cols
@@ -635,6 +760,8 @@ def emit_approx(
         u=(sp.alloc("u.0", 1, r), sp.alloc("u.1", 1, r)),
         vs=(sp.alloc("v1.0", 1, c + 1), sp.alloc("v1.1", 1, c + 1)),
         o=(sp.alloc("o.0", 1, c + 1), sp.alloc("o.1", 1, c + 1)),
+        scaled=sp.alloc("u_scaled", 1, r) if prefix else None,
+        factors=sp.alloc("factors", 1, r) if prefix else None,
     )
     emitter = _ApproxEmitter(setup, bufs, plan, runs, tiling)
     return EmittedTrace(setup.header, emitter.chunks(chunk_ops), setup.layout())
