@@ -9,9 +9,9 @@ an interrupted demo resumes.
 
 Two model workloads close the demo (``model_configs``): one GPT-3 175B prefill layer at
 N = 8K (96 heads, d = 128, causal) and a Llama-3 8B decode batch (8 sequences, 32 query heads
-sharing 8 K/V heads, one query row each against an 8K KV cache), on FlashAttention-2 and
-AttenIO. A dataflow that does not implement a feature yet (``FEATURES``) runs the nearest
-workload it supports, and the demo says which.
+sharing 8 K/V heads, one query row each against an 8K KV cache), on Standard,
+FlashAttention-2 and AttenIO. A dataflow that does not implement a feature yet (``FEATURES``)
+runs the nearest workload it supports, and the demo says which.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ SLOW_APPROX_SEQ_LENS = (4096, 8192)
 
 #: The model workloads: (preset, workload, layers of the model); the dense GPT-3 layer sits
 #: beside the causal one in the report's side-by-side section.
-MODEL_DATAFLOWS = ("flash2", "attenio")
+MODEL_DATAFLOWS = ("standard", "flash2", "attenio")
 GPT3_PREFILL = Workload(seq_len=8192, head_dim=128, heads=96, mask="causal")
 LLAMA3_DECODE = Workload(
     seq_len=1, head_dim=128, heads=32, kv_heads=8, kv_len=8192, batch=8, phase="decode"
@@ -106,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "approximate-attention study: approx at degree 1-3 and d in {16, 32, 64} beside "
         "FlashAttention-2 and AttenIO, N in {8K, 32K} (8K, 16K for d = 64, degree 3). Then "
         "a GPT-3 175B causal prefill layer at N = 8K and a Llama-3 8B decode batch (B = 8, "
-        "8K KV cache) on FlashAttention-2 and AttenIO.",
+        "8K KV cache) on Standard, FlashAttention-2 and AttenIO.",
     )
     demo.add_argument("--full", action="store_true", help="the whole 40-configuration grid")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="results directory")
