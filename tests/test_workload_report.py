@@ -93,3 +93,13 @@ def test_bounds_of_dense_attention_sit_above_the_floor(capsys: pytest.CaptureFix
     assert out["bounds"]["compulsory"]["elements"] == 4 * n * d
     assert out["dataflows"]["attenio"]["elements"] >= 4 * n * d
     assert out["dataflows"]["approx"]["elements"] == 4 * n * d  # Case I meets the floor
+
+
+def test_useful_flops_count_only_visible_pairs() -> None:
+    from tlm_models.study.energy_report import attention_flops
+
+    n, d = 1024, 64
+    dense = {"seq_len": n, "head_dim": d, "heads": 2}
+    assert attention_flops(dense) == 4.0 * n * n * d * 2  # an older record: dense
+    causal = {**dense, "mask": "causal", "kv_heads": 1, "batch": 3}
+    assert attention_flops(causal) == 4.0 * (n * (n + 1) // 2) * d * 2 * 3

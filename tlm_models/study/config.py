@@ -27,6 +27,7 @@ __all__ = [
     "parse_int_list",
     "parse_key_value",
     "parse_seq_len",
+    "record_workload",
     "record_workload_words",
     "resolve_platform",
     "workload_words",
@@ -254,22 +255,34 @@ def workload_words(
     return words
 
 
-def record_workload_words(record: Mapping[str, Any]) -> list[str]:
-    """``workload_words`` of a result record (older records: the defaults)."""
+def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A result record's workload fields (older records: the defaults)."""
     heads = int(record.get("heads") or 1)
     seq_len = int(record.get("seq_len") or 1)
+    return {
+        "batch": int(record.get("batch") or 1),
+        "heads": heads,
+        "kv_heads": int(record.get("kv_heads") or heads),
+        "seq_len": seq_len,
+        "kv_len": int(record.get("kv_len") or seq_len),
+        "mask": str(record.get("mask") or "none"),
+        "window": int(record.get("window") or 0),
+        "phase": str(record.get("phase") or "prefill"),
+    }
+
+
+def record_workload_words(record: Mapping[str, Any]) -> list[str]:
+    """``workload_words`` of a result record (older records: the defaults)."""
     return workload_words(
-        batch=int(record.get("batch") or 1),
-        heads=heads,
-        kv_heads=int(record.get("kv_heads") or heads),
-        seq_len=seq_len,
-        kv_len=int(record.get("kv_len") or seq_len),
-        mask=str(record.get("mask") or "none"),
-        window=int(record.get("window") or 0),
-        phase=str(record.get("phase") or "prefill"),
+        **_record_fields(record),
         layers=int(record.get("layers") or 1),
         model=str(record.get("model") or ""),
     )
+
+
+def record_workload(record: Mapping[str, Any]) -> Workload:
+    """The workload a result record ran (older records: dense self-attention)."""
+    return Workload(head_dim=int(record["head_dim"]), **_record_fields(record))
 
 
 def format_tokens(n: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tlm_models.study.config import record_workload
 from tlm_models.study.variants import Variant, format_tokens, label_of, labels_in, metric
 
 __all__ = [
@@ -24,9 +25,10 @@ __all__ = [
 
 
 def attention_flops(record: dict[str, Any]) -> float:
-    """FLOPs of exact attention for the record's workload: 4 N^2 d per head."""
-    n, d = int(record["seq_len"]), int(record["head_dim"])
-    return 4.0 * n * n * d * int(record.get("heads", 1))
+    """FLOPs of exact attention for the record's workload: 4 d per visible (query, key) pair
+    per head (4 N^2 d per head of dense self-attention; masked pairs are no useful work)."""
+    w = record_workload(record)
+    return 4.0 * w.visible_pairs() * w.head_dim * w.head_count
 
 
 def pj_per_flop(record: dict[str, Any]) -> float | None:
