@@ -51,6 +51,7 @@ def test_report_sets_workload_kinds_side_by_side() -> None:
     assert rows[0].endswith("| 1,000 | 10 |")  # MACs, exps
     assert rows[1].endswith("| 500 | 10 |")
     assert "| flash2 | decode, MQA 4/1 | 1 | 8K | 64 | 4/1 | 2 |" in section
+    assert "### Nq = 1, Nk = 8K tokens, d = 64" in text  # the decode variant's table
 
 
 def test_one_kind_of_workload_has_no_side_by_side_section() -> None:

@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tlm_models.study.config import record_workload
-from tlm_models.study.variants import Variant, format_tokens, label_of, labels_in, metric
+from tlm_models.study.variants import (
+    Variant,
+    label_of,
+    labels_in,
+    metric,
+    shape_words,
+)
 
 __all__ = [
     "attention_flops",
@@ -69,7 +75,8 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
         "",
         "Energy = action counts x the platform's `energy:` entries (dynamic) + static power x "
         "simulated time; components without a table count actions but add no energy. pJ/FLOP "
-        "divides by exact attention's 4·N²·d FLOPs per head.",
+        "divides by exact attention's 4·d FLOPs per visible (query, key) pair per head "
+        "(4·N²·d without a mask).",
         "",
     ]
     shapes = sorted(
@@ -87,7 +94,7 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
             "EDP (mJ·ms)", "pJ / attention FLOP", *(f"{name} (mJ)" for name in parts),
         ]  # fmt: skip
         lines += [
-            f"### N = {format_tokens(seq_len)} tokens, d = {head_dim}",
+            f"### {shape_words(rows, seq_len)}, d = {head_dim}",
             "",
             "| " + " | ".join(header) + " |",
             "|---|" + "---:|" * (len(header) - 1),

@@ -42,6 +42,7 @@ from tlm_models.study.variants import (
     label_of,
     labels_in,
     metric,
+    shape_words,
 )
 from tlm_models.study.workload_report import workload_section
 
@@ -177,7 +178,7 @@ def _variant_section(
     main = variant.main_records()
     for seq_len, head_dim in variant.main_shapes():
         rows = _rows_of(main, seq_len, head_dim)
-        lines += [f"### N = {format_tokens(seq_len)} tokens, d = {head_dim}", ""]
+        lines += [f"### {shape_words(rows, seq_len)}, d = {head_dim}", ""]
         if not rows:
             lines += ["All configurations of this shape failed.", ""]
             continue

@@ -8,7 +8,7 @@ the same kind of workload; ``workload_report`` sets the kinds side by side.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "label_of",
     "labels_in",
     "metric",
+    "shape_words",
 ]
 
 
@@ -119,3 +120,12 @@ def metric(record: dict[str, Any], path: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
+
+
+def shape_words(rows: Sequence[dict[str, Any]], seq_len: int) -> str:
+    """``N = 8K tokens``, or ``Nq = 1, Nk = 8K tokens`` when the keys are not the queries
+    (a variant holds one key length then: it is part of its title)."""
+    kv_len = int(rows[0].get("kv_len") or seq_len) if rows else seq_len
+    if kv_len == seq_len:
+        return f"N = {format_tokens(seq_len)} tokens"
+    return f"Nq = {format_tokens(seq_len)}, Nk = {format_tokens(kv_len)} tokens"
