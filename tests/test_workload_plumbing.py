@@ -266,3 +266,42 @@ def test_workloads_page_lists_every_preset_as_the_table_has_it() -> None:
             f"{window} | {m.layers} | {m.source} |"
         )
         assert row in page
+
+
+def test_run_and_sweep_command_lines(tmp_path: Path) -> None:
+    from tlm_models.cli.main import build_parser
+    from tlm_models.cli.run_cmd import config_of
+    from tlm_models.cli.study_cmd import grid_of
+
+    argv = ["run", "--dataflow", "standard", "--model", "llama3-8b", "--phase", "decode"]
+    args = build_parser("run").parse_args(
+        [*argv, "--kv-len", "8K", "--batch", "8", "--layers", "model"]
+    )
+    assert config_of(args) == RunConfig(
+        "standard", 1, 128, heads=32, kv_heads=8, kv_len=8192, batch=8, phase="decode",
+        layers=32, model="llama3-8b",
+    )  # fmt: skip
+    sweep = ["sweep", "--dataflows", "flash2,attenio", "--seq-lens", "1K,2K", "--head-dims", "64"]
+    more = ["--heads", "4", "--kv-heads", "1,2", "--mask", "none,causal", "--out", str(tmp_path)]
+    configs = expand_grid(grid_of(build_parser("sweep").parse_args([*sweep, *more])))
+    assert len(configs) == 2 * 2 * 2 * 2
+    assert {(c.kv_heads, c.mask) for c in configs} == {
+        (1, "none"), (1, "causal"), (2, "none"), (2, "causal")
+    }  # fmt: skip
+
+
+def test_bad_command_lines_are_one_line_naming_the_values(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tlm_models.cli.main import main
+
+    base = ["run", "--dataflow", "flash2", "--seq-len", "1K", "--head-dim", "64"]
+    for extra, words in (
+        (["--heads", "6", "--kv-heads", "4"], "query heads (6) must be a multiple of KV heads (4)"),
+        (["--mask", "sliding:2K"], "W = 2048 is larger than the key length Nk = 1024"),
+        (["--phase", "decode"], "--phase decode needs --kv-len"),
+        (["--model", "gpt-3"], "unknown model 'gpt-3'"),
+    ):
+        assert main([*base, *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and words in err, err
