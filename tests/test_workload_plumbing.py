@@ -239,14 +239,14 @@ def test_cost_counts_scale_both_lengths() -> None:
 def test_demo_model_entries_use_what_the_dataflows_support(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for dataflow in demo_cmd.MODEL_DATAFLOWS:
+    for dataflow in demo_cmd.DECODE_DATAFLOWS:
         monkeypatch.setitem(workload_module.FEATURES, dataflow, frozenset())
     configs, notes = demo_cmd.model_configs()
     assert {(c.dataflow, c.mask, c.model) for c in configs} == {
-        (dataflow, "none", "gpt3-175b") for dataflow in demo_cmd.MODEL_DATAFLOWS
+        (dataflow, "none", "gpt3-175b") for dataflow in demo_cmd.PREFILL_DATAFLOWS
     }
     assert any("not run" in note and "llama3-8b" in note for note in notes)
-    for dataflow in demo_cmd.MODEL_DATAFLOWS:
+    for dataflow in demo_cmd.DECODE_DATAFLOWS:
         monkeypatch.setitem(workload_module.FEATURES, dataflow, ALL_FEATURES)
     configs, notes = demo_cmd.model_configs()
     assert notes == []
