@@ -305,3 +305,16 @@ def test_bad_command_lines_are_one_line_naming_the_values(
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and words in err, err
+
+
+def test_a_replayed_trace_states_its_workload(tmp_path: Path) -> None:
+    from tlm_models.api import emit, replay_trace
+    from tlm_models.trace.io import write_trace
+
+    trace = emit("standard", Workload(256, 64, heads=4, kv_heads=2))
+    path = tmp_path / "gqa.trace.txt"
+    write_trace(path, trace.header, trace.chunks)
+    result = replay_trace(path)
+    assert (result.seq_len, result.heads, result.kv_heads, result.kv_len) == (256, 4, 2, 256)
+    assert (result.mask, result.window, result.phase, result.batch) == ("none", 0, "prefill", 1)
+    assert "kv_heads" not in result.tiling and "tile" in result.tiling
