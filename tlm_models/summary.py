@@ -44,6 +44,7 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         shown = ", ".join(f"{cause} {format_ns(ns)}" for cause, ns in causes.items() if ns)
         lines.append(f"  {engine:<8} {shown or 'none'}")
     lines += _energy_lines(r.get("energy"))
+    lines += _all_layers_lines(r.get("all_layers"))
     speed = r.get("ops_per_s")
     lines.append(
         f"replay                 {r['replay_wall_s']:.3f} s wall"
@@ -54,6 +55,20 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         lines.append(f"bottleneck: {diagnosis['bottleneck']}")
         lines += [f"hint: {hint}" for hint in diagnosis["hints"]]
     return "\n".join(lines)
+
+
+def _all_layers_lines(totals: dict[str, float] | None) -> list[str]:
+    """The model's L layers back to back (one simulated, figures x L), when L > 1."""
+    if not totals or totals.get("layers", 1) == 1:
+        return []
+    energy = totals.get("energy_j")
+    return [
+        f"{'all ' + format(totals['layers'], '.0f') + ' layers':<23}"
+        f"{format_ns(totals['sim_time_ns'])}, "
+        f"{format_bytes(totals['offchip_bytes'])} off-chip"
+        + ("" if energy is None else f", {energy * 1e3:,.3f} mJ")
+        + " (one layer simulated, times L: layers run back to back)"
+    ]
 
 
 def _energy_lines(energy: dict[str, Any] | None) -> list[str]:

@@ -45,32 +45,56 @@ def bounds_bytes(
 ) -> dict[str, float]:
     """Closed-form off-chip bytes of the dataflow's tiling and the lower bounds, for reports.
 
+    ``compulsory`` is the floor of every workload: Q and O once per query head, the K and V
+    rows some query sees once per K/V head (``Workload.compulsory_elements``). The MMM and
+    order-of-growth bounds are stated for dense self-attention (N x N scores) only.
     ``params`` are the dataflow's parameters (approx: degree, bound); approx runs also get
     their own lower bound, reading Q, K, V and writing O once (4Nd elements).
     """
     m = info.capacity_elements(workload.elem_bytes)
     n, d, eb, heads = workload.seq_len, workload.head_dim, workload.elem_bytes, workload.head_count
     bounds: dict[str, float] = {
-        "mmm_lower_bound": mmm_lower_bound(n, d, m) * eb * heads,
-        "attention_order_bound": attention_order_bound(n, d, m) * eb * heads,
+        "compulsory": float(sum(workload.compulsory_elements().values()) * eb),
     }
+    if workload.dense:
+        bounds["mmm_lower_bound"] = mmm_lower_bound(n, d, m) * eb * heads
+        bounds["attention_order_bound"] = attention_order_bound(n, d, m) * eb * heads
     if dataflow == "approx":
         bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
-        bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
+        if workload.dense:
+            bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
     elif (formula := TRAFFIC.get(dataflow)) is not None:
         bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
 
 
 def _describe(config: RunConfig) -> str:
-    """``flash2, N = 8K, d = 64`` (and heads, parameters, overrides when set): a run's name in
-    timeline files and pictures."""
+    """``flash2, N = 8K, d = 64`` (and heads, the workload's mask, K/V heads, phase, batch when
+    not the default, parameters, overrides): a run's name in timeline files and pictures."""
     parts = [config.dataflow, f"N = {format_tokens(config.seq_len)}", f"d = {config.head_dim}"]
     if config.heads != 1:
         parts.append(f"{config.heads} heads")
+    parts += config.workload_parts()
     parts += [f"{k} = {v}" for k, v in config.extra]
     parts += list(config.overrides)
     return ", ".join(parts)
+
+
+def all_layers(result: Mapping[str, Any], layers: int) -> dict[str, float]:
+    """The model's ``layers`` identical attention layers run back to back, one after the other
+    on the same chip: the simulated layer's time, off-chip bytes, MACs, exps and energy times
+    ``layers`` (nothing overlaps between layers; the layers between them are not modelled)."""
+    energy = result.get("energy") or {}
+    totals = {
+        "layers": float(layers),
+        "sim_time_ns": float(result["sim_time_ns"]) * layers,
+        "offchip_bytes": float(result["offchip_bytes"]["total"]) * layers,
+        "macs": float(result["pe"]["macs"]) * layers,
+        "exps": float(result["exp"]["exps"]) * layers,
+    }
+    if "total_j" in energy:
+        totals["energy_j"] = float(energy["total_j"]) * layers
+    return totals
 
 
 def _pe_mapping(platform: PlatformConfig) -> str | None:
@@ -144,9 +168,8 @@ def run_one(
         "platform": config.platform,
         "platform_name": platform.name,
         "overrides": list(config.overrides),
-        "seq_len": config.seq_len,
-        "head_dim": config.head_dim,
-        "heads": config.heads,
+        **config.workload_fields(),
+        "layers": config.layers,
         "elem_bytes": run.elem_bytes,
         "capacity_elements": run.capacity_elements,
         "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
@@ -168,6 +191,9 @@ def run_one(
             "reason": "--exact" if config.exact else "the dataflow marks no loop iterations",
         }
     )
+    if config.model:
+        result["model"] = config.model
+    result["all_layers"] = all_layers(result, config.layers)
     result["peaks"] = peaks_of(info)
     result["diagnosis"] = diagnose(result, _pe_mapping(platform))
     result["wall_s"] = time.perf_counter() - started
