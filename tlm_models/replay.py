@@ -164,6 +164,17 @@ def _memory_tracks(session: NativeSession) -> list[Track]:
     return tracks
 
 
+def _reject_queued_memory(config: PlatformConfig) -> None:
+    """The engines time their memory requests ahead of the simulation clock (temporal
+    decoupling), which a memory that waits inside b_transport cannot serve."""
+    for c in config.components_of_type("hbm"):
+        if c.params.get("request_mode") == "queued":
+            raise UserError(
+                f"{c.name}.request_mode=queued applies to STL replays (attn-tlm replay x.stl "
+                "--outstanding N); the accelerator's engines need 'immediate'"
+            )
+
+
 def replay_in_this_process(
     config: PlatformConfig,
     header: TraceHeader,
@@ -177,6 +188,7 @@ def replay_in_this_process(
     ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
     With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
     extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
+    _reject_queued_memory(config)
     session = NativeSession(config)
     _SIMULATION_OBJECTS.append(session)
     session.new_replayer(header.window, LOOKAHEAD_OPS)

@@ -248,6 +248,14 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
         ),
         _p("queue_depth", "count", 8, "requests per bank queue", minimum=1, unit="requests"),
         _p(
+            "request_mode",
+            "choice",
+            "immediate",
+            "`immediate` (each call served alone, at once) or `queued` (calls wait in the "
+            "controller's queues, so outstanding requests are reordered; bank fidelity)",
+            choices=("immediate", "queued"),
+        ),
+        _p(
             "write_high_watermark",
             "count",
             16,
