@@ -89,7 +89,10 @@ def _pe_mapping(platform: PlatformConfig) -> str | None:
 
 #: Trace-header parameters that restate the run's identity or derived figures; the result
 #: stores them once (top level), not again under ``tiling``.
-_NOT_TILING = ("seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements", "variant")
+_NOT_TILING = (
+    *("seq_len", "head_dim", "heads", "batch", "kv_heads", "kv_len", "mask", "window", "phase"),
+    *("scale", "capacity_elements", "variant"),
+)
 
 
 def run_one(
