@@ -23,6 +23,7 @@ from tlm_models.dataflows.builder import (
     TraceBuilder,
     tile_runs,
 )
+from tlm_models.dataflows.partition import share_blocks
 from tlm_models.dataflows.row_blocks import load_rows, normalise_and_store_o, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.fast_forward import IterationControl
@@ -83,13 +84,9 @@ class OnlineSoftmaxLoop:
         self.k_reader = k_reader
         self.v_reader = v_reader
         self.q_overlap = q_overlap
-        n = setup.workload.seq_len
-        #: Q row blocks, the outer loop (the iterations fast-forward may skip).
-        self.blocks = [
-            (h, i * br, min(br, n - i * br))
-            for h in range(setup.workload.head_count)
-            for i in range(-(-n // br))
-        ]
+        #: Q row blocks of this tile's rows (all of them on one tile), the outer loop (the
+        #: iterations fast-forward may skip).
+        self.blocks = share_blocks(setup.share, br)
         self.iterations = IterationControl(len(self.blocks))
         self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
 
@@ -174,7 +171,9 @@ class OnlineSoftmaxLoop:
         tiles_per_block = sum(count for _, count, _, _ in segments)
         kv_prev: RepeatResult | None = None
         last_store: int | None = None
-        qload = load_rows(b, s, "Q", bufs.q.addr, blocks[0][2])
+        qload = load_rows(
+            b, s, "Q", bufs.q.addr, blocks[0][2], head=blocks[0][0], row0=blocks[0][1]
+        )
         index = 0
         while index < len(blocks):
             head, row0, rows = blocks[index]
