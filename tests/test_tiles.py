@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.dataflow_helpers import emit_all, offchip_elements
-from tests.tile_jobs import LOAD_BYTES, replay_job
+from tests.tile_jobs import LOAD_BYTES, replay_job, two_stack_job
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.dataflows.partition import share_traffic, tile_share
@@ -50,6 +50,11 @@ def test_two_stacks_are_dealt_to_tile_groups() -> None:
     # Every tile reaches both stacks through the crossbar.
     routes = {(r.interconnect, r.target) for r in config.routes}
     assert {("tile0_dma_noc", "hbm1"), ("tile15_dma_noc", "hbm0")} <= routes
+
+
+def test_each_stack_serves_its_tile_group() -> None:
+    """The tiles' DMA paths pass addresses through to the crossbar, which decodes the stacks."""
+    assert run_in_worker(two_stack_job) == {"hbm0": 8 * 4 * LOAD_BYTES, "hbm1": 8 * 4 * LOAD_BYTES}
 
 
 def test_bad_tile_count_names_the_line(tmp_path: Path) -> None:

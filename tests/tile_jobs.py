@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -123,3 +124,27 @@ def replay_job(tiles: int, hbm_bandwidth: str, kind: str, per_tile: int) -> dict
         ],
         "ops": out.ops,
     }
+
+
+def two_stack_job() -> dict[str, float]:
+    """Four loads on each tile of attenio-x16, tiles 8-15 from the second stack's window:
+    bytes read by each stack (the tiles' DMA paths pass the address on to the crossbar)."""
+    config = _x16()
+    traces = []
+    for tile in range(16):
+        recs = load_trace(0, 4)
+        recs["src0"] += config.tile_info(tile).offchip.base
+        recs["dst"] = config.tile_info(tile).scratchpad.base + np.arange(4) * LOAD_BYTES
+        traces.append((header(), [recs]))
+    out = replay_tiles_in_this_process(config, traces)
+    return {
+        c["name"]: c["stats"]["bytes_read"]["value"]
+        for c in out.platform["children"]
+        if c["name"].startswith("hbm")
+    }
+
+
+def _x16() -> PlatformConfig:
+    return Platform.load(
+        Path(__file__).resolve().parent.parent / "platforms/attenio-x16.yaml"
+    ).config

@@ -29,7 +29,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_error": (_S, [_P]),
     "attn_add_component": (_c.c_int, [_P, _S, _S, _U, _c.POINTER(_S), _c.POINTER(_S)]),
     "attn_bind": (_c.c_int, [_P, _S, _S, _S, _S]),
-    "attn_add_route": (_c.c_int, [_P, _S, _U64, _U64, _U]),
+    "attn_add_route": (_c.c_int, [_P, _S, _U64, _U64, _U, _U64]),
     "attn_add_engine": (_c.c_int, [_P, _S, _S, _U]),
     "attn_replayer_new": (_c.c_int, [_P, _c.c_uint32, _U64]),
     "attn_select_replayer": (_c.c_int, [_P, _U]),
@@ -121,7 +121,7 @@ class NativeSession:
             self._check(
                 self.lib.attn_add_route(
                     self.handle, route.interconnect.encode(), route.base, route.size,
-                    route.out_index,
+                    route.out_index, route.offset,
                 )
             )  # fmt: skip
         for name, engine in config.engines.items():

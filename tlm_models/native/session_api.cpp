@@ -200,11 +200,11 @@ int attn_bind(Session* s, const char* initiator, const char* socket, const char*
 }
 
 int attn_add_route(Session* s, const char* interconnect, std::uint64_t base, std::uint64_t size,
-                   unsigned out_index) {
+                   unsigned out_index, std::uint64_t offset) {
   return guarded(s, [&] {
     Component* c = find(s, interconnect);
     if (c == nullptr || !c->add_route) return fail(s, "route on a component without routes");
-    c->add_route(base, size, out_index);
+    c->add_route(base, size, out_index, offset);
     return 0;
   });
 }

@@ -108,13 +108,21 @@ class AddressRange:
 
 @dataclass(frozen=True)
 class Route:
-    """`interconnect.add_route(base, size, out_index)` derived from the address map."""
+    """`interconnect.add_route(base, size, out_index, offset)` derived from the address map:
+    the downstream sees address - offset (offset = base at the interconnect whose port reaches
+    the target itself, 0 at one whose port leads to another interconnect, which then decodes
+    the window unchanged)."""
 
     interconnect: str
     base: int
     size: int
     out_index: int
     target: str
+    offset: int = -1  # -1: the base
+
+    def __post_init__(self) -> None:
+        if self.offset < 0:
+            object.__setattr__(self, "offset", self.base)
 
 
 @dataclass(frozen=True)
@@ -314,6 +322,7 @@ class PlatformConfig:
                     "size": r.size,
                     "out_index": r.out_index,
                     "target": r.target,
+                    "offset": r.offset,
                 }
                 for r in self.routes
             ],

@@ -42,7 +42,11 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     std::uint64_t base;
     std::uint64_t size;
     unsigned out;
+    std::uint64_t offset;  // the target sees address - offset
     std::uint64_t last() const { return base + size - 1; }
+    // The route's first and last address as the target sees them.
+    std::uint64_t target_first() const { return base - offset; }
+    std::uint64_t target_last() const { return last() - offset; }
   };
 
   //! Links a forwarded transaction crosses (one crossbar stage).
@@ -76,11 +80,18 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   // Maps [base, base + size) to output `out_index`; the target there sees address - base.
   // Overlapping routes are a platform error.
   void add_route(std::uint64_t base, std::uint64_t size, unsigned out_index) {
-    if (size == 0 || base + (size - 1) < base) {
-      report_route_error("route " + describe(Route{base, size, out_index}) + " is empty or wraps");
+    add_route(base, size, out_index, base);
+  }
+
+  // The same, the target seeing address - offset: offset 0 passes addresses through unchanged,
+  // for an output that leads to another interconnect which decodes the window itself.
+  void add_route(std::uint64_t base, std::uint64_t size, unsigned out_index, std::uint64_t offset) {
+    if (size == 0 || base + (size - 1) < base || offset > base) {
+      report_route_error("route " + describe(Route{base, size, out_index, offset}) +
+                         " is empty, wraps or has an offset above its base");
       return;
     }
-    Route r{base, size, out_index};
+    Route r{base, size, out_index, offset};
     for (const Route& o : routes_) {
       if (r.base <= o.last() && o.base <= r.last()) {
         report_route_error("route " + describe(r) + " overlaps route " + describe(o));
@@ -187,7 +198,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     Ticks grant = links_[r->out].serve(now + to_ticks(delay), xfer, now);
     out_bytes_[r->out] += len;
     sc_core::sc_time fwd = from_ticks(grant + hop_ - now);
-    t.set_address(addr - r->base);
+    t.set_address(addr - r->offset);
     out[static_cast<int>(r->out)]->b_transport(t, fwd);
     t.set_address(addr);
     Ticks after = now_ticks();  // the target may have waited
@@ -203,7 +214,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     unsigned len = t.get_data_length();
     std::uint64_t room = r->last() - addr + 1;
     if (len > room) t.set_data_length(static_cast<unsigned>(room));
-    t.set_address(addr - r->base);
+    t.set_address(addr - r->offset);
     unsigned n = out[static_cast<int>(r->out)]->transport_dbg(t);
     t.set_address(addr);
     t.set_data_length(len);
@@ -218,14 +229,15 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       deny_gap(addr, dmi);
       return false;
     }
-    t.set_address(addr - r->base);
+    t.set_address(addr - r->offset);
     bool granted = out[static_cast<int>(r->out)]->get_direct_mem_ptr(t, dmi);
     t.set_address(addr);
     // The target's range, clipped to what this route exposes, in the initiator's addresses.
-    std::uint64_t end = std::min<std::uint64_t>(dmi.get_end_address(), r->size - 1);
-    std::uint64_t start = std::min<std::uint64_t>(dmi.get_start_address(), end);
-    dmi.set_start_address(start + r->base);
-    dmi.set_end_address(end + r->base);
+    std::uint64_t end = std::min<std::uint64_t>(dmi.get_end_address(), r->target_last());
+    std::uint64_t start = std::max<std::uint64_t>(dmi.get_start_address(), r->target_first());
+    start = std::min(start, end);
+    dmi.set_start_address(start + r->offset);
+    dmi.set_end_address(end + r->offset);
     sc_core::sc_time round_trip = from_ticks(2 * hop_);
     dmi.set_read_latency(dmi.get_read_latency() + round_trip);
     dmi.set_write_latency(dmi.get_write_latency() + round_trip);
@@ -246,10 +258,13 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
 
   void invalidate_direct_mem_ptr(int out_id, sc_dt::uint64 start, sc_dt::uint64 end) {
     for (const Route& r : routes_) {
-      if (r.out != static_cast<unsigned>(out_id) || start > r.size - 1) continue;
-      std::uint64_t hi = std::min<std::uint64_t>(end, r.size - 1);
+      if (r.out != static_cast<unsigned>(out_id) || start > r.target_last() ||
+          end < r.target_first())
+        continue;
+      std::uint64_t lo = std::max<std::uint64_t>(start, r.target_first());
+      std::uint64_t hi = std::min<std::uint64_t>(end, r.target_last());
       for (unsigned i = 0; i < static_cast<unsigned>(in.size()); ++i)
-        in[static_cast<int>(i)]->invalidate_direct_mem_ptr(start + r.base, hi + r.base);
+        in[static_cast<int>(i)]->invalidate_direct_mem_ptr(lo + r.offset, hi + r.offset);
     }
   }
 
