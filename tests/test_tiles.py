@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.dataflow_helpers import emit_all, offchip_elements
-from tests.tile_jobs import LOAD_BYTES, replay_job, two_stack_job
+from tests.tile_jobs import LOAD_BYTES, mesh_job, replay_job, two_stack_job
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.dataflows.partition import share_traffic, tile_share
@@ -150,3 +150,14 @@ def test_cli_run_prints_per_tile_lines() -> None:
     assert [line.split()[:2] for line in lines if line.startswith("  tile ")] == [
         ["tile", str(i)] for i in range(4)
     ]
+
+
+def test_mesh_xy_route_costs_a_hop_each_way_per_link() -> None:
+    """2 x 2 mesh, HBM port at the west edge of row 0 (router 0): tile 3 at (1, 1) crosses
+    two router links (west, then north) and pays 2 x 2 hops of 1 ns more than through the
+    crossbar; tile 0 at router 0 crosses none. Byte-hops count the links crossed."""
+    crossbar = run_in_worker(mesh_job, "crossbar", (3,))
+    mesh = run_in_worker(mesh_job, "mesh", (3,))
+    assert mesh["times"][3] == crossbar["times"][3] + 4.0
+    assert (crossbar["byte_hops"], mesh["byte_hops"]) == (LOAD_BYTES, 3 * LOAD_BYTES)
+    assert run_in_worker(mesh_job, "mesh", (0,))["times"][0] == crossbar["times"][3]

@@ -24,6 +24,10 @@ def tiled_platform(tiles: int, hbm_bandwidth: str) -> PlatformConfig:
     """``tiles`` tiles (one-channel DMA, 64x32 PE array without pipeline latency or SRAM
     traffic, so a matmul takes exactly its cycles) sharing a one-channel HBM of
     ``hbm_bandwidth`` through a 1 KiB-per-cycle crossbar."""
+    return Platform.from_dict(_tiled_dict(tiles, hbm_bandwidth)).config
+
+
+def _tiled_dict(tiles: int, hbm_bandwidth: str) -> dict[str, Any]:
     data: dict[str, Any] = {
         "name": f"tiled-{tiles}",
         "components": {
@@ -58,7 +62,7 @@ def tiled_platform(tiles: int, hbm_bandwidth: str) -> PlatformConfig:
             },
         },
     }  # fmt: skip
-    return Platform.from_dict(data).config
+    return data
 
 
 def header() -> TraceHeader:
@@ -148,3 +152,18 @@ def _x16() -> PlatformConfig:
     return Platform.load(
         Path(__file__).resolve().parent.parent / "platforms/attenio-x16.yaml"
     ).config
+
+
+def mesh_job(topology: str, loaders: tuple[int, ...]) -> dict[str, Any]:
+    """One 4 KiB load on each tile in ``loaders`` of a 4-tile platform whose shared
+    interconnect is ``topology`` (mesh: 2 columns, so tiles 0 1 / 2 3 and the HBM port on the
+    west edge of row 0): each tile's time and the shared interconnect's statistics."""
+    data = Platform.from_dict(_tiled_dict(4, "1000 GB/s"))
+    config = data.with_overrides(f"noc.topology={topology}", "noc.mesh_columns=2").config
+    traces = [(header(), [load_trace(t, 1 if t in loaders else 0)]) for t in range(4)]
+    out = replay_tiles_in_this_process(config, traces)
+    noc = next(c for c in out.platform["children"] if c["name"] == "noc")
+    return {
+        "times": [r["stats"]["sim_time"]["value"] for r in out.tiles],
+        "byte_hops": noc["stats"]["byte_hops"]["value"],
+    }
