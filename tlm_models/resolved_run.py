@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from tlm_models.dataflows import check_dataflow_params
 from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
 from tlm_models.dataflows.partition import check_tiled
-from tlm_models.dataflows.workload import Workload, check_element_width
+from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
@@ -78,6 +78,7 @@ def resolve_run(
         elem_bytes=info.elem_bytes if elem_bytes is None else elem_bytes,
     )
     check_element_width(workload, info)
+    check_supported(config.dataflow, workload)
     params = dict(config.extra)
     check_dataflow_params(config.dataflow, params)
     _check_plan(config.dataflow, workload, info, params)

@@ -1,7 +1,8 @@
 """The tile-scaling study (docs/models/tiles.md): N = 8K, d = 64, 96 heads (GPT-3-like) for
 FlashAttention-2 and AttenIO on 1, 4 and 16 AttenIO tiles; one JSON line per run.
 
-    python tools/tile_study.py OUT.jsonl [--heads 96] [--seq-len 8K]
+    python tools/tile_study.py OUT.jsonl [--heads 96] [--seq-len 8K] [--dataflows flash2,attenio]
+        [--machines 0,1,2,3]
 """
 
 from __future__ import annotations
@@ -28,11 +29,16 @@ def main() -> None:
     parser.add_argument("out")
     parser.add_argument("--heads", type=int, default=96)
     parser.add_argument("--seq-len", default="8K")
+    parser.add_argument("--dataflows", default="flash2,attenio", help="comma-separated")
+    parser.add_argument(
+        "--machines", default="0,1,2,3", help="indices into MACHINES, comma-separated"
+    )
     args = parser.parse_args()
+    machines = [MACHINES[int(i)] for i in args.machines.split(",")]
     workload = Workload(parse_count(args.seq_len), 64, heads=args.heads)
     with open(args.out, "a", encoding="utf-8") as out:
-        for dataflow in ("flash2", "attenio"):
-            for label, platform, overrides in MACHINES:
+        for dataflow in args.dataflows.split(","):
+            for label, platform, overrides in machines:
                 started = time.perf_counter()
                 result = simulate(dataflow, workload, platform, overrides=overrides).to_dict()
                 tiles = result.get("tiles") or result.get("sections", {}).get("tiles", {})

@@ -11,7 +11,7 @@ import numpy as np
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.offchip import layout_tensors
 from tlm_models.dataflows.partition import RowRange, tile_share
-from tlm_models.dataflows.workload import Workload, check_element_width
+from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
 from tlm_models.fast_forward import IterationControl
 from tlm_models.platform.info import PlatformInfo
@@ -81,11 +81,14 @@ def make_setup(
     params: dict[str, Any],
     spill: list[tuple[str, tuple[int, ...]]] | None = None,
 ) -> DataflowSetup:
-    """Lay out Q, K, V, O (plus ``spill`` tensors, shared by all heads) and build the header."""
+    """Lay out Q, K, V, O (plus ``spill`` tensors, shared by all heads) and build the header.
+    Q and O hold one (Nq x d) matrix per query head, K and V one (Nk x d) per K/V head."""
     check_element_width(workload, platform)
+    check_supported(dataflow, workload)
     eb = workload.elem_bytes
-    qkvo = (workload.head_count, workload.seq_len, workload.head_dim)
-    shapes: list[tuple[str, tuple[int, ...]]] = [(name, qkvo) for name in ("Q", "K", "V", "O")]
+    qo = (workload.head_count, workload.seq_len, workload.head_dim)
+    kv = (workload.kv_head_count, workload.kv_len, workload.head_dim)
+    shapes: list[tuple[str, tuple[int, ...]]] = [("Q", qo), ("K", kv), ("V", kv), ("O", qo)]
     shapes += [(name, (1, *shape)) for name, shape in (spill or [])]
     tensors: list[TensorInfo] = layout_tensors(platform.offchip, eb, shapes)
     header = TraceHeader(
@@ -97,6 +100,11 @@ def make_setup(
             "head_dim": workload.head_dim,
             "heads": workload.heads,
             "batch": workload.batch,
+            "kv_heads": workload.kv_heads,
+            "kv_len": workload.kv_len,
+            "mask": workload.mask,
+            "window": workload.window,
+            "phase": workload.phase,
             "scale": workload.scale,
             "capacity_elements": platform.capacity_elements(eb),
             **params,

@@ -91,9 +91,9 @@ def _pe_mapping(platform: PlatformConfig) -> str | None:
 #: Trace-header parameters that restate the run's identity or derived figures; the result
 #: stores them once (top level), not again under ``tiling``.
 _NOT_TILING = (
-    "seq_len", "head_dim", "heads", "batch", "scale", "capacity_elements", "variant", "tile",
-    "tiles",
-)  # fmt: skip
+    *("seq_len", "head_dim", "heads", "batch", "kv_heads", "kv_len", "mask", "window", "phase"),
+    *("scale", "capacity_elements", "variant", "tile", "tiles"),
+)
 
 
 def run_one(
