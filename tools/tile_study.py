@@ -101,6 +101,7 @@ def report(results: Path, plot: Path) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|")
     fig, ax = plt.subplots(figsize=(6, 4))
+    bound: list[str] = []
     for dataflow, colour in (("flash2", "tab:red"), ("attenio", "tab:blue")):
         mine = [r for r in rows if r["dataflow"] == dataflow]
         base = next(r for r in mine if r["tiles"] == 1)
@@ -127,7 +128,10 @@ def report(results: Path, plot: Path) -> None:
             )
             roof = base["sim_time_ns"] * 1e-9 * stacks * STACK_BYTES_PER_S / base["offchip_bytes"]
             ax.axhline(roof, color=colour, linestyle=style, linewidth=0.8, alpha=0.6)
-            print(f"\n{dataflow}: memory-bound from C* = {roof:.1f} tiles on {stacks} stack(s)")
+            bound.append(
+                f"{dataflow}: memory-bound from C* = {roof:.1f} tiles on {stacks} stack(s)"
+            )
+    print("\n" + "\n".join(bound))
     ax.plot([1, 16], [1, 16], ":", color="grey", label="ideal (compute-bound)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
