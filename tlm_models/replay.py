@@ -79,7 +79,7 @@ def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -
         session.set_tensor(index, tensor.name)
 
 
-def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
+def records_of(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
     for chunk in chunks:
         if chunk.dtype != RECORD_DTYPE:
             raise UserError(f"trace chunk has dtype {chunk.dtype}, expected the 64-byte record")
@@ -201,7 +201,7 @@ def replay_in_this_process(
     if log_requests:
         stl_export.enable(session, memory)
     started = time.perf_counter()
-    _drive(session, _records(chunks), fast_forward)
+    _drive(session, records_of(chunks), fast_forward)
     wall = time.perf_counter() - started
     replay, platform = session.result(), session.platform_stats()
     section = fast_forward.apply(replay, platform) if fast_forward is not None else None

@@ -10,6 +10,7 @@ import numpy as np
 
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.offchip import layout_tensors
+from tlm_models.dataflows.partition import RowRange, tile_share
 from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
 from tlm_models.fast_forward import IterationControl
@@ -55,6 +56,8 @@ class DataflowSetup:
     tensor: dict[str, int] = field(default_factory=dict)  # name -> header index
     #: name -> (address of head 0, bytes per head): ``base`` is called per block
     _bases: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The query rows this trace computes: all of them, or a tile's share (partition.py).
+    share: tuple[RowRange, ...] = ()
 
     @property
     def elem_bytes(self) -> int:
@@ -114,6 +117,10 @@ def make_setup(
         },
         elem_bytes=eb,
     )
+    share = tile_share(workload.head_count, workload.seq_len, platform.tile, platform.tiles)
+    if platform.tiles > 1:
+        header.params["tile"] = platform.tile
+        header.params["tiles"] = platform.tiles
     kvbuf = None if platform.kv_buffer is None else OnChipAllocator(platform.kv_buffer, eb)
     return DataflowSetup(
         workload=workload,
@@ -122,4 +129,5 @@ def make_setup(
         scratch=OnChipAllocator(platform.scratchpad, eb),
         kvbuf=kvbuf,
         tensor={t.name: i for i, t in enumerate(tensors)},
+        share=share,
     )

@@ -353,6 +353,20 @@ def _register_builtins() -> None:
                 _p("clock", "frequency", "1 GHz", "link clock"),
                 _p("width", "size", "64 B", "width of each output link", unit="B per cycle"),
                 _p("hop_latency", "time", "1 ns", "one traversal, charged each way"),
+                _p(
+                    "topology",
+                    "choice",
+                    "crossbar",
+                    "`crossbar` (one output link per target) or `mesh` (2-D, XY routing)",
+                    choices=("crossbar", "mesh"),
+                ),
+                _p(
+                    "mesh_columns",
+                    "count",
+                    4,
+                    "mesh: routers per row; input i sits at router i",
+                    minimum=1,
+                ),
             ),
             sockets=(
                 SocketSpec("in", "target", multi=True, description="initiators bind here"),
