@@ -65,11 +65,19 @@ def _params() -> Iterator[tuple[Path, str, str, str, str]]:
     for path in PLATFORMS:
         config = load_platform(path)
         for comp in config.components.values():
+            # A tile's component is set through the template (`tiles.template.components.pe`),
+            # once: every tile is a copy of it.
+            key = comp.name
+            if config.tiles is not None and comp.name.startswith("tile"):
+                local = comp.name.split("_", 1)[1]
+                if comp.name != f"tile0_{local}":
+                    continue
+                key = f"tiles.template.components.{local}"
             for kind, extremes in EXTREMES.items():
                 specs = [p for p in comp.spec.params if p.kind == kind]
                 for i, (value, expected) in enumerate(extremes if specs else []):
                     spec = specs[i % len(specs)]
-                    yield path, f"{comp.name}.{spec.name}", kind, value, expected
+                    yield path, f"{key}.{spec.name}", kind, value, expected
 
 
 def _refused(path: Path | str, overrides: tuple[str, ...] = ()) -> str:

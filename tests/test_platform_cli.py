@@ -24,10 +24,16 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
 
 
 def _yaml_components(path: Path) -> dict[str, dict[str, Any]]:
-    """The components as written, includes merged, read with plain PyYAML (not our loader)."""
+    """The components as written, includes merged, read with plain PyYAML (not our loader);
+    a `tiles:` template's components once per tile, as `tile{i}_<name>`."""
     raw = yaml.safe_load(path.read_text())
+    written = dict(raw["components"])
+    tiles = raw.get("tiles")
+    if tiles:
+        for i in range(tiles["count"]):
+            written.update({f"tile{i}_{n}": c for n, c in tiles["template"]["components"].items()})
     result = {}
-    for name, comp in raw["components"].items():
+    for name, comp in written.items():
         if "include" in comp:
             included = yaml.safe_load((path.parent / comp["include"]).read_text())
             comp = {**included, **{k: v for k, v in comp.items() if k != "include"}}
@@ -57,9 +63,18 @@ def test_show_json_matches_the_yaml(path: Path, capsys: pytest.CaptureFixture[st
             assert entry["value"] == (parse(value) if parse else value), f"{name}.{key}"
     raw = yaml.safe_load(path.read_text())
     assert shown["name"] == raw["name"]
-    assert shown["bindings"] == [" ".join(b.split()) for b in raw["bindings"]]
-    assert [a["base"] for a in shown["address_map"]] == [a["base"] for a in raw["address_map"]]
-    assert {k: v["path"] for k, v in shown["engines"].items()} == raw["engines"]
+    # A tiled platform's shared bindings, windows and engines come first, then every tile's.
+    shared = [" ".join(b.split()) for b in raw["bindings"]]
+    assert shown["bindings"][: len(shared)] == shared
+    windows = [a["base"] for a in raw["address_map"]]
+    assert [a["base"] for a in shown["address_map"]][: len(windows)] == windows
+    engines = {k: v["path"] for k, v in shown["engines"].items()}
+    if "tiles" in raw:
+        template = raw["tiles"]["template"]["engines"]
+        assert engines["tile0_pe"] == "tile0_" + template["pe"]
+        assert len(engines) == raw["tiles"]["count"] * len(template) + len(raw.get("engines", {}))
+    else:
+        assert engines == raw["engines"]
 
 
 @pytest.mark.parametrize("path", REFERENCE, ids=lambda p: p.stem)
