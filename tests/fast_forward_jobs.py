@@ -15,15 +15,18 @@ from tlm_models.replay import replay_in_this_process
 PLATFORM = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
 
 
-def replay_stats(dataflow: str, seq_len: int, head_dim: int, fast: bool) -> dict[str, Any]:
-    """Every statistic of one replay as {"/"-joined path: value}, plus the fast_forward section."""
+def replay_stats(
+    dataflow: str, seq_len: int, head_dim: int, fast: bool, **shape: Any
+) -> dict[str, Any]:
+    """Every statistic of one replay as {"/"-joined path: value}, plus the fast_forward section;
+    ``shape``: further ``Workload`` fields (heads, kv_heads, kv_len, batch, ...)."""
     config = load_platform(PLATFORM)
     emitted = emit(
-        dataflow, Workload(seq_len=seq_len, head_dim=head_dim), config.info(),
+        dataflow, Workload(seq_len=seq_len, head_dim=head_dim, **shape), config.info(),
         FAST_FORWARD_CHUNK_OPS,
     )  # fmt: skip
-    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
     assert emitted.iterations is not None
+    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
     out = replay_in_this_process(config, emitted.header, emitted.chunks, fast_forward=ff)
     values = {**flatten(out.replay, "replay")[0], **flatten(out.platform, "platform")[0]}
     return {

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,11 +81,17 @@ class IterationControl:
 
     The emitter calls :meth:`mark` at the start of each iteration it emits and
     :meth:`following` to learn which iteration comes next; the replay side calls
-    :meth:`plan_skip` once it has seen the loop repeat.
+    :meth:`plan_skip` once it has seen the loop repeat. ``kinds`` (one hashable per iteration,
+    equal for iterations whose records differ only in addresses) keeps a skip from crossing
+    an iteration that differs from the one a period before it: masked attention's blocks
+    change along the diagonal, and a loop over heads changes at each head's last block.
     """
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, kinds: Sequence[Hashable] | None = None) -> None:
+        if kinds is not None and len(kinds) != total:
+            raise ValueError(f"{len(kinds)} iteration kinds for {total} iterations")
         self.total = total
+        self.kinds = kinds
         self.marks: list[tuple[int, int]] = []  # (iteration, first record) not yet sent
         self.next_fixed = 0  # the iteration the emitter emits next; it can no longer be skipped
         self.skip: tuple[int, int] | None = None
@@ -110,6 +116,12 @@ class IterationControl:
         end; returns the skipped range, or None when too little is left to skip."""
         first = self.next_fixed + 1
         count = (self.total - tail - first) // period * period
+        if self.kinds is not None and count > 0 and first >= period:
+            # Only iterations equal to the one a period earlier, back to the simulated ones.
+            same = 0
+            while same < count and self.kinds[first + same] == self.kinds[first + same - period]:
+                same += 1
+            count = same // period * period
         if count <= 0 or self.skipped or self.skip is not None:
             return None
         self.skip = (first, first + count)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from tlm_models.dataflows.workload import Workload
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
@@ -33,6 +34,8 @@ from tlm_models.trace.record import (
     OpKind,
     VectorOp,
     bits_float,
+    mask_geometry,
+    mask_visible,
     src2,
 )
 
@@ -130,13 +133,26 @@ class ReferenceExecutor:
                 c[...] = product
         elif kind == OpKind.VECTOR:
             span = granule_span(rec, granule, granularity)
-            self._vector(code, m, n, k, src0, src1, dst, span)
+            if VectorOp(code & 0x0F) == VectorOp.MASK:
+                self._mask(rec, span)
+            else:
+                self._vector(code, m, n, k, src0, src1, dst, span)
         elif kind == OpKind.EXP:
             lo, hi = granule_span(rec, granule, granularity)
             out = self.block(dst, m, n).reshape(-1)
             out[lo:hi] = np.exp(self.block(src0, m, n).reshape(-1)[lo:hi])
         else:
             raise TraceExecutionError(f"unknown record kind {kind}")
+
+    def _mask(self, rec: np.void, span: tuple[int, int]) -> None:
+        """dst = src0 where the mask keeps an element, else the fill (may be -inf: exp of it
+        is 0 and a row max ignores it while the row has a finite element)."""
+        m, n = int(rec["m"]), int(rec["n"])
+        geometry = mask_geometry(int(rec["src_stride"]), int(rec["dst_stride"]), int(rec["src1"]))
+        keep = mask_visible(m, n, *geometry).reshape(-1)[span[0] : span[1]]
+        a = self.block(int(rec["src0"]), m, n).reshape(-1)[span[0] : span[1]].copy()
+        out = self.block(int(rec["dst"]), m, n).reshape(-1)
+        out[span[0] : span[1]] = np.where(keep, a, np.float32(bits_float(int(rec["k"]))))
 
     def _vector(
         self,
@@ -349,6 +365,23 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     s -= s.max(axis=-1, keepdims=True)
     p = np.exp(s)
     return (p / p.sum(axis=-1, keepdims=True)) @ v64  # type: ignore[no-any-return]
+
+
+def workload_attention(
+    workload: Workload, q: np.ndarray, k: np.ndarray, v: np.ndarray
+) -> np.ndarray:
+    """The ground truth of a workload in float64: per query head h, softmax over the keys its
+    mask shows (``Workload.mask_matrix``) of Q_h K_kv^T / sqrt(d), times V_kv, kv the K/V head
+    of h. ``q``: (query heads, Nq, d); ``k``, ``v``: (K/V heads, Nk, d)."""
+    visible = workload.mask_matrix()
+    out = np.empty(q.shape, dtype=np.float64)
+    for h in range(q.shape[0]):
+        kv = workload.kv_head_of(h)
+        s = q[h].astype(np.float64) @ k[kv].astype(np.float64).T * workload.scale
+        s = np.where(visible, s, -np.inf)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        out[h] = (p / p.sum(axis=-1, keepdims=True)) @ v[kv].astype(np.float64)
+    return out
 
 
 def run_attention(

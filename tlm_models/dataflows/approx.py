@@ -12,6 +12,11 @@ traffic of: "columns", H for c value columns at a time (K and Q re-read per colu
 T = 2Nd*ceil(d/c) + 2Nd); "features", H in feature blocks of w-variable group combinations
 (``feature_groups.py``) with the partial [D | numerators] rows kept off chip between blocks,
 T = 2NL + NdB + Nd + 2N(d+1)(B-1) (B blocks, L K/Q columns loaded per row over all blocks).
+
+H is built once per K/V head and read by the query rows of all heads of its group. Masks use
+the prefix form: keys enter H in order (a sliding window subtracts each key that leaves it)
+and each query row reads H at its position, its features scaled by the folded factors since
+H, read at every prefix, stays unscaled.
 """
 
 from __future__ import annotations
@@ -104,17 +109,22 @@ class ApproxTiling:
 
     def row_traffic(self, head_dim: int) -> dict[str, int]:
         """Off-chip elements per query/key row and head, per tensor (times N is exact)."""
+        return self.key_row_traffic(head_dim) | self.query_row_traffic(head_dim)
+
+    def key_row_traffic(self, head_dim: int) -> dict[str, int]:
+        """Off-chip elements per K/V row a K/V head adds to (or removes from) H."""
+        d = head_dim
+        if self.groups is not None:
+            return {"K": self.groups.loaded_cols, "V": d * self.blocks}
+        return {"K": d * self.blocks, "V": d}
+
+    def query_row_traffic(self, head_dim: int) -> dict[str, int]:
+        """Off-chip elements per query row and query head."""
         d = head_dim
         if self.groups is not None:
             b = self.blocks
-            return {
-                "Q": self.groups.loaded_cols,
-                "K": self.groups.loaded_cols,
-                "V": d * b,
-                "O": d,
-                PARTIAL: 2 * (d + 1) * (b - 1),
-            }
-        return {"Q": d * self.blocks, "K": d * self.blocks, "V": d, "O": d}
+            return {"Q": self.groups.loaded_cols, "O": d, PARTIAL: 2 * (d + 1) * (b - 1)}
+        return {"Q": d * self.blocks, "O": d}
 
     def tile(self) -> dict[str, int | str]:
         """The parameters that set the traffic (header params and ``bounds`` columns)."""
@@ -159,11 +169,24 @@ def _feature_tiling(d: int, degree: int, r: int, capacity: int) -> ApproxTiling 
 
 
 def approx_tiling(workload: Workload, capacity: int, degree: int) -> ApproxTiling:
-    """Case I when H fits; else the column or feature tiling with less traffic (ties: columns)."""
+    """Case I when H fits; else the column or feature tiling with less traffic (ties: columns).
+    Masked (prefix form): H in column blocks only, with r more elements for the scaled query
+    features and r for the folded factors."""
     d = workload.head_dim
     r = feature_count(d, degree)
-    columns = _column_tiling(d, r, capacity)
+    prefix = workload.mask != "none"
+    columns = _column_tiling(d, r, capacity - (2 * r if prefix else 0))
     if columns is not None and columns.case == "I":
+        return columns
+    if prefix:
+        if columns is None:
+            raise UserError(
+                f"approx with mask={workload.mask} (prefix form: each query row reads H as it "
+                f"stands at its position) keeps H of r = {r} features by at least one value "
+                f"column on chip and needs M >= {2 * (r + 4) + 4 * r} elements, M = {capacity} "
+                "(feature blocks, the tiling for smaller M, are not implemented in the prefix "
+                "form)"
+            )
         return columns
     features = _feature_tiling(d, degree, r, capacity)
     options = [t for t in (columns, features) if t is not None]
@@ -185,6 +208,9 @@ class _Buffers:
     u: tuple[Buffer, Buffer]  # feature rows: [1, x_0..x_{d-1}, degree 2.., degree g]
     vs: tuple[Buffer, Buffer]  # [1, v_col0 .. v_col0+c-1]
     o: tuple[Buffer, Buffer]  # [D_i, numerators]
+    #: Prefix form only: the query features times the folded factors, and those factors.
+    scaled: Buffer | None = None
+    factors: Buffer | None = None
 
 
 @dataclass(frozen=True)
@@ -193,6 +219,9 @@ class _Shape:
     width: int  # value columns in this block
     first: bool  # pass 1's first row: overwrites H instead of accumulating
     init: bool  # the trace's first row: also writes the constant ones
+    #: Prefix form: a K/V row leaving the window is subtracted from H (keys), or a query row
+    #: scales its features by the folded factors, H being unscaled (queries).
+    prefix: bool = False
 
 
 _FIELDS = ("src0", "src1", "dst")
@@ -291,61 +320,99 @@ class _ApproxEmitter:
         self.runs = runs  # (start, length, float32 bits) per H scaling op
         self.tiling = tiling
         self._templates: dict[_Shape, tuple[Template, list[tuple[str, int, str]]]] = {}
-
-    def _generate(self, tpl: Template, load: int) -> None:
-        """Monomials of degree 2..g of the row in u[0], one vector op per prefix product."""
-        generate(tpl, self.bufs.u[0].addr, self.plan, load, self.setup.elem_bytes)
+        self._positions_cache: dict[
+            tuple[int, int, bool, bool, int],
+            tuple[Template, list[tuple[str, int, tuple[str, int, int], bool]]],
+        ] = {}
 
     def _template(
         self, b: TraceBuilder, shape: _Shape
     ) -> tuple[Template, list[tuple[str, int, str]]]:
+        """A one-row loop body (double-buffer parity by row, ``row_offsets``)."""
         if shape in self._templates:
             return self._templates[shape]
-        s, bufs = self.setup, self.bufs
-        eb, d, r, c = s.elem_bytes, s.workload.head_dim, self.tiling.features, shape.width
-        u, vs, o, h = bufs.u[0].addr, bufs.vs[0].addr, bufs.o[0].addr, bufs.h.addr
         tpl = b.template()
+        kind = "key" if shape.keys else "query"
+        if shape.prefix:
+            kind = "drop" if shape.keys else "prefix_query"
+        mm, st, offchip = self._section(
+            tpl, kind, shape.width, 0, Prev("mm", 2), Prev("st", 2), shape.first, shape.init
+        )
+        tpl.roles["mm"] = mm
+        if st is not None:
+            tpl.roles["st"] = st
+        self._templates[shape] = (tpl, offchip)
+        return tpl, offchip
+
+    def _section(
+        self,
+        tpl: Template,
+        kind: str,
+        c: int,
+        parity: int,
+        war_mm: DepRef,
+        war_st: DepRef,
+        first: bool = False,
+        init: bool = False,
+    ) -> tuple[int, int | None, list[tuple[str, int, str]]]:
+        """One row's operations in buffers of ``parity``: a K/V row entering H ("key"; the
+        block's ``first`` overwrites H, the trace's ``init`` also writes the constants) or
+        leaving it ("drop"), or a query row reading H ("query"; "prefix_query" with H
+        unscaled). Its loads wait for ``war_mm`` (the last reader of these buffers), a query's
+        matmul for ``war_st`` (the last store of this o). Returns the matmul, the store and
+        the off-chip fields (field, op, "row" or "col": whole rows or value columns)."""
+        s, bufs = self.setup, self.bufs
+        eb, d, r = s.elem_bytes, s.workload.head_dim, self.tiling.features
+        u, vs, o, h = bufs.u[parity].addr, bufs.vs[parity].addr, bufs.o[parity].addr, bufs.h.addr
         offchip: list[tuple[str, int, str]] = []
-        if shape.keys:
+        if kind in ("key", "drop"):
             ldk = tpl.load(
                 s.base("K"),
                 u + eb,
                 1,
                 d * eb,
                 tensor=s.tensor["K"],
-                deps=[Prev("mm", 2), Ext("o_free") if shape.first else None],
+                deps=[war_mm, Ext("o_free") if first else None],
             )
-            ldv = tpl.load(
-                s.base("V"), vs + eb, 1, c * eb, tensor=s.tensor["V"], deps=[Prev("mm", 2)]
-            )
+            ldv = tpl.load(s.base("V"), vs + eb, 1, c * eb, tensor=s.tensor["V"], deps=[war_mm])
             offchip += [("src0", ldk, "row"), ("src0", ldv, "col")]
-            if shape.init:
+            if init:
                 # The constant ones (u[0] and the [1 | v] slot) come from loaded data, once.
                 one = u
                 tpl.vector(
                     VectorOp.MUL, one, u + eb, 1, 1, bcast=Broadcast.SCALAR, scalar=0.0, deps=[ldk]
                 )
                 tpl.vector(VectorOp.ADD, one, one, 1, 1, bcast=Broadcast.SCALAR, scalar=1.0)
-                for dst in (bufs.u[1].addr, vs, bufs.vs[1].addr):
+                for dst in (bufs.u[1 - parity].addr, bufs.vs[0].addr, bufs.vs[1].addr):
                     tpl.vector(VectorOp.COPY, dst, one, 1, 1)
-            self._generate(tpl, ldk)
-            tpl.roles["mm"] = tpl.matmul(
-                u, vs, h, r, c + 1, 1, accumulate=not shape.first, deps=[ldk, ldv]
-            )
-        else:
-            ldq = tpl.load(
-                s.base("Q"), u + eb, 1, d * eb, tensor=s.tensor["Q"], deps=[Prev("mm", 2)]
-            )
-            offchip.append(("src0", ldq, "row"))
-            self._generate(tpl, ldq)
-            tpl.roles["mm"] = tpl.matmul(u, h, o, 1, c + 1, r, deps=[ldq, Prev("st", 2)])
-            div = tpl.vector(VectorOp.DIV, o + eb, o + eb, 1, c, src1=o, bcast=Broadcast.ROW)
-            tpl.roles["st"] = tpl.store(
-                o + eb, s.base("O"), 1, c * eb, tensor=s.tensor["O"], deps=[div]
-            )
-            offchip.append(("dst", tpl.roles["st"], "col"))
-        self._templates[shape] = (tpl, offchip)
-        return tpl, offchip
+            generate(tpl, u, self.plan, ldk, eb)
+            if init and bufs.factors is not None:
+                # A row of ones (from the generated features) the factor runs then scale.
+                f = bufs.factors.addr
+                tpl.vector(VectorOp.MUL, f, u, 1, r, bcast=Broadcast.SCALAR, scalar=0.0)
+                tpl.vector(VectorOp.ADD, f, f, 1, r, bcast=Broadcast.SCALAR, scalar=1.0)
+            feats = u
+            if kind == "drop":  # leaving the window: H -= u2^T [1 | v]
+                assert bufs.scaled is not None
+                feats = bufs.scaled.addr
+                tpl.vector(
+                    VectorOp.MUL, feats, u, 1, r, bcast=Broadcast.SCALAR, scalar=-1.0, deps=[ldk]
+                )
+            mm = tpl.matmul(feats, vs, h, r, c + 1, 1, accumulate=not first, deps=[ldk, ldv])
+            return mm, None, offchip
+        ldq = tpl.load(s.base("Q"), u + eb, 1, d * eb, tensor=s.tensor["Q"], deps=[war_mm])
+        offchip.append(("src0", ldq, "row"))
+        generate(tpl, u, self.plan, ldq, eb)
+        feats = u
+        if kind == "prefix_query":  # H is unscaled: the query features carry the factors
+            assert bufs.scaled is not None and bufs.factors is not None
+            feats = bufs.scaled.addr
+            tpl.vector(VectorOp.MUL, feats, u, 1, r, src1=bufs.factors.addr, deps=[ldq])
+        mm = tpl.matmul(feats, h, o, 1, c + 1, r, deps=[ldq, war_st])
+        div = tpl.vector(VectorOp.DIV, o + eb, o + eb, 1, c, src1=o, bcast=Broadcast.ROW)
+        st = tpl.store(o + eb, s.base("O"), 1, c * eb, tensor=s.tensor["O"], deps=[div])
+        offchip.append(("dst", st, "col"))
+        return mm, st, offchip
 
     def _offsets(
         self,
@@ -353,15 +420,15 @@ class _ApproxEmitter:
         offchip: list[tuple[str, int, str]],
         row0: int,
         parity0: int,
-        head: int,
+        head_bytes: int,
         col0: int,
     ) -> OffsetFn:
-        """Per-row off-chip addresses and the double-buffer parity of u, vs, o."""
+        """Per-row off-chip addresses (from ``head_bytes``, the head's first row) and the
+        double-buffer parity of u, vs, o."""
         s, bufs = self.setup, self.bufs
-        eb, d, n = s.elem_bytes, s.workload.head_dim, s.workload.seq_len
-        head_off = head * n * d * eb
+        eb, d = s.elem_bytes, s.workload.head_dim
         moves = [
-            (f, col, head_off + (col0 * eb if kind == "col" else 0), d * eb)
+            (f, col, head_bytes + (col0 * eb if kind == "col" else 0), d * eb)
             for f, col, kind in offchip
         ]
         return row_offsets(tpl, (bufs.u, bufs.vs, bufs.o), moves, row0, parity0)
@@ -369,34 +436,213 @@ class _ApproxEmitter:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, t = self.setup, self.tiling
         w = s.workload
-        n, d = w.seq_len, w.head_dim
-        b = TraceBuilder(s.header, chunk_ops)
-        prev: RepeatResult | None = None
-        last_store: int | None = None
-        rows_done = 0
-        init = True
-        for head in range(w.head_count):
+        d = w.head_dim
+        self.b = b = TraceBuilder(s.header, chunk_ops)
+        self.last_store: int | None = None
+        self.rows_done = 0  # rows through the u/vs/o buffers: their parity
+        self.init = True
+        # The last matmul that read u/vs of each parity, the last store that read o of each.
+        self.mm_by_parity: list[int | None] = [None, None]
+        self.st_by_parity: list[int | None] = [None, None]
+        for kv in range(w.kv_head_count):
             for block in range(t.blocks):
                 col0 = block * t.cols
                 width = min(t.cols, d - col0)
-                loops = [(_Shape(True, width, True, init), 0, 1)]
-                if n > 1:
-                    loops.append((_Shape(True, width, False, False), 1, n - 1))
-                init = False
-                for shape, row0, count in loops:
-                    tpl, offchip = self._template(b, shape)
-                    offsets = self._offsets(tpl, offchip, row0, rows_done, head, col0)
-                    prev = yield from b.repeat(
-                        tpl, count, offsets, first=prev, ext={"o_free": last_store}
-                    )
-                    rows_done += count
-                yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
-                tpl, offchip = self._template(b, _Shape(False, width, False, False))
-                offsets = self._offsets(tpl, offchip, 0, rows_done, head, col0)
-                prev = yield from b.repeat(tpl, n, offsets, first=prev)
-                rows_done += n
-                last_store = prev.handle("st")
+                self.st_by_parity = [None, None]  # the first key row waits for every store
+                if w.mask == "none":
+                    yield from self._keys(kv, 0, w.kv_len, width, col0, fresh=True)
+                    yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
+                    yield from self._queries(kv, 0, w.group * w.seq_len, width, col0)
+                else:
+                    yield from self._prefix(kv, width, col0)
         yield from b.finish()
+
+    def _first(self, mm: dict[str, int], st: dict[str, int]) -> RepeatResult:
+        """Handles a loop's first repetition reaches back to: role -> row parity (relative to
+        the loop's first row) of the matmul (``mm``) or store (``st``) it names."""
+        out = RepeatResult()
+        for table, last in ((mm, self.mm_by_parity), (st, self.st_by_parity)):
+            for role, rel in table.items():
+                handle = last[(self.rows_done + rel) % 2]
+                if handle is not None:
+                    name, _, back = role.partition("@")
+                    out.handles[(name, -int(back or 1))] = handle
+        return out
+
+    def _repeat(
+        self, shape: _Shape, row0: int, count: int, head_bytes: int, col0: int
+    ) -> Generator[np.ndarray, None, None]:
+        tpl, offchip = self._template(self.b, shape)
+        offsets = self._offsets(tpl, offchip, row0, self.rows_done, head_bytes, col0)
+        # Prev("mm", 2) of rows 0 and 1: the rows two back; queries after keys (non-prefix
+        # form) need no store: the block's first key row waited for all of them.
+        first = self._first({"mm@2": 0, "mm@1": 1}, {})
+        result = yield from self.b.repeat(
+            tpl, count, offsets, first=first, ext={"o_free": self.last_store}
+        )
+        for back in (1, 2):
+            if back <= count:
+                par = (self.rows_done + count - back) % 2
+                self.mm_by_parity[par] = result.handle("mm", back)
+                if not shape.keys:
+                    self.st_by_parity[par] = result.handle("st", back)
+        if not shape.keys:
+            self.last_store = result.handle("st")
+        self.rows_done += count
+
+    def _keys(
+        self,
+        kv: int,
+        row0: int,
+        count: int,
+        width: int,
+        col0: int,
+        fresh: bool = False,
+    ) -> Generator[np.ndarray, None, None]:
+        """Add K/V rows row0 .. row0+count-1 of K/V head ``kv`` to H; ``fresh``: the first of
+        them overwrites H (the trace's first also makes the constants)."""
+        s, w = self.setup, self.setup.workload
+        head_bytes = kv * w.kv_len * w.head_dim * s.elem_bytes
+        if fresh:
+            shape = _Shape(True, width, True, self.init)
+            yield from self._repeat(shape, row0, 1, head_bytes, col0)
+            if self.init and self.bufs.factors is not None:
+                yield from scale_h(self.b, self.bufs.factors.addr, self.runs, 0, s.elem_bytes)
+            self.init = False
+            row0, count = row0 + 1, count - 1
+        if count > 0:
+            yield from self._repeat(
+                _Shape(True, width, False, False), row0, count, head_bytes, col0
+            )
+
+    def _query_bytes(self, kv: int) -> int:
+        """Off-chip offset of the first query row of K/V head ``kv``'s group: the group's
+        query heads are adjacent, Nq rows each, so its rows are g*Nq consecutive rows."""
+        w = self.setup.workload
+        first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
+        return first_head * w.seq_len * w.head_dim * self.setup.elem_bytes
+
+    def _queries(
+        self, kv: int, row0: int, count: int, width: int, col0: int
+    ) -> Generator[np.ndarray, None, None]:
+        """Stacked query rows row0 .. row0+count-1 of K/V head ``kv``'s group read H."""
+        shape = _Shape(False, width, False, False)
+        yield from self._repeat(shape, row0, count, self._query_bytes(kv), col0)
+
+    def _prefix(self, kv: int, width: int, col0: int) -> Generator[np.ndarray, None, None]:
+        """Prefix form: keys enter H in order; right after key i + Nk - Nq enters (and, with a
+        sliding window, key i + Nk - Nq - W leaves), query row i of every head of the group
+        reads H. Position 0 follows the keys of its range; positions 1.. are loops of
+        position templates, first without, then with a key leaving the window."""
+        w = self.setup.workload
+        nq = w.seq_len
+        lo, hi = w.key_range(0)
+        yield from self._keys(kv, lo, hi - lo, width, col0, fresh=True)
+        yield from self._positions(kv, 0, 1, width, col0, add=False, drop=False)
+        dropping = nq if w.mask == "causal" else min(nq, max(1, w.window - w.key_offset))
+        for start, stop, drop in ((1, dropping, False), (dropping, nq, True)):
+            if stop > start:
+                yield from self._positions(kv, start, stop - start, width, col0, True, drop)
+
+    def _positions(
+        self, kv: int, i0: int, count: int, width: int, col0: int, add: bool, drop: bool
+    ) -> Generator[np.ndarray, None, None]:
+        """Positions i0 .. i0+count-1: each (optionally) subtracts the key leaving the window,
+        adds its key, then every query head of the group reads H. Loop bodies hold an even
+        number of rows, one or two positions, so the buffer parity repeats."""
+        per_position = int(add) + int(drop) + self.setup.workload.group
+        span = 2 if per_position % 2 else 1
+        reps, rest = divmod(count, span)
+        if reps:
+            yield from self._position_loop(kv, i0, reps, span, width, col0, add, drop)
+        if rest:
+            yield from self._position_loop(kv, i0 + reps * span, 1, 1, width, col0, add, drop)
+
+    def _position_loop(
+        self,
+        kv: int,
+        i0: int,
+        reps: int,
+        span: int,
+        width: int,
+        col0: int,
+        add: bool,
+        drop: bool,
+    ) -> Generator[np.ndarray, None, None]:
+        s, w = self.setup, self.setup.workload
+        eb, d, nq = s.elem_bytes, w.head_dim, w.seq_len
+        parity0 = self.rows_done % 2
+        key = (width, span, add, drop, parity0)
+        if key not in self._positions_cache:
+            self._positions_cache[key] = self._position_template(width, span, add, drop, parity0)
+        tpl, fields = self._positions_cache[key]
+        key_bytes = kv * w.kv_len * d * eb
+        query_bytes = self._query_bytes(kv)
+        moves = []
+        for f, col, (kind, pos, head), column in fields:
+            i = i0 + pos
+            if kind == "query":
+                row = query_bytes + (head * nq + i) * d * eb
+            else:
+                leaving = w.window if kind == "drop" else 0
+                row = key_bytes + (i + w.key_offset - leaving) * d * eb
+            moves.append((f, col, row + (col0 * eb if column else 0), span * d * eb))
+        kinds = self._kinds(span, add, drop)
+        rows = len(kinds)
+        # Rep 0 reaches back to the matmuls two rows before its first two rows and to the
+        # last store of each o buffer (``_position_template`` names them).
+        mm = {f"mm{(k - 2) % rows}@{-((k - 2) // rows)}": k for k in range(min(2, rows))}
+        st = {f"st{k}": k for k, (kind, _, _) in enumerate(kinds) if kind == "query"}
+        result = yield from self.b.repeat(
+            tpl, reps, row_offsets(tpl, (), moves, 0, 0), first=self._first(mm, st)
+        )
+        for k, (kind, _, _) in enumerate(kinds):
+            par = (parity0 + k) % 2
+            self.mm_by_parity[par] = result.handle(f"mm{k}")
+            if kind == "query":
+                self.st_by_parity[par] = self.last_store = result.handle(f"st{k}")
+        self.rows_done += reps * rows
+
+    def _kinds(self, span: int, add: bool, drop: bool) -> list[tuple[str, int, int]]:
+        """The rows of a position template: (kind, position in the body, query head)."""
+        out: list[tuple[str, int, int]] = []
+        for pos in range(span):
+            out += [("drop", pos, 0)] if drop else []
+            out += [("key", pos, 0)] if add else []
+            out += [("query", pos, j) for j in range(self.setup.workload.group)]
+        return out
+
+    def _position_template(
+        self, width: int, span: int, add: bool, drop: bool, parity0: int
+    ) -> tuple[Template, list[tuple[str, int, tuple[str, int, int], bool]]]:
+        """One loop body of ``span`` positions; row k uses the buffers of parity
+        parity0 + k. Loads wait for the matmul two rows back, a query's matmul for the last
+        store of its o buffer; roles mm<k>, st<k> name them for the next repetition."""
+        tpl = self.b.template()
+        kinds = self._kinds(span, add, drop)
+        rows = len(kinds)
+        queries = [k for k, (kind, _, _) in enumerate(kinds) if kind == "query"]
+        fields: list[tuple[str, int, tuple[str, int, int], bool]] = []
+        mms: list[int] = []
+        stores: dict[int, int] = {}
+        for k, row in enumerate(kinds):
+            war_mm: DepRef = (
+                mms[k - 2] if k >= 2 else Prev(f"mm{(k - 2) % rows}", -((k - 2) // rows))
+            )
+            war_st: DepRef = None
+            if row[0] == "query":
+                earlier = [x for x in queries if x < k and (k - x) % 2 == 0]
+                last = max(x for x in queries if (k - x) % 2 == 0)
+                war_st = stores[earlier[-1]] if earlier else Prev(f"st{last}", 1)
+            kind = "prefix_query" if row[0] == "query" else row[0]
+            mm, st, offchip = self._section(tpl, kind, width, (parity0 + k) % 2, war_mm, war_st)
+            mms.append(mm)
+            tpl.roles[f"mm{k}"] = mm
+            if st is not None:
+                stores[k] = st
+                tpl.roles[f"st{k}"] = st
+            fields += [(f, op, row, what == "col") for f, op, what in offchip]
+        return tpl, fields
 
 
 @dataclass(frozen=True)
@@ -549,27 +795,32 @@ class _FeatureEmitter:
         offchip: list[tuple[str, int, bool]],
         row0: int,
         parity0: int,
-        head: int,
+        head_bytes: int,
     ) -> OffsetFn:
-        """Rows of Q, K, V, O (per head) and of the shared partial sums; buffer parity."""
+        """Rows of Q, K, V, O (from ``head_bytes``, the head's first row) and of the shared
+        partial sums; buffer parity."""
         s, bufs = self.setup, self.bufs
-        eb, d, n = s.elem_bytes, s.workload.head_dim, s.workload.seq_len
+        eb, d = s.elem_bytes, s.workload.head_dim
         moves = [
-            (f, col, 0, (d + 1) * eb) if partial else (f, col, head * n * d * eb, d * eb)
+            (f, col, 0, (d + 1) * eb) if partial else (f, col, head_bytes, d * eb)
             for f, col, partial in offchip
         ]
         pairs = (bufs.row, bufs.vs, bufs.o, bufs.part)
         return row_offsets(tpl, pairs, moves, row0, parity0)
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
-        w, d = self.setup.workload, self.setup.workload.head_dim
-        n = w.seq_len
+        w, d, eb = self.setup.workload, self.setup.workload.head_dim, self.setup.elem_bytes
+        n, queries = w.kv_len, w.group * w.seq_len
         b = TraceBuilder(self.setup.header, chunk_ops)
         prev: RepeatResult | None = None
         last_store: int | None = None
         rows_done = 0
         init = True
-        for head in range(w.head_count):
+        for kv in range(w.kv_head_count):
+            # K/V rows of head kv; the stacked query rows of its group (adjacent off chip).
+            key_bytes = kv * n * d * eb
+            first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
+            query_bytes = first_head * w.seq_len * d * eb
             for index in range(len(self.blocks)):
                 loops = [(True, init, 0, 1)]
                 if n > 1:
@@ -577,16 +828,16 @@ class _FeatureEmitter:
                 init = False
                 for first, with_init, row0, count in loops:
                     tpl, offchip = self._kv_template(b, index, first, with_init)
-                    offsets = self._offsets(tpl, offchip, row0, rows_done, head)
+                    offsets = self._offsets(tpl, offchip, row0, rows_done, key_bytes)
                     prev = yield from b.repeat(
                         tpl, count, offsets, first=prev, ext={"o_free": last_store}
                     )
                     rows_done += count
                 yield from scale_h(b, self.bufs.h.addr, self.runs[index], d, self.setup.elem_bytes)
                 tpl, offchip = self._q_template(b, index)
-                offsets = self._offsets(tpl, offchip, 0, rows_done, head)
-                prev = yield from b.repeat(tpl, n, offsets, first=prev)
-                rows_done += n
+                offsets = self._offsets(tpl, offchip, 0, rows_done, query_bytes)
+                prev = yield from b.repeat(tpl, queries, offsets, first=prev)
+                rows_done += queries
                 last_store = prev.handle("st")
         yield from b.finish()
 
@@ -603,6 +854,7 @@ def emit_approx(
     tiling = approx_tiling(workload, platform.capacity_elements(workload.elem_bytes), p.degree)
     coeffs = exp_poly_coefficients(p.degree, p.bound)
     features = tiling.groups is not None
+    prefix = workload.mask != "none"
     setup = make_setup(
         "approx",
         workload,
@@ -613,7 +865,7 @@ def emit_approx(
             "coefficients": [float(c) for c in coeffs],
             **tiling.tile(),
         },
-        spill=[(PARTIAL, (workload.seq_len, d + 1))] if features else None,
+        spill=[(PARTIAL, (workload.group * workload.seq_len, d + 1))] if features else None,
     )
     sp = setup.scratch
     r, c = tiling.features, tiling.cols
@@ -635,6 +887,8 @@ def emit_approx(
         u=(sp.alloc("u.0", 1, r), sp.alloc("u.1", 1, r)),
         vs=(sp.alloc("v1.0", 1, c + 1), sp.alloc("v1.1", 1, c + 1)),
         o=(sp.alloc("o.0", 1, c + 1), sp.alloc("o.1", 1, c + 1)),
+        scaled=sp.alloc("u_scaled", 1, r) if prefix else None,
+        factors=sp.alloc("factors", 1, r) if prefix else None,
     )
     emitter = _ApproxEmitter(setup, bufs, plan, runs, tiling)
     return EmittedTrace(setup.header, emitter.chunks(chunk_ops), setup.layout())

@@ -3,9 +3,13 @@
 Per block of R query rows: load Q (scaled by 1/sqrt(d)); stream K in tiles of Tk rows
 (Tk = min(N, PE rows), double-buffered staging) computing S tiles and the running row max;
 then stream V in tiles: P_c = exp(S_c - m), l += rowsum(P_c), O += P_c V_c; finally O /= l and
-store O. Tk = min(N, PE rows, floor(M/8d)) keeps staging within a quarter of the SRAM;
-R = floor((M - 2*Tk*d) / (2d + N + 2)) (Q, O, a full score row, row max and sum per
-row, beside the staging). When R < 1 a score row does not fit: rows go one at a time and every
+store O. Tk = min(Nk, PE rows, floor(M/8d)) keeps staging within a quarter of the SRAM;
+R = floor((M - 2*Tk*d) / (2d + Nk + 3)) (Q, O, a full score row, row max, sum and tile max per
+row, beside the staging). The R rows are stacked query rows of one K/V group
+(``query_blocks.py``): every K/V tile serves all the group's heads in the block. With a mask
+the K/V streams cover only the keys the block's rows see, and score tiles the mask crosses
+are masked (-inf) before their row max.
+When R < 1 a score row does not fit: rows go one at a time and every
 S tile spills off-chip after its row max is taken (double-buffered 1 x Tk tile buffers),
 then is read back for the exponent — 2N extra elements per row.
 """
@@ -25,13 +29,16 @@ from tlm_models.dataflows.builder import (
     Template,
     TraceBuilder,
     role_offsets,
-    tile_runs,
 )
-from tlm_models.dataflows.row_blocks import (
-    load_rows,
-    normalise_and_store_o,
-    scale_q,
+from tlm_models.dataflows.query_blocks import (
+    QueryBlock,
+    block_shape,
+    load_block,
+    masked_tile_runs,
+    query_blocks,
+    store_block,
 )
+from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -49,11 +56,11 @@ class FlatTiling:
 
 
 def flat_tiling(workload: Workload, capacity: int, pe_rows: int) -> FlatTiling:
-    d, n = workload.head_dim, workload.seq_len
+    d, n = workload.head_dim, workload.kv_len
     tk = max(1, min(n, pe_rows, capacity // (8 * d)))
-    r = (capacity - 2 * tk * d) // (2 * d + n + 2)
+    r = (capacity - 2 * tk * d) // (2 * d + n + 3)
     if r >= 1:
-        r = min(r, n)
+        r = min(r, workload.group * workload.seq_len)  # the stacked query rows of a group
         # R is set with the smallest staging tile; the staging then grows into what the R rows
         # leave free (Q, O, S rows and three row statistics each). Traffic depends on R alone,
         # so this only cuts the number of transfers and matmuls (16x at N = 128K).
@@ -75,7 +82,7 @@ class _FlatEmitter:
         # overlap=none: each staging load waits for the previous tile's last operation.
         self.ld_after = Prev("last", 1) if serial else Prev("reader", 2)
         w = setup.workload
-        r, tk, d, n = tiling.rows, tiling.stage, w.head_dim, w.seq_len
+        r, tk, d, n = tiling.rows, tiling.stage, w.head_dim, w.kv_len
         a = setup.scratch
         self.q = a.alloc("Q_rows", r, d)
         self.o = a.alloc("O_rows", r, d)
@@ -86,9 +93,15 @@ class _FlatEmitter:
         self.l = a.alloc("rowsum", r)
         self.t = a.alloc("tilestat", r)
         self.stage = (a.alloc("KV_stage.0", tk, d), a.alloc("KV_stage.1", tk, d))
-        #: Row blocks, the outer loop (the iterations fast-forward may skip).
-        self.blocks = [(h, i, min(r, n - i)) for h in range(w.head_count) for i in range(0, n, r)]
+        #: Blocks of stacked query rows, the outer loop (the iterations fast-forward may skip).
+        self.blocks = query_blocks(w, block_shape(w, r))
+        self.keys = [w.block_key_range(blk.row0, blk.rows) for blk in self.blocks]
         self.iterations = IterationControl(len(self.blocks))
+
+    def _tiles(self, index: int) -> int:
+        """Staging tiles block ``index`` loads (K and V)."""
+        lo, hi = self.keys[index]
+        return 2 * -(-(hi - lo) // self.tl.stage)
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s = self.s
@@ -99,24 +112,33 @@ class _FlatEmitter:
         last_store: int | None = None
         index = 0
         while index < len(self.blocks):
-            head, row0, rows = self.blocks[index]
+            blk, keys = self.blocks[index], self.keys[index]
             self.iterations.mark(index, b.next_index)
-            staged_before = staged
-            q = load_rows(b, s, "Q", self.q.addr, rows, head=head, row0=row0, deps=[last_smm])
+            rows = blk.height
+            q = load_block(b, s, self.q.addr, blk, deps=[last_smm])
             scale_q(b, s, self.q.addr, rows, deps=[q])
-            ring, staged = yield from self._phase(b, "K", head, rows, ring, staged, None)
+            ring, staged = yield from self._phase(b, "K", blk, keys, ring, staged, None)
             last_smm = ring.handle("smm") if ring else None
             spilled = ring.handle("sts") if ring else None
             ring, staged = yield from self._phase(
-                b, "V", head, rows, ring, staged, {"o_free": last_store, "spilled": spilled}
+                b, "V", blk, keys, ring, staged,
+                {"o_free": last_store, "spilled": spilled},
+            )  # fmt: skip
+            d = s.workload.head_dim
+            norm = b.vector(
+                VectorOp.DIV,
+                self.o.addr,
+                self.o.addr,
+                rows,
+                d,
+                src1=self.l.addr,
+                bcast=Broadcast.ROW,
             )
-            last_store = normalise_and_store_o(
-                b, s, self.o.addr, self.l.addr, rows, head=head, row0=row0
-            )
+            last_store = store_block(b, s, self.o.addr, blk, deps=[norm])
             yield from b.ready()
             following = self.iterations.following(index)
             # The staging parity counts the tiles of skipped blocks too.
-            staged += (following - index - 1) * (staged - staged_before)
+            staged += sum(self._tiles(i) for i in range(index + 1, following))
             index = following
         yield from b.finish()
 
@@ -124,30 +146,47 @@ class _FlatEmitter:
         self,
         b: TraceBuilder,
         which: str,
-        head: int,
-        rows: int,
+        blk: QueryBlock,
+        keys: tuple[int, int],
         ring: RepeatResult | None,
         staged: int,
         ext: dict[str, int | None] | None,
     ) -> Generator[np.ndarray, None, tuple[RepeatResult | None, int]]:
         s, w, spill = self.s, self.s.workload, self.tl.spill
-        eb, d, n, tk = s.elem_bytes, w.head_dim, w.seq_len, self.tl.stage
+        eb, d, tk = s.elem_bytes, w.head_dim, self.tl.stage
+        lo, rows = keys[0], blk.height
         st = self.stage[0].addr
         sstep = self.stage[1].addr - st
         tile_bytes = rows * tk * eb
-        for c0, count, cols, first in tile_runs(n, tk):
+        # The K stream masks the score tiles a mask crosses; the V stream reads them masked.
+        runs = masked_tile_runs(w, blk, keys, tk, masked=which == "K")
+        for run in runs:
+            c0, count, cols, first = run.first_tile, run.count, run.width, run.first
             tpl = b.template()
             ro = tpl.roles
             stile = self.srow.addr
-            ro["ld"] = load_rows(tpl, s, which, st, cols, head=head, deps=[self.ld_after])
+            ro["ld"] = load_rows(
+                tpl, s, which, st, cols, head=blk.kv_head, row0=lo, deps=[self.ld_after]
+            )
             on_tile: list[tuple[str, str]] = []
             if which == "K":
                 ro["smm"] = ro["reader"] = tpl.matmul(
                     self.q.addr, st, stile, rows, cols, d, trans_b=True, deps=[ro["ld"]]
                 )
+                if run.mask is not None:
+                    ro["msk"] = tpl.mask(
+                        stile,
+                        stile,
+                        rows,
+                        cols,
+                        diagonal=run.mask.diagonal,
+                        window=run.mask.window,
+                        period=run.mask.period,
+                    )
+                    on_tile += [("msk", "src0"), ("msk", "dst")]
                 stat = self.m.addr if first else self.t.addr
                 ro["max"] = tpl.vector(VectorOp.ROWMAX, stat, stile, rows, cols)
-                on_tile = [("smm", "dst"), ("max", "src0")]
+                on_tile += [("smm", "dst"), ("max", "src0")]
                 if not first:
                     tpl.vector(VectorOp.MAX, self.m.addr, self.m.addr, rows, 1, src1=self.t.addr)
                 if spill:
@@ -240,7 +279,7 @@ def emit_flat(
         workload, platform.capacity_elements(workload.elem_bytes), platform.pe_rows
     )
     spill: list[tuple[str, tuple[int, ...]]] | None = (
-        [("S", (1, workload.seq_len))] if tiling.spill else None
+        [("S", (1, workload.kv_len))] if tiling.spill else None
     )
     setup = make_setup(
         "flat",

@@ -13,6 +13,7 @@ from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
+from tlm_models.dataflows.query_blocks import BlockShape, block_shape, key_span_sum, score_elements
 from tlm_models.dataflows.standard import standard_tiling
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -45,81 +46,128 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _streamed(w: Workload, q_rows: int, extra: dict[str, int]) -> dict[str, int]:
-    """Q and O once, K and V once per block of ``q_rows`` queries: Nd + 2Nd*ceil(N/x) + Nd."""
-    nd = w.seq_len * w.head_dim
-    per_head = {
-        "Q": nd,
-        "K": nd * _ceil(w.seq_len, q_rows),
-        "V": nd * _ceil(w.seq_len, q_rows),
-        "O": nd,
-        **extra,
-    }
-    return {k: v * w.head_count for k, v in per_head.items()}
+def online_softmax_elements(w: Workload, rows: int) -> dict[str, int]:
+    """FlashAttention-2 and AttenIO with blocks of at most ``rows`` stacked query rows
+    (``query_blocks.block_shape``): Q and O once, K and V over each block's key range, once
+    per block. Mask none: K = V = Hkv B Nk d ceil(Nq / P) ceil(g / h) (P positions of h heads a
+    block), the paper's Nd + 2Nd ceil(N/R) + Nd for self-attention; causal and sliding:
+    ``key_span_sum`` in closed form."""
+    return _stacked(w, block_shape(w, rows), {})
+
+
+def online_softmax_macs(w: Workload, rows: int) -> int:
+    """MACs of FlashAttention-2 and AttenIO: S = Q K^T and O += P V over the keys each block
+    loads, 2 d x (block rows x keys) per block: 2 d Hq B sum_j rows_j (hi_j - lo_j)."""
+    positions = block_shape(w, rows).positions
+    return 2 * w.head_dim * w.head_count * score_elements(w, positions)
 
 
 def attenio_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4))."""
+    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4)) for dense
+    self-attention; masks, GQA and decode: :func:`online_softmax_elements` with R = a."""
     a = attenio_tiling(w, p, params)
-    return Traffic("attenio", _streamed(w, a, {}), w.elem_bytes, {"a": a})
+    return Traffic("attenio", online_softmax_elements(w, a), w.elem_bytes, {"a": a})
 
 
 def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
     """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d), whatever the tiling of Bc
-    and the overlap."""
+    and the overlap, for dense self-attention; masks, GQA and decode:
+    :func:`online_softmax_elements` with R = Br."""
     variant = resolve("flash2", params)
     buffers = 2 if variant["overlap"] == "double" else 1
     t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
-    return Traffic("flash2", _streamed(w, t.br, {}), w.elem_bytes, {"br": t.br, "bc": t.bc})
+    elements = online_softmax_elements(w, t.br)
+    return Traffic("flash2", elements, w.elem_bytes, {"br": t.br, "bc": t.bc})
+
+
+def _stacked(w: Workload, shape: BlockShape, extra: dict[str, int]) -> dict[str, int]:
+    """Q and O once; K and V over each block's key range, once per block of stacked query rows
+    (``query_blocks``): Hkv * B * ceil(g / heads per block) * sum over position blocks of
+    (hi - lo) rows of d elements."""
+    qo = w.head_count * w.tensor_elements
+    kv = w.kv_head_count * -(-w.group // shape.heads) * key_span_sum(w, shape.positions)
+    kv *= w.head_dim
+    return {"Q": qo, "K": kv, "V": kv, "O": qo, **extra}
 
 
 def standard_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = 2Nd + 2Nd*ceil(N/T) + 4N^2: S written and read, P written and read once each
-    (the same for either overlap)."""
+    """T = 2 Nq d Hq + 2 d Hkv ceil(g/h) sum_j (hi_j - lo_j) + 4 Hq sum_j rows_j (hi_j - lo_j):
+    K and V once per panel of stacked query rows (P positions of h heads of a group, P h <= T),
+    S written and read, P written and read once each over each panel's key range [lo_j, hi_j)
+    (dense: 2Nd + 2Nd*ceil(N/T) + 4N^2 per head; the same for either overlap)."""
     resolve("standard", params)
     t = standard_tiling(w, p.capacity_elements(w.elem_bytes))
-    nn = w.seq_len * w.seq_len
+    shape = block_shape(w, t.tile)
+    scores = 2 * w.head_count * score_elements(w, shape.positions)
     return Traffic(
         "standard",
-        _streamed(w, t.tile, {"S": 2 * nn, "P": 2 * nn}),
+        _stacked(w, shape, {"S": scores, "P": scores}),
         w.elem_bytes,
         {"tile": t.tile, "softmax_rows": t.softmax_rows},
     )
 
 
 def flat_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = 2Nd + 2Nd*ceil(N/R) (+ 2N^2 when score rows spill, R = 1), either overlap."""
+    """T = 2 Nq d Hq + 2 d Hkv ceil(g/h) sum_j (hi_j - lo_j) over blocks of R stacked rows
+    (P positions of h heads, P h <= R; dense: 2Nd + 2Nd*ceil(N/R) per head), + 2 Hq
+    sum_i (hi_i - lo_i) when score rows spill (R = 1), either overlap."""
     resolve("flat", params)
     t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
-    extra = {"S": 2 * w.seq_len * w.seq_len} if t.spill else {}
+    shape = block_shape(w, t.rows)
+    extra = {"S": 2 * w.head_count * score_elements(w, 1)} if t.spill else {}
     return Traffic(
         "flat",
-        _streamed(w, t.rows, extra),
+        _stacked(w, shape, extra),
         w.elem_bytes,
         {"rows": t.rows, "stage": t.stage, "spill": int(t.spill)},
     )
 
 
+def score_work(w: Workload, positions: int) -> dict[str, int]:
+    """MACs and exps of a dataflow that computes every score of each block of ``positions``
+    rows per head over the block's key range (Standard, FLAT): Q K^T and P V take d MACs per
+    score, softmax one exp; masked scores inside the range are computed and set to -inf."""
+    scores = w.head_count * score_elements(w, positions)
+    return {"macs": 2 * w.head_dim * scores, "exps": scores}
+
+
+def standard_work(w: Workload, p: PlatformInfo) -> dict[str, int]:
+    """MACs and exps Standard emits (panels of P positions, ``standard_traffic``)."""
+    t = standard_tiling(w, p.capacity_elements(w.elem_bytes))
+    return score_work(w, block_shape(w, t.tile).positions)
+
+
+def flat_work(w: Workload, p: PlatformInfo) -> dict[str, int]:
+    """MACs and exps FLAT emits (blocks of P positions, ``flat_traffic``)."""
+    t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
+    return score_work(w, block_shape(w, t.rows).positions)
+
+
 def approx_traffic(
     w: Workload, p: PlatformInfo, params: Mapping[str, object] | None = None
 ) -> Traffic:
-    """Polynomial attention, per head (B blocks):
-    Case I (H on chip): T = 4Nd, every input row read once and every output row written once;
-    "columns" (c of the d value columns per block): T = 2Nd*B + 2Nd, K and Q once per block;
+    """Polynomial attention, per query row (Q, O, partial sums) and per K/V row entering (or,
+    with a sliding window, leaving) H of each K/V head; B blocks:
+    Case I (H on chip): every input row read once and every output row written once
+    (T = 4Nd for self-attention);
+    "columns" (c of the d value columns per block): K and Q once per block, V and O once;
     "features" (w-variable groups, B = sum_{s<=g} C(G, s) blocks): K and Q rows give
     L = d*sum_{s<=g} C(G-1, s-1) columns over all blocks, V is read once per block and the
     partial sums [D | numerators] are written after the first block, read and written after
-    the middle ones and read before the last: T = 2NL + NdB + Nd + 2N(d+1)(B-1)."""
+    the middle ones and read before the last: T = 2NL + NdB + Nd + 2N(d+1)(B-1).
+    H is built once per K/V head and read by all g query heads of its group. Masks use the
+    prefix form: the needed keys enter once; a sliding window also subtracts each key that
+    leaves it, lo(Nq-1) - lo(0) more K/V rows per head."""
     g = approx_params(params).degree
     t = approx_tiling(w, p.capacity_elements(w.elem_bytes), g)
-    rows = w.seq_len * w.head_count
-    per_row = t.row_traffic(w.head_dim)
-    return Traffic(
-        "approx",
-        {name: count * rows for name, count in per_row.items()},
-        w.elem_bytes,
-        {"degree": g, **t.tile()},
-    )
+    query_rows = w.seq_len * w.head_count
+    key_rows = w.needed_keys()
+    if w.mask == "sliding":
+        key_rows += w.key_range(w.seq_len - 1)[0] - w.key_range(0)[0]
+    key_rows *= w.kv_head_count
+    elements = {k: v * key_rows for k, v in t.key_row_traffic(w.head_dim).items()}
+    elements |= {k: v * query_rows for k, v in t.query_row_traffic(w.head_dim).items()}
+    return Traffic("approx", elements, w.elem_bytes, {"degree": g, **t.tile()})
 
 
 def approx_lower_bound(n: int, d: int) -> int:

@@ -1,14 +1,18 @@
 """Standard attention: S = QK^T written off-chip, softmax as a separate pass, O = PV reading P.
 
-Work goes panel by panel of T query rows (so S and P need only a T x N off-chip panel, reused):
+Work goes panel by panel of T stacked query rows (``query_blocks.py``: positions of the query
+heads of one K/V group, so each K/V tile serves the whole group), so S and P need only a
+T x Nk off-chip panel, reused:
 1. S_panel = Q_panel K^T with T x T output tiles: Q panel resident, K tiles and S tiles
    double-buffered, each S tile stored as soon as it is computed;
 2. softmax: rows of S read back Rs at a time (double-buffered), P rows written;
 3. O_panel = P_panel V with P and V tiles double-buffered, O panel resident, then stored.
 GEMM tile rule: T = floor((-3d + sqrt(9d^2 + 8M)) / 4), the largest T with
 T*d + 2*T*d + 2*T*T <= M (resident panel + two input tiles + two output tiles); the PV GEMM
-needs the same space. Softmax rows: Rs = floor(M / (2N + 2)) (two row buffers + max, sum), or one
-single-buffered row when two rows do not fit (M < 2N + 2).
+needs the same space. Softmax rows: Rs = floor(M / (2Nk + 2)) (two row buffers + max, sum), or
+one single-buffered row when two rows do not fit (M < 2Nk + 2).
+With a mask, a panel's K/V tiles and S/P columns cover only the keys its rows see, and score
+tiles the mask crosses are masked (-inf) before they are stored.
 Phases are joined by one dependency on the previous phase's last store (DMA engines are
 in-order), which also frees the reused on-chip space.
 """
@@ -32,7 +36,15 @@ from tlm_models.dataflows.builder import (
     role_offsets,
     tile_runs,
 )
-from tlm_models.dataflows.row_blocks import load_rows, scale_q, store_o
+from tlm_models.dataflows.query_blocks import (
+    QueryBlock,
+    block_shape,
+    load_block,
+    masked_tile_runs,
+    query_blocks,
+    store_block,
+)
+from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -50,8 +62,10 @@ class StandardTiling:
 
 
 def standard_tiling(workload: Workload, capacity: int) -> StandardTiling:
-    d, n = workload.head_dim, workload.seq_len
-    t = min(n, int((-3 * d + math.isqrt(9 * d * d + 8 * capacity)) // 4))
+    d, n = workload.head_dim, workload.kv_len
+    # A tile edge beyond both the stacked query rows and the keys would only waste space.
+    most = max(n, workload.group * workload.seq_len)
+    t = min(most, int((-3 * d + math.isqrt(9 * d * d + 8 * capacity)) // 4))
     while t > 0 and 3 * t * d + 2 * t * t > capacity:
         t -= 1
     nbuf = 2 if capacity >= 2 * n + 2 else 1
@@ -59,7 +73,7 @@ def standard_tiling(workload: Workload, capacity: int) -> StandardTiling:
     if t < 1 or rs < 1:
         raise UserError(
             f"standard attention needs M >= {max(3 * d + 2, n + 2)} elements "
-            f"(a 1 x 1 GEMM tile with d = {d} and one score row of N = {n}), M = {capacity}"
+            f"(a 1 x 1 GEMM tile with d = {d} and one score row of Nk = {n}), M = {capacity}"
         )
     return StandardTiling(tile=t, softmax_rows=rs, softmax_buffers=nbuf)
 
@@ -71,7 +85,7 @@ class _StandardEmitter:
         # overlap=none: each tile's loads wait for the previous tile's last operation.
         self.back = 1 if serial else 2
         w = setup.workload
-        t, d, n = tiling.tile, w.head_dim, w.seq_len
+        t, d, n = tiling.tile, w.head_dim, w.kv_len
         a = setup.scratch  # GEMM phases (QK^T and PV share the space)
         self.panel = a.alloc("QO_panel", t, d)
         self.tin = (a.alloc("KV_tile.0", t, d), a.alloc("KV_tile.1", t, d))
@@ -82,39 +96,40 @@ class _StandardEmitter:
         self.mx = sm.alloc("rowmax", rs)
         self.sm_ = sm.alloc("rowsum", rs)
         self.softmax_layout = sm.layout()
-        #: Row panels, the outer loop (the iterations fast-forward may skip).
-        self.blocks = [
-            (h, r0, min(t, n - r0)) for h in range(w.head_count) for r0 in range(0, n, t)
-        ]
+        #: Panels of stacked query rows, the outer loop (the iterations fast-forward may skip).
+        self.blocks = query_blocks(w, block_shape(w, t))
         self.iterations = IterationControl(len(self.blocks))
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         b = TraceBuilder(self.s.header, chunk_ops)
         join: int | None = None
         for index in self.iterations.iterations():
-            head, row0, rows = self.blocks[index]
+            blk = self.blocks[index]
             self.iterations.mark(index, b.next_index)
-            join = yield from self._scores(b, head, row0, rows, join)
-            join = yield from self._softmax(b, rows, join)
-            join = yield from self._pv(b, head, row0, rows, join)
+            keys = self.s.workload.block_key_range(blk.row0, blk.rows)
+            join = yield from self._scores(b, blk, keys, join)
+            join = yield from self._softmax(b, blk.height, keys[1] - keys[0], join)
+            join = yield from self._pv(b, blk, keys, join)
         yield from b.finish()
 
     def _scores(
-        self, b: TraceBuilder, head: int, row0: int, rows: int, join: int | None
+        self, b: TraceBuilder, blk: QueryBlock, keys: tuple[int, int], join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
         s, w = self.s, self.s.workload
-        eb, d, n, t = s.elem_bytes, w.head_dim, w.seq_len, self.t.tile
-        q = load_rows(b, s, "Q", self.panel.addr, rows, head=head, row0=row0, deps=[join])
+        eb, d, n, t = s.elem_bytes, w.head_dim, w.kv_len, self.t.tile
+        rows, lo = blk.height, keys[0]
+        q = load_block(b, s, self.panel.addr, blk, deps=[join])
         scale_q(b, s, self.panel.addr, rows, deps=[q])
         prev: RepeatResult | None = None
         kstep, sstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
-        for c0, count, cols, _ in tile_runs(n, t):
+        for run in masked_tile_runs(w, blk, keys, t):
+            c0, count, cols = run.first_tile, run.count, run.width
             tpl = b.template()
             tpl.roles["ldk"] = load_rows(
-                tpl, s, "K", self.tin[0].addr, cols, head=head,
+                tpl, s, "K", self.tin[0].addr, cols, head=blk.kv_head, row0=lo,
                 deps=[Prev("sts" if self.back == 1 else "smm", self.back)],
             )  # fmt: skip
-            tpl.roles["smm"] = tpl.matmul(
+            tpl.roles["smm"] = last = tpl.matmul(
                 self.panel.addr,
                 self.tin[0].addr,
                 self.tsp[0].addr,
@@ -124,6 +139,16 @@ class _StandardEmitter:
                 trans_b=True,
                 deps=[tpl.roles["ldk"], Prev("sts", self.back)],
             )
+            if run.mask is not None:  # scores the mask hides become -inf before they go out
+                tpl.roles["msk"] = last = tpl.mask(
+                    self.tsp[0].addr,
+                    self.tsp[0].addr,
+                    rows,
+                    cols,
+                    diagonal=run.mask.diagonal,
+                    window=run.mask.window,
+                    period=run.mask.period,
+                )
             tpl.roles["sts"] = tpl.store(
                 self.tsp[0].addr,
                 s.base("S"),
@@ -131,11 +156,11 @@ class _StandardEmitter:
                 cols * eb,
                 tensor=s.tensor["S"],
                 dst_stride=n * eb,
-                deps=[tpl.roles["smm"]],
+                deps=[last],
             )
 
             def offsets(
-                r: np.ndarray, tpl: Template = tpl, c0: int = c0
+                r: np.ndarray, tpl: Template = tpl, c0: int = c0, masked: bool = bool(run.mask)
             ) -> dict[str, dict[int, np.ndarray | int]]:
                 c = c0 + r
                 par = c % 2
@@ -148,17 +173,25 @@ class _StandardEmitter:
                         ("smm", "dst"): par * sstep,
                         ("sts", "src0"): par * sstep,
                         ("sts", "dst"): c * t * eb,
-                    },
+                    }
+                    | (
+                        {("msk", "src0"): par * sstep, ("msk", "dst"): par * sstep}
+                        if masked
+                        else {}
+                    ),
                 )
 
             prev = yield from b.repeat(tpl, count, offsets, first=prev)
         return prev.handle("sts") if prev else join
 
     def _softmax(
-        self, b: TraceBuilder, rows: int, join: int | None
+        self, b: TraceBuilder, rows: int, span: int, join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
+        """Softmax of ``rows`` score rows of ``span`` keys each (the S and P panels keep a
+        pitch of Nk keys)."""
         s = self.s
-        eb, n, rs = s.elem_bytes, s.workload.seq_len, self.t.softmax_rows
+        eb, n, rs = s.elem_bytes, s.workload.kv_len, self.t.softmax_rows
+        pitch = n * eb if span < n else 0
         nbuf = len(self.rows)
         step = self.rows[-1].addr - self.rows[0].addr
         prev: RepeatResult | None = None
@@ -169,22 +202,29 @@ class _StandardEmitter:
                 s.base("S"),
                 buf,
                 nrows,
-                n * eb,
+                span * eb,
                 tensor=s.tensor["S"],
+                src_stride=pitch,
                 deps=[Ext("join"), Prev("stp", min(nbuf, self.back))],
             )
             roles = tpl.roles
-            roles["max"] = tpl.vector(VectorOp.ROWMAX, mx, buf, nrows, n, deps=[roles["lds"]])
+            roles["max"] = tpl.vector(VectorOp.ROWMAX, mx, buf, nrows, span, deps=[roles["lds"]])
             roles["sub"] = tpl.vector(
-                VectorOp.SUB, buf, buf, nrows, n, src1=mx, bcast=Broadcast.ROW
+                VectorOp.SUB, buf, buf, nrows, span, src1=mx, bcast=Broadcast.ROW
             )
-            roles["exp"] = tpl.exp(buf, buf, nrows, n, deps=[roles["sub"]])
-            roles["sum"] = tpl.vector(VectorOp.ROWSUM, sm, buf, nrows, n, deps=[roles["exp"]])
+            roles["exp"] = tpl.exp(buf, buf, nrows, span, deps=[roles["sub"]])
+            roles["sum"] = tpl.vector(VectorOp.ROWSUM, sm, buf, nrows, span, deps=[roles["exp"]])
             roles["div"] = tpl.vector(
-                VectorOp.DIV, buf, buf, nrows, n, src1=sm, bcast=Broadcast.ROW
+                VectorOp.DIV, buf, buf, nrows, span, src1=sm, bcast=Broadcast.ROW
             )
             roles["stp"] = tpl.store(
-                buf, s.base("P"), nrows, n * eb, tensor=s.tensor["P"], deps=[roles["div"]]
+                buf,
+                s.base("P"),
+                nrows,
+                span * eb,
+                tensor=s.tensor["P"],
+                dst_stride=pitch,
+                deps=[roles["div"]],
             )
             # Which fields of which ops name the (rotating) row buffer.
             on_buf = [
@@ -218,13 +258,14 @@ class _StandardEmitter:
         return prev.handle("stp") if prev else join
 
     def _pv(
-        self, b: TraceBuilder, head: int, row0: int, rows: int, join: int | None
+        self, b: TraceBuilder, blk: QueryBlock, keys: tuple[int, int], join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
         s, w = self.s, self.s.workload
-        eb, d, n, t = s.elem_bytes, w.head_dim, w.seq_len, self.t.tile
+        eb, d, n, t = s.elem_bytes, w.head_dim, w.kv_len, self.t.tile
+        rows, lo = blk.height, keys[0]
         prev: RepeatResult | None = None
         vstep, pstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
-        for c0, count, cols, first in tile_runs(n, t):
+        for c0, count, cols, first in tile_runs(keys[1] - lo, t):
             tpl = b.template()
             tpl.roles["ldp"] = tpl.load(
                 s.base("P"),
@@ -236,8 +277,9 @@ class _StandardEmitter:
                 deps=[Ext("join"), Prev("omm", self.back)],
             )
             tpl.roles["ldv"] = load_rows(
-                tpl, s, "V", self.tin[0].addr, cols, head=head, deps=[Prev("omm", self.back)]
-            )
+                tpl, s, "V", self.tin[0].addr, cols, head=blk.kv_head, row0=lo,
+                deps=[Prev("omm", self.back)],
+            )  # fmt: skip
             tpl.roles["omm"] = tpl.matmul(
                 self.tsp[0].addr,
                 self.tin[0].addr,
@@ -268,7 +310,7 @@ class _StandardEmitter:
 
             prev = yield from b.repeat(tpl, count, offsets, first=prev, ext={"join": join})
         last = prev.handle("omm") if prev else join
-        store = store_o(b, s, self.panel.addr, rows, head=head, row0=row0, deps=[last])
+        store = store_block(b, s, self.panel.addr, blk, deps=[last])
         yield from b.ready()
         return store
 
@@ -283,7 +325,7 @@ def emit_standard(
     ``params``: ``overlap`` (none|double)."""
     variant = resolve("standard", params)
     tiling = standard_tiling(workload, platform.capacity_elements(workload.elem_bytes))
-    t, n = tiling.tile, workload.seq_len
+    t, n = tiling.tile, workload.kv_len
     setup = make_setup(
         "standard",
         workload,
