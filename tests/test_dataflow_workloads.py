@@ -10,11 +10,12 @@ import math
 import numpy as np
 import pytest
 
-from tests.dataflow_helpers import emit_all, offchip_elements, worst_error
+from tests.dataflow_helpers import emit_all, offchip_elements, relative_error, worst_error
 from tests.dataflow_platforms import KIB, attenio_machine
 from tests.workload_reference import masked_attention, masked_polynomial, workload_inputs
-from tlm_models.dataflows import Workload, emit
-from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
+from tlm_models.dataflows import Workload, emit, reference_machine
+from tlm_models.dataflows.builder import counting_ops
+from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic, flat_work, standard_work
 from tlm_models.dataflows.query_blocks import (
     block_count,
     block_shape,
@@ -24,10 +25,11 @@ from tlm_models.dataflows.query_blocks import (
 )
 from tlm_models.errors import UserError
 from tlm_models.platform.compose import Platform
-from tlm_models.trace.record import OpKind
+from tlm_models.trace.record import Broadcast, OpKind, VectorOp, vector_code
 
 TOL = 1e-3
 EXACT = ("standard", "flat")
+WORK = {"standard": standard_work, "flat": flat_work}
 
 # (Nq, Nk, d, Hq, Hkv): MHA, GQA, MQA; self-attention, prefill with a cache, decode.
 GRID = [
@@ -47,6 +49,51 @@ def test_exact_dataflow_bytes_equal_closed_form(
     p = attenio_machine(4 * KIB)
     header, recs = emit_all(name, w, p)
     assert offchip_elements(header, recs) == TRAFFIC[name](w, p, None).elements
+
+
+MASKED_GRID = [
+    (nq, nk, mask, window, hq, hkv)
+    for (nq, nk), (mask, window), (hq, hkv) in itertools.product(
+        [(64, 64), (37, 100), (1, 300), (200, 200)],
+        [("causal", 0), ("sliding", 1), ("sliding", 17), ("sliding", 64)],
+        [(2, 2), (4, 1)],
+    )
+]
+
+
+@pytest.mark.parametrize("name", EXACT)
+@pytest.mark.parametrize(("nq", "nk", "mask", "window", "hq", "hkv"), MASKED_GRID)
+def test_masked_bytes_and_work_equal_closed_forms(
+    name: str, nq: int, nk: int, mask: str, window: int, hq: int, hkv: int
+) -> None:
+    """Keys outside a block's range are never loaded (nor stored as S/P): bytes, MACs and exps
+    equal the closed forms over the blocks' key ranges."""
+    w = Workload(nq, 16, heads=hq, kv_heads=hkv, kv_len=nk, mask=mask, window=window)
+    p = attenio_machine(4 * KIB)
+    header, recs = emit_all(name, w, p)
+    assert offchip_elements(header, recs) == TRAFFIC[name](w, p, None).elements
+    kind = recs["kind"]
+    size = recs["m"].astype(np.int64) * recs["n"].astype(np.int64)
+    macs = int((size * recs["k"].astype(np.int64))[kind == OpKind.MATMUL].sum())
+    exps = int(size[kind == OpKind.EXP].sum())
+    assert {"macs": macs, "exps": exps} == WORK[name](w, p)
+    assert macs >= 2 * 16 * hq * w.visible_pairs()  # never fewer than the visible scores
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_causal_prefill_does_about_half_the_work(name: str) -> None:
+    """Exact counts on the paper's machine at N = 8K, d = 64 (counted, not built)."""
+    p = reference_machine.attenio_machine()
+    work = {}
+    for mask in ("none", "causal"):
+        w = Workload(8192, 64, mask=mask)
+        with counting_ops() as count:
+            for _ in emit(name, w, p).chunks:
+                pass
+        assert {"macs": count.macs, "exps": count.exps} == WORK[name](w, p)
+        work[mask] = count.macs
+    assert work["none"] == 2 * 64 * 8192 * 8192
+    assert 0.5 < work["causal"] / work["none"] < 0.52  # 1/2 + P/2N: the diagonal blocks
 
 
 def test_flat_spilling_score_rows_with_a_kv_cache() -> None:
@@ -113,23 +160,47 @@ def test_key_spans_in_closed_form_equal_the_blocks(
 
 
 NUMERIC = [
-    (16, 16, 4, 2, 4 * KIB),  # GQA
-    (12, 12, 3, 1, 4 * KIB),  # MQA
-    (1, 48, 4, 1, 4 * KIB),  # decode, MQA
-    (3, 40, 4, 2, 2 * KIB),  # decode of a few rows, GQA
-    (5, 20, 2, 1, 1 * KIB),  # small SRAM: several blocks (FLAT spills)
+    (16, 16, 4, 2, "none", 0, 4 * KIB),  # GQA
+    (12, 12, 3, 1, "none", 0, 4 * KIB),  # MQA
+    (1, 48, 4, 1, "none", 0, 4 * KIB),  # decode, MQA
+    (3, 40, 4, 2, "none", 0, 2 * KIB),  # decode of a few rows, GQA
+    (5, 20, 2, 1, "none", 0, 1 * KIB),  # small SRAM: several blocks (FLAT spills)
+    (24, 24, 1, 1, "causal", 0, 2 * KIB),  # causal prefill, diagonal tiles masked
+    (24, 24, 4, 2, "causal", 0, 2 * KIB),  # causal GQA: stacked heads wrap the mask rows
+    (20, 50, 2, 1, "causal", 0, 2 * KIB),  # causal prefill over a KV cache, MQA
+    (1, 40, 4, 2, "causal", 0, 2 * KIB),  # causal decode
+    (30, 30, 2, 2, "sliding", 5, 2 * KIB),  # sliding window: both edges
+    (30, 30, 4, 1, "sliding", 1, 2 * KIB),
+    (10, 40, 2, 1, "sliding", 13, 2 * KIB),
+    (2, 40, 4, 1, "sliding", 13, 2 * KIB),  # sliding decode: the cache's last W keys
+    (12, 30, 2, 1, "sliding", 6, 1 * KIB),  # small SRAM (FLAT spills masked rows)
 ]
 
 
 @pytest.mark.parametrize("name", EXACT)
-@pytest.mark.parametrize(("nq", "nk", "hq", "hkv", "sram"), NUMERIC)
-def test_exact_dataflows_compute_grouped_and_decode_attention(
-    name: str, nq: int, nk: int, hq: int, hkv: int, sram: int
+@pytest.mark.parametrize(("nq", "nk", "hq", "hkv", "mask", "window", "sram"), NUMERIC)
+def test_exact_dataflows_compute_masked_grouped_and_decode_attention(
+    name: str, nq: int, nk: int, hq: int, hkv: int, mask: str, window: int, sram: int
 ) -> None:
-    w = Workload(nq, 16, heads=hq, kv_heads=hkv, kv_len=nk)
+    w = Workload(nq, 16, heads=hq, kv_heads=hkv, kv_len=nk, mask=mask, window=window)
     p = attenio_machine(sram)
     header, recs = emit_all(name, w, p)
     assert worst_error(header, recs, p, workload_inputs(w), masked_attention) < TOL
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_dropping_the_mask_ops_breaks_the_result(name: str) -> None:
+    w = Workload(24, 16, heads=2, kv_heads=1, mask="causal")
+    p = attenio_machine(2 * KIB)
+    header, recs = emit_all(name, w, p)
+    masks = recs["kind"] == OpKind.VECTOR
+    masks &= (recs["code"] & 0x0F) == VectorOp.MASK
+    assert masks.sum() > 0
+    inputs = workload_inputs(w)
+    assert relative_error(header, recs, p, inputs, None, masked_attention) < TOL
+    broken = recs.copy()
+    broken["code"][masks] = vector_code(VectorOp.COPY, Broadcast.FULL)  # a copy onto itself
+    assert relative_error(header, broken, p, inputs, None, masked_attention) > 0.01
 
 
 APPROX = [
@@ -178,12 +249,6 @@ def test_approx_prefix_reads_h_at_each_position() -> None:
 def test_approx_mask_without_room_for_a_column_of_h_is_refused() -> None:
     with pytest.raises(UserError, match=r"mask=causal \(prefix form.*feature blocks"):
         emit("approx", Workload(64, 16, mask="causal"), attenio_machine(1 * KIB))
-
-
-@pytest.mark.parametrize("name", EXACT)
-def test_exact_dataflows_refuse_masks_they_do_not_implement(name: str) -> None:
-    with pytest.raises(UserError, match=rf"dataflow '{name}' does not support mask=causal"):
-        emit(name, Workload(64, 16, mask="causal"), attenio_machine(4 * KIB))
 
 
 def test_flat_fits_n1024_d64_on_the_paper_platform() -> None:

@@ -170,3 +170,22 @@ def test_double_buffered_loop_overlap(tmp_path: Path, tiles: int) -> None:
     assert r["stalls"]["dma0"]["buffer_free"] == expected_buffer_free
     assert r["stalls"]["dma0"]["dma_credits"] == 10.0
     assert r["offchip_bytes_per_tensor"]["K"]["read"] == 256 * t
+
+
+def test_mask_times_like_an_element_wise_op(tmp_path: Path) -> None:
+    # pe.sram_traffic=false. A 64 B load, as in the docstring with 64 B: issue I = 10, HBM busy
+    # [11, 75], ready 175, noc response 176; SRAM write at 177, one port cycle, ready 179, noc
+    # response 180 = done. mask 4 x 8 (a diagonal block, fill -inf) waits for it:
+    # ceil(32 / 16) = 2 issue cycles + 8 latency -> [180, 190], the array free at 182. The copy
+    # reads the mask's result: the interlock holds it until 190, then 2 + 8 -> done 200.
+    r = _replay(
+        tmp_path,
+        f"0 load dma0 tensor=K m=1 n=64 src0=0x0 dst={SRAM:#x}\n"
+        f"1 vector pe op=mask bcast=scalar scalar=-inf m=4 n=8 src0={SRAM:#x} dst={SRAM:#x}"
+        " src_stride=4 deps=0\n"
+        f"2 vector pe op=copy m=4 n=8 src0={SRAM:#x} dst={SRAM + 0x100:#x}\n",
+        ("pe.sram_traffic=false",),
+    )
+    assert r["sim_time_ns"] == 200.0
+    assert r["compute_active_ns"] == 20.0  # [180, 200]
+    assert r["io_active_ns"] == 180.0

@@ -48,6 +48,8 @@ def _broken(index, **fields):
         (6, {"n": 0}, "zero_size", "zero-sized load"),
         (6, {"m": 1 << 20, "n": 1 << 12}, "size", "more than 2147483648 bytes"),
         (8, {"code": 0x08}, "code", "matmul has invalid code 0x08"),
+        (10, {"code": 0x0A}, "code", "vector has invalid code 0x0a"),
+        # a mask takes its fill as the scalar operand
         (10, {"code": 0x09}, "code", "vector has invalid code 0x09"),
         (6, {"code": 1}, "code", "load has invalid code"),
     ],

@@ -33,6 +33,8 @@ from tlm_models.trace.record import (
     OpKind,
     VectorOp,
     bits_float,
+    mask_geometry,
+    mask_visible,
     src2,
 )
 
@@ -130,13 +132,26 @@ class ReferenceExecutor:
                 c[...] = product
         elif kind == OpKind.VECTOR:
             span = granule_span(rec, granule, granularity)
-            self._vector(code, m, n, k, src0, src1, dst, span)
+            if VectorOp(code & 0x0F) == VectorOp.MASK:
+                self._mask(rec, span)
+            else:
+                self._vector(code, m, n, k, src0, src1, dst, span)
         elif kind == OpKind.EXP:
             lo, hi = granule_span(rec, granule, granularity)
             out = self.block(dst, m, n).reshape(-1)
             out[lo:hi] = np.exp(self.block(src0, m, n).reshape(-1)[lo:hi])
         else:
             raise TraceExecutionError(f"unknown record kind {kind}")
+
+    def _mask(self, rec: np.void, span: tuple[int, int]) -> None:
+        """dst = src0 where the mask keeps an element, else the fill (may be -inf: exp of it
+        is 0 and a row max ignores it while the row has a finite element)."""
+        m, n = int(rec["m"]), int(rec["n"])
+        geometry = mask_geometry(int(rec["src_stride"]), int(rec["dst_stride"]), int(rec["src1"]))
+        keep = mask_visible(m, n, *geometry).reshape(-1)[span[0] : span[1]]
+        a = self.block(int(rec["src0"]), m, n).reshape(-1)[span[0] : span[1]].copy()
+        out = self.block(int(rec["dst"]), m, n).reshape(-1)
+        out[span[0] : span[1]] = np.where(keep, a, np.float32(bits_float(int(rec["k"]))))
 
     def _vector(
         self,

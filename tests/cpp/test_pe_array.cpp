@@ -211,6 +211,34 @@ TEST_CASE(vector_operand_traffic_by_broadcast) {
   });
 }
 
+TEST_CASE(mask_costs_what_copy_costs) {
+  // An element-wise compare-and-select: ceil(m*n / P) issue cycles + L, src0 read, m*n written;
+  // its geometry fields (src1 = row wrap) are not an operand.
+  Bench b(PeArray::Params{});
+  simulate([&] {
+    TraceOp mask = vector(VectorOp::mask, Broadcast::scalar, 4, 8);
+    mask.src1 = (std::uint64_t{1} << 32) | 3;  // period 3, phase 1: not an address
+    mask.src_stride = static_cast<std::uint32_t>(-2);
+    mask.dst_stride = 4;
+    CHECK_EQ(mask_diagonal(mask), -2);
+    CHECK_EQ(mask_window(mask), 4u);
+    CHECK_EQ(mask_period(mask), 3u);
+    CHECK_EQ(mask_phase(mask), 1u);
+    const OpTiming m = b.engine.execute(mask, sc_time(0, SC_NS));
+    const std::uint64_t read = b.engine.sram_bytes_read(), written = b.engine.sram_bytes_written();
+    CHECK_EQ(read, 64u);  // 4 x 8 FP16 of src0 only
+    CHECK_EQ(written, 64u);
+    const OpTiming c = b.engine.execute(vector(VectorOp::copy, Broadcast::full, 4, 8),
+                                        sc_time(1000, SC_NS));
+    CHECK_EQ(m.done, c.done - sc_time(1000, SC_NS));
+    CHECK_EQ(m.engine_free, c.engine_free - sc_time(1000, SC_NS));
+    CHECK_EQ(b.engine.sram_bytes_read(), 2 * read);
+    CHECK_EQ(b.engine.vector_ops(VectorOp::mask), 1u);
+    // 64 x 100 = 6400 elements on 2048 lanes: ceil(6400/2048) + 2 = 6 cycles (no tree)
+    CHECK_EQ(b.engine.vector_cycles(VectorOp::mask, 64, 100), 6u);
+  });
+}
+
 TEST_CASE(sram_traffic_off_issues_nothing) {
   Bench b(no_traffic("broadcast"));
   simulate([&] {
@@ -247,13 +275,13 @@ TEST_CASE(errors_are_op_errors) {
 
     msg.clear();
     TraceOp bad_vec = vector(VectorOp::add, Broadcast::full, 4, 4);
-    bad_vec.code = 9;
+    bad_vec.code = 10;
     try {
       b.engine.execute(bad_vec, sc_time(0, SC_NS));
     } catch (const OpError& e) {
       msg = e.what();
     }
-    CHECK(msg.find("vector op code 9") != std::string::npos);
+    CHECK(msg.find("vector op code 10") != std::string::npos);
   });
 }
 

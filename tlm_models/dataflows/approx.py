@@ -183,9 +183,9 @@ def approx_tiling(workload: Workload, capacity: int, degree: int) -> ApproxTilin
             raise UserError(
                 f"approx with mask={workload.mask} (prefix form: each query row reads H as it "
                 f"stands at its position) keeps H of r = {r} features by at least one value "
-                f"column on chip and needs M >= {2 * (r + 4) + 4 * r} elements, M = {capacity}; "
-                "feature blocks, which spill partial sums between blocks, cannot follow a "
-                "prefix of H"
+                f"column on chip and needs M >= {2 * (r + 4) + 4 * r} elements, M = {capacity} "
+                "(feature blocks, the tiling for smaller M, are not implemented in the prefix "
+                "form)"
             )
         return columns
     features = _feature_tiling(d, degree, r, capacity)
@@ -320,78 +320,99 @@ class _ApproxEmitter:
         self.runs = runs  # (start, length, float32 bits) per H scaling op
         self.tiling = tiling
         self._templates: dict[_Shape, tuple[Template, list[tuple[str, int, str]]]] = {}
-
-    def _generate(self, tpl: Template, load: int) -> None:
-        """Monomials of degree 2..g of the row in u[0], one vector op per prefix product."""
-        generate(tpl, self.bufs.u[0].addr, self.plan, load, self.setup.elem_bytes)
+        self._positions_cache: dict[
+            tuple[int, int, bool, bool, int],
+            tuple[Template, list[tuple[str, int, tuple[str, int, int], bool]]],
+        ] = {}
 
     def _template(
         self, b: TraceBuilder, shape: _Shape
     ) -> tuple[Template, list[tuple[str, int, str]]]:
+        """A one-row loop body (double-buffer parity by row, ``row_offsets``)."""
         if shape in self._templates:
             return self._templates[shape]
-        s, bufs = self.setup, self.bufs
-        eb, d, r, c = s.elem_bytes, s.workload.head_dim, self.tiling.features, shape.width
-        u, vs, o, h = bufs.u[0].addr, bufs.vs[0].addr, bufs.o[0].addr, bufs.h.addr
         tpl = b.template()
+        kind = "key" if shape.keys else "query"
+        if shape.prefix:
+            kind = "drop" if shape.keys else "prefix_query"
+        mm, st, offchip = self._section(
+            tpl, kind, shape.width, 0, Prev("mm", 2), Prev("st", 2), shape.first, shape.init
+        )
+        tpl.roles["mm"] = mm
+        if st is not None:
+            tpl.roles["st"] = st
+        self._templates[shape] = (tpl, offchip)
+        return tpl, offchip
+
+    def _section(
+        self,
+        tpl: Template,
+        kind: str,
+        c: int,
+        parity: int,
+        war_mm: DepRef,
+        war_st: DepRef,
+        first: bool = False,
+        init: bool = False,
+    ) -> tuple[int, int | None, list[tuple[str, int, str]]]:
+        """One row's operations in buffers of ``parity``: a K/V row entering H ("key"; the
+        block's ``first`` overwrites H, the trace's ``init`` also writes the constants) or
+        leaving it ("drop"), or a query row reading H ("query"; "prefix_query" with H
+        unscaled). Its loads wait for ``war_mm`` (the last reader of these buffers), a query's
+        matmul for ``war_st`` (the last store of this o). Returns the matmul, the store and
+        the off-chip fields (field, op, "row" or "col": whole rows or value columns)."""
+        s, bufs = self.setup, self.bufs
+        eb, d, r = s.elem_bytes, s.workload.head_dim, self.tiling.features
+        u, vs, o, h = bufs.u[parity].addr, bufs.vs[parity].addr, bufs.o[parity].addr, bufs.h.addr
         offchip: list[tuple[str, int, str]] = []
-        if shape.keys:
+        if kind in ("key", "drop"):
             ldk = tpl.load(
                 s.base("K"),
                 u + eb,
                 1,
                 d * eb,
                 tensor=s.tensor["K"],
-                deps=[Prev("mm", 2), Ext("o_free") if shape.first else None],
+                deps=[war_mm, Ext("o_free") if first else None],
             )
-            ldv = tpl.load(
-                s.base("V"), vs + eb, 1, c * eb, tensor=s.tensor["V"], deps=[Prev("mm", 2)]
-            )
+            ldv = tpl.load(s.base("V"), vs + eb, 1, c * eb, tensor=s.tensor["V"], deps=[war_mm])
             offchip += [("src0", ldk, "row"), ("src0", ldv, "col")]
-            if shape.init:
+            if init:
                 # The constant ones (u[0] and the [1 | v] slot) come from loaded data, once.
                 one = u
                 tpl.vector(
                     VectorOp.MUL, one, u + eb, 1, 1, bcast=Broadcast.SCALAR, scalar=0.0, deps=[ldk]
                 )
                 tpl.vector(VectorOp.ADD, one, one, 1, 1, bcast=Broadcast.SCALAR, scalar=1.0)
-                for dst in (bufs.u[1].addr, vs, bufs.vs[1].addr):
+                for dst in (bufs.u[1 - parity].addr, bufs.vs[0].addr, bufs.vs[1].addr):
                     tpl.vector(VectorOp.COPY, dst, one, 1, 1)
-            self._generate(tpl, ldk)
-            if shape.init and bufs.factors is not None:
+            generate(tpl, u, self.plan, ldk, eb)
+            if init and bufs.factors is not None:
                 # A row of ones (from the generated features) the factor runs then scale.
                 f = bufs.factors.addr
                 tpl.vector(VectorOp.MUL, f, u, 1, r, bcast=Broadcast.SCALAR, scalar=0.0)
                 tpl.vector(VectorOp.ADD, f, f, 1, r, bcast=Broadcast.SCALAR, scalar=1.0)
             feats = u
-            if shape.prefix:  # leaving the window: H -= u2^T [1 | v]
+            if kind == "drop":  # leaving the window: H -= u2^T [1 | v]
                 assert bufs.scaled is not None
                 feats = bufs.scaled.addr
                 tpl.vector(
                     VectorOp.MUL, feats, u, 1, r, bcast=Broadcast.SCALAR, scalar=-1.0, deps=[ldk]
                 )
-            tpl.roles["mm"] = tpl.matmul(
-                feats, vs, h, r, c + 1, 1, accumulate=not shape.first, deps=[ldk, ldv]
-            )
-        else:
-            ldq = tpl.load(
-                s.base("Q"), u + eb, 1, d * eb, tensor=s.tensor["Q"], deps=[Prev("mm", 2)]
-            )
-            offchip.append(("src0", ldq, "row"))
-            self._generate(tpl, ldq)
-            feats = u
-            if shape.prefix:  # H is unscaled: the query features carry the factors
-                assert bufs.scaled is not None and bufs.factors is not None
-                feats = bufs.scaled.addr
-                tpl.vector(VectorOp.MUL, feats, u, 1, r, src1=bufs.factors.addr, deps=[ldq])
-            tpl.roles["mm"] = tpl.matmul(feats, h, o, 1, c + 1, r, deps=[ldq, Prev("st", 2)])
-            div = tpl.vector(VectorOp.DIV, o + eb, o + eb, 1, c, src1=o, bcast=Broadcast.ROW)
-            tpl.roles["st"] = tpl.store(
-                o + eb, s.base("O"), 1, c * eb, tensor=s.tensor["O"], deps=[div]
-            )
-            offchip.append(("dst", tpl.roles["st"], "col"))
-        self._templates[shape] = (tpl, offchip)
-        return tpl, offchip
+            mm = tpl.matmul(feats, vs, h, r, c + 1, 1, accumulate=not first, deps=[ldk, ldv])
+            return mm, None, offchip
+        ldq = tpl.load(s.base("Q"), u + eb, 1, d * eb, tensor=s.tensor["Q"], deps=[war_mm])
+        offchip.append(("src0", ldq, "row"))
+        generate(tpl, u, self.plan, ldq, eb)
+        feats = u
+        if kind == "prefix_query":  # H is unscaled: the query features carry the factors
+            assert bufs.scaled is not None and bufs.factors is not None
+            feats = bufs.scaled.addr
+            tpl.vector(VectorOp.MUL, feats, u, 1, r, src1=bufs.factors.addr, deps=[ldq])
+        mm = tpl.matmul(feats, h, o, 1, c + 1, r, deps=[ldq, war_st])
+        div = tpl.vector(VectorOp.DIV, o + eb, o + eb, 1, c, src1=o, bcast=Broadcast.ROW)
+        st = tpl.store(o + eb, s.base("O"), 1, c * eb, tensor=s.tensor["O"], deps=[div])
+        offchip.append(("dst", st, "col"))
+        return mm, st, offchip
 
     def _offsets(
         self,
@@ -417,17 +438,17 @@ class _ApproxEmitter:
         w = s.workload
         d = w.head_dim
         self.b = b = TraceBuilder(s.header, chunk_ops)
-        self.prev: RepeatResult | None = None
         self.last_store: int | None = None
-        self.rows_done = 0
+        self.rows_done = 0  # rows through the u/vs/o buffers: their parity
         self.init = True
-        # Stores that last read o.0 and o.1 (prefix form: query rows interleave with keys).
-        self.o_readers: list[int | None] = [None, None]
+        # The last matmul that read u/vs of each parity, the last store that read o of each.
+        self.mm_by_parity: list[int | None] = [None, None]
+        self.st_by_parity: list[int | None] = [None, None]
         for kv in range(w.kv_head_count):
             for block in range(t.blocks):
                 col0 = block * t.cols
                 width = min(t.cols, d - col0)
-                self.o_readers = [None, None]  # the first key row waits for every store
+                self.st_by_parity = [None, None]  # the first key row waits for every store
                 if w.mask == "none":
                     yield from self._keys(kv, 0, w.kv_len, width, col0, fresh=True)
                     yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
@@ -436,31 +457,37 @@ class _ApproxEmitter:
                     yield from self._prefix(kv, width, col0)
         yield from b.finish()
 
+    def _first(self, mm: dict[str, int], st: dict[str, int]) -> RepeatResult:
+        """Handles a loop's first repetition reaches back to: role -> row parity (relative to
+        the loop's first row) of the matmul (``mm``) or store (``st``) it names."""
+        out = RepeatResult()
+        for table, last in ((mm, self.mm_by_parity), (st, self.st_by_parity)):
+            for role, rel in table.items():
+                handle = last[(self.rows_done + rel) % 2]
+                if handle is not None:
+                    name, _, back = role.partition("@")
+                    out.handles[(name, -int(back or 1))] = handle
+        return out
+
     def _repeat(
         self, shape: _Shape, row0: int, count: int, head_bytes: int, col0: int
     ) -> Generator[np.ndarray, None, None]:
         tpl, offchip = self._template(self.b, shape)
         offsets = self._offsets(tpl, offchip, row0, self.rows_done, head_bytes, col0)
-        first = self.prev
-        if shape.prefix and not shape.keys and first is not None:
-            # The stores that last read o of this row's parity and of the other one.
-            par = self.rows_done % 2
-            first = RepeatResult(dict(first.handles))
-            for back, p in ((2, par), (1, 1 - par)):
-                handle = self.o_readers[p]
-                if handle is None:
-                    first.handles.pop(("st", -back), None)
-                else:
-                    first.handles[("st", -back)] = handle
-        self.prev = yield from self.b.repeat(
+        # Prev("mm", 2) of rows 0 and 1: the rows two back; queries after keys (non-prefix
+        # form) need no store: the block's first key row waited for all of them.
+        first = self._first({"mm@2": 0, "mm@1": 1}, {})
+        result = yield from self.b.repeat(
             tpl, count, offsets, first=first, ext={"o_free": self.last_store}
         )
+        for back in (1, 2):
+            if back <= count:
+                par = (self.rows_done + count - back) % 2
+                self.mm_by_parity[par] = result.handle("mm", back)
+                if not shape.keys:
+                    self.st_by_parity[par] = result.handle("st", back)
         if not shape.keys:
-            self.last_store = self.prev.handle("st")
-            for back in (1, 2):
-                if back <= count:
-                    par = (self.rows_done + count - back) % 2
-                    self.o_readers[par] = self.prev.handle("st", back)
+            self.last_store = result.handle("st")
         self.rows_done += count
 
     def _keys(
@@ -471,10 +498,9 @@ class _ApproxEmitter:
         width: int,
         col0: int,
         fresh: bool = False,
-        drop: bool = False,
     ) -> Generator[np.ndarray, None, None]:
-        """Add (``drop``: subtract) K/V rows row0 .. row0+count-1 of K/V head ``kv`` to H;
-        ``fresh``: the first of them overwrites H (the trace's first also makes constants)."""
+        """Add K/V rows row0 .. row0+count-1 of K/V head ``kv`` to H; ``fresh``: the first of
+        them overwrites H (the trace's first also makes the constants)."""
         s, w = self.setup, self.setup.workload
         head_bytes = kv * w.kv_len * w.head_dim * s.elem_bytes
         if fresh:
@@ -485,37 +511,138 @@ class _ApproxEmitter:
             self.init = False
             row0, count = row0 + 1, count - 1
         if count > 0:
-            shape = _Shape(True, width, False, False, prefix=drop)
-            yield from self._repeat(shape, row0, count, head_bytes, col0)
+            yield from self._repeat(
+                _Shape(True, width, False, False), row0, count, head_bytes, col0
+            )
 
-    def _queries(
-        self, kv: int, row0: int, count: int, width: int, col0: int, prefix: bool = False
-    ) -> Generator[np.ndarray, None, None]:
-        """Query rows row0 .. row0+count-1 of the stacked rows of K/V head ``kv``'s group (the
-        group's query heads are adjacent off chip, Nq rows each) read H."""
+    def _query_bytes(self, kv: int) -> int:
+        """Off-chip offset of the first query row of K/V head ``kv``'s group: the group's
+        query heads are adjacent, Nq rows each, so its rows are g*Nq consecutive rows."""
         w = self.setup.workload
         first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
-        head_bytes = first_head * w.seq_len * w.head_dim * self.setup.elem_bytes
-        yield from self._repeat(
-            _Shape(False, width, False, False, prefix), row0, count, head_bytes, col0
-        )
+        return first_head * w.seq_len * w.head_dim * self.setup.elem_bytes
+
+    def _queries(
+        self, kv: int, row0: int, count: int, width: int, col0: int
+    ) -> Generator[np.ndarray, None, None]:
+        """Stacked query rows row0 .. row0+count-1 of K/V head ``kv``'s group read H."""
+        shape = _Shape(False, width, False, False)
+        yield from self._repeat(shape, row0, count, self._query_bytes(kv), col0)
 
     def _prefix(self, kv: int, width: int, col0: int) -> Generator[np.ndarray, None, None]:
         """Prefix form: keys enter H in order; right after key i + Nk - Nq enters (and, with a
-        sliding window, the key leaving the window is subtracted), query row i of every head
-        of the group reads H."""
+        sliding window, key i + Nk - Nq - W leaves), query row i of every head of the group
+        reads H. Position 0 follows the keys of its range; positions 1.. are loops of
+        position templates, first without, then with a key leaving the window."""
         w = self.setup.workload
-        nq, g = w.seq_len, w.group
+        nq = w.seq_len
         lo, hi = w.key_range(0)
         yield from self._keys(kv, lo, hi - lo, width, col0, fresh=True)
-        for i in range(nq):
-            if i:
-                (lo0, hi0), (lo, hi) = w.key_range(i - 1), w.key_range(i)
-                if lo > lo0:
-                    yield from self._keys(kv, lo0, lo - lo0, width, col0, drop=True)
-                yield from self._keys(kv, hi0, hi - hi0, width, col0)
-            for j in range(g):
-                yield from self._queries(kv, j * nq + i, 1, width, col0, prefix=True)
+        yield from self._positions(kv, 0, 1, width, col0, add=False, drop=False)
+        dropping = nq if w.mask == "causal" else min(nq, max(1, w.window - w.key_offset))
+        for start, stop, drop in ((1, dropping, False), (dropping, nq, True)):
+            if stop > start:
+                yield from self._positions(kv, start, stop - start, width, col0, True, drop)
+
+    def _positions(
+        self, kv: int, i0: int, count: int, width: int, col0: int, add: bool, drop: bool
+    ) -> Generator[np.ndarray, None, None]:
+        """Positions i0 .. i0+count-1: each (optionally) subtracts the key leaving the window,
+        adds its key, then every query head of the group reads H. Loop bodies hold an even
+        number of rows, one or two positions, so the buffer parity repeats."""
+        per_position = int(add) + int(drop) + self.setup.workload.group
+        span = 2 if per_position % 2 else 1
+        reps, rest = divmod(count, span)
+        if reps:
+            yield from self._position_loop(kv, i0, reps, span, width, col0, add, drop)
+        if rest:
+            yield from self._position_loop(kv, i0 + reps * span, 1, 1, width, col0, add, drop)
+
+    def _position_loop(
+        self,
+        kv: int,
+        i0: int,
+        reps: int,
+        span: int,
+        width: int,
+        col0: int,
+        add: bool,
+        drop: bool,
+    ) -> Generator[np.ndarray, None, None]:
+        s, w = self.setup, self.setup.workload
+        eb, d, nq = s.elem_bytes, w.head_dim, w.seq_len
+        parity0 = self.rows_done % 2
+        key = (width, span, add, drop, parity0)
+        if key not in self._positions_cache:
+            self._positions_cache[key] = self._position_template(width, span, add, drop, parity0)
+        tpl, fields = self._positions_cache[key]
+        key_bytes = kv * w.kv_len * d * eb
+        query_bytes = self._query_bytes(kv)
+        moves = []
+        for f, col, (kind, pos, head), column in fields:
+            i = i0 + pos
+            if kind == "query":
+                row = query_bytes + (head * nq + i) * d * eb
+            else:
+                leaving = w.window if kind == "drop" else 0
+                row = key_bytes + (i + w.key_offset - leaving) * d * eb
+            moves.append((f, col, row + (col0 * eb if column else 0), span * d * eb))
+        kinds = self._kinds(span, add, drop)
+        rows = len(kinds)
+        # Rep 0 reaches back to the matmuls two rows before its first two rows and to the
+        # last store of each o buffer (``_position_template`` names them).
+        mm = {f"mm{(k - 2) % rows}@{-((k - 2) // rows)}": k for k in range(min(2, rows))}
+        st = {f"st{k}": k for k, (kind, _, _) in enumerate(kinds) if kind == "query"}
+        result = yield from self.b.repeat(
+            tpl, reps, row_offsets(tpl, (), moves, 0, 0), first=self._first(mm, st)
+        )
+        for k, (kind, _, _) in enumerate(kinds):
+            par = (parity0 + k) % 2
+            self.mm_by_parity[par] = result.handle(f"mm{k}")
+            if kind == "query":
+                self.st_by_parity[par] = self.last_store = result.handle(f"st{k}")
+        self.rows_done += reps * rows
+
+    def _kinds(self, span: int, add: bool, drop: bool) -> list[tuple[str, int, int]]:
+        """The rows of a position template: (kind, position in the body, query head)."""
+        out: list[tuple[str, int, int]] = []
+        for pos in range(span):
+            out += [("drop", pos, 0)] if drop else []
+            out += [("key", pos, 0)] if add else []
+            out += [("query", pos, j) for j in range(self.setup.workload.group)]
+        return out
+
+    def _position_template(
+        self, width: int, span: int, add: bool, drop: bool, parity0: int
+    ) -> tuple[Template, list[tuple[str, int, tuple[str, int, int], bool]]]:
+        """One loop body of ``span`` positions; row k uses the buffers of parity
+        parity0 + k. Loads wait for the matmul two rows back, a query's matmul for the last
+        store of its o buffer; roles mm<k>, st<k> name them for the next repetition."""
+        tpl = self.b.template()
+        kinds = self._kinds(span, add, drop)
+        rows = len(kinds)
+        queries = [k for k, (kind, _, _) in enumerate(kinds) if kind == "query"]
+        fields: list[tuple[str, int, tuple[str, int, int], bool]] = []
+        mms: list[int] = []
+        stores: dict[int, int] = {}
+        for k, row in enumerate(kinds):
+            war_mm: DepRef = (
+                mms[k - 2] if k >= 2 else Prev(f"mm{(k - 2) % rows}", -((k - 2) // rows))
+            )
+            war_st: DepRef = None
+            if row[0] == "query":
+                earlier = [x for x in queries if x < k and (k - x) % 2 == 0]
+                last = max(x for x in queries if (k - x) % 2 == 0)
+                war_st = stores[earlier[-1]] if earlier else Prev(f"st{last}", 1)
+            kind = "prefix_query" if row[0] == "query" else row[0]
+            mm, st, offchip = self._section(tpl, kind, width, (parity0 + k) % 2, war_mm, war_st)
+            mms.append(mm)
+            tpl.roles[f"mm{k}"] = mm
+            if st is not None:
+                stores[k] = st
+                tpl.roles[f"st{k}"] = st
+            fields += [(f, op, row, what == "col") for f, op, what in offchip]
+        return tpl, fields
 
 
 @dataclass(frozen=True)

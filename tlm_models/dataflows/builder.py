@@ -30,6 +30,7 @@ from tlm_models.trace.record import (
     OpKind,
     VectorOp,
     float_bits,
+    mask_fields,
     split_src2,
     vector_code,
 )
@@ -288,6 +289,34 @@ class OpSink:
         rec = make_record(
             OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=k, src0=src0, src1=src1, dst=dst
         )
+        return self._add(rec, deps)
+
+    def mask(
+        self,
+        dst: int,
+        src: int,
+        m: int,
+        n: int,
+        *,
+        diagonal: int,
+        window: int = 0,
+        period: int = 0,
+        phase: int = 0,
+        fill: float = -math.inf,
+        stream: bool = False,
+        deps: Iterable[DepRef] = (),
+    ) -> int:
+        """dst = src with ``fill`` where row i does not see column j of the m x n block: row i
+        sees j <= diagonal + t(i) (and > diagonal + t(i) - window when window > 0), t(i) = i
+        or, rows wrapping every ``period``, ((phase + i) mod period) - phase
+        (``record.mask_visible``). An element-wise vector op on the PE array."""
+        code = vector_code(VectorOp.MASK, Broadcast.SCALAR) | (STREAMED if stream else 0)
+        geometry = mask_fields(diagonal, window, period, phase)
+        rec = make_record(
+            OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=float_bits(fill), src0=src,
+            src1=geometry["src1"], dst=dst, src_stride=geometry["src_stride"],
+            dst_stride=geometry["dst_stride"],
+        )  # fmt: skip
         return self._add(rec, deps)
 
     def exp(

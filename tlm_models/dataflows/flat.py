@@ -6,7 +6,9 @@ then stream V in tiles: P_c = exp(S_c - m), l += rowsum(P_c), O += P_c V_c; fina
 store O. Tk = min(Nk, PE rows, floor(M/8d)) keeps staging within a quarter of the SRAM;
 R = floor((M - 2*Tk*d) / (2d + Nk + 3)) (Q, O, a full score row, row max, sum and tile max per
 row, beside the staging). The R rows are stacked query rows of one K/V group
-(``query_blocks.py``): every K/V tile serves all the group's heads in the block.
+(``query_blocks.py``): every K/V tile serves all the group's heads in the block. With a mask
+the K/V streams cover only the keys the block's rows see, and score tiles the mask crosses
+are masked (-inf) before their row max.
 When R < 1 a score row does not fit: rows go one at a time and every
 S tile spills off-chip after its row max is taken (double-buffered 1 x Tk tile buffers),
 then is read back for the exponent — 2N extra elements per row.
@@ -27,9 +29,15 @@ from tlm_models.dataflows.builder import (
     Template,
     TraceBuilder,
     role_offsets,
-    tile_runs,
 )
-from tlm_models.dataflows.query_blocks import block_shape, load_block, query_blocks, store_block
+from tlm_models.dataflows.query_blocks import (
+    QueryBlock,
+    block_shape,
+    load_block,
+    masked_tile_runs,
+    query_blocks,
+    store_block,
+)
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
@@ -109,13 +117,11 @@ class _FlatEmitter:
             rows = blk.height
             q = load_block(b, s, self.q.addr, blk, deps=[last_smm])
             scale_q(b, s, self.q.addr, rows, deps=[q])
-            ring, staged = yield from self._phase(
-                b, "K", blk.kv_head, keys, rows, ring, staged, None
-            )
+            ring, staged = yield from self._phase(b, "K", blk, keys, ring, staged, None)
             last_smm = ring.handle("smm") if ring else None
             spilled = ring.handle("sts") if ring else None
             ring, staged = yield from self._phase(
-                b, "V", blk.kv_head, keys, rows, ring, staged,
+                b, "V", blk, keys, ring, staged,
                 {"o_free": last_store, "spilled": spilled},
             )  # fmt: skip
             d = s.workload.head_dim
@@ -140,32 +146,47 @@ class _FlatEmitter:
         self,
         b: TraceBuilder,
         which: str,
-        head: int,
+        blk: QueryBlock,
         keys: tuple[int, int],
-        rows: int,
         ring: RepeatResult | None,
         staged: int,
         ext: dict[str, int | None] | None,
     ) -> Generator[np.ndarray, None, tuple[RepeatResult | None, int]]:
         s, w, spill = self.s, self.s.workload, self.tl.spill
         eb, d, tk = s.elem_bytes, w.head_dim, self.tl.stage
-        lo, hi = keys
+        lo, rows = keys[0], blk.height
         st = self.stage[0].addr
         sstep = self.stage[1].addr - st
         tile_bytes = rows * tk * eb
-        for c0, count, cols, first in tile_runs(hi - lo, tk):
+        # The K stream masks the score tiles a mask crosses; the V stream reads them masked.
+        runs = masked_tile_runs(w, blk, keys, tk, masked=which == "K")
+        for run in runs:
+            c0, count, cols, first = run.first_tile, run.count, run.width, run.first
             tpl = b.template()
             ro = tpl.roles
             stile = self.srow.addr
-            ro["ld"] = load_rows(tpl, s, which, st, cols, head=head, row0=lo, deps=[self.ld_after])
+            ro["ld"] = load_rows(
+                tpl, s, which, st, cols, head=blk.kv_head, row0=lo, deps=[self.ld_after]
+            )
             on_tile: list[tuple[str, str]] = []
             if which == "K":
                 ro["smm"] = ro["reader"] = tpl.matmul(
                     self.q.addr, st, stile, rows, cols, d, trans_b=True, deps=[ro["ld"]]
                 )
+                if run.mask is not None:
+                    ro["msk"] = tpl.mask(
+                        stile,
+                        stile,
+                        rows,
+                        cols,
+                        diagonal=run.mask.diagonal,
+                        window=run.mask.window,
+                        period=run.mask.period,
+                    )
+                    on_tile += [("msk", "src0"), ("msk", "dst")]
                 stat = self.m.addr if first else self.t.addr
                 ro["max"] = tpl.vector(VectorOp.ROWMAX, stat, stile, rows, cols)
-                on_tile = [("smm", "dst"), ("max", "src0")]
+                on_tile += [("smm", "dst"), ("max", "src0")]
                 if not first:
                     tpl.vector(VectorOp.MAX, self.m.addr, self.m.addr, rows, 1, src1=self.t.addr)
                 if spill:

@@ -117,6 +117,26 @@ def flat_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic
     )
 
 
+def score_work(w: Workload, positions: int) -> dict[str, int]:
+    """MACs and exps of a dataflow that computes every score of each block of ``positions``
+    rows per head over the block's key range (Standard, FLAT): Q K^T and P V take d MACs per
+    score, softmax one exp; masked scores inside the range are computed and set to -inf."""
+    scores = w.head_count * score_elements(w, positions)
+    return {"macs": 2 * w.head_dim * scores, "exps": scores}
+
+
+def standard_work(w: Workload, p: PlatformInfo) -> dict[str, int]:
+    """MACs and exps Standard emits (panels of P positions, ``standard_traffic``)."""
+    t = standard_tiling(w, p.capacity_elements(w.elem_bytes))
+    return score_work(w, block_shape(w, t.tile).positions)
+
+
+def flat_work(w: Workload, p: PlatformInfo) -> dict[str, int]:
+    """MACs and exps FLAT emits (blocks of P positions, ``flat_traffic``)."""
+    t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
+    return score_work(w, block_shape(w, t.rows).positions)
+
+
 def approx_traffic(
     w: Workload, p: PlatformInfo, params: Mapping[str, object] | None = None
 ) -> Traffic:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from tlm_models.dataflows.builder import DepRef, OpSink
+from tlm_models.dataflows.builder import DepRef, OpSink, tile_runs
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.dataflows.workload import Workload
 
@@ -153,3 +153,65 @@ def score_elements(w: Workload, positions: int) -> int:
     last_rows = w.seq_len - last_row0
     lo, hi = w.block_key_range(last_row0, last_rows)
     return positions * key_span_sum(w, positions) - (positions - last_rows) * (hi - lo)
+
+
+@dataclass(frozen=True)
+class TileMask:
+    """Geometry of the element-wise mask of one score tile (``OpSink.mask``): row i (head
+    ``i // period``, position t(i) = i mod period in the block) sees tile column j when
+    j <= diagonal + t(i) (and j > diagonal + t(i) - window with a window)."""
+
+    diagonal: int
+    window: int
+    period: int
+
+
+def tile_mask(w: Workload, blk: QueryBlock, key0: int, cols: int) -> TileMask | None:
+    """The mask of the score tile of ``blk``'s rows by keys key0 .. key0+cols-1, or None when
+    every row sees every key of the tile."""
+    if w.mask == "none":
+        return None
+    diagonal = blk.row0 + w.key_offset - key0  # the last key position 0 sees, tile-relative
+    window = w.window if w.mask == "sliding" else 0
+    all_below = cols - 1 <= diagonal  # even the first row sees the last column
+    all_above = not window or diagonal + blk.rows - 1 - window < 0  # the last row sees column 0
+    if all_below and all_above:
+        return None
+    return TileMask(diagonal, window, blk.rows if blk.heads > 1 else 0)
+
+
+@dataclass(frozen=True)
+class TileRun:
+    """``count`` tiles of ``width`` keys from tile ``first_tile``; ``mask`` set for a single
+    tile that needs the element-wise mask."""
+
+    first_tile: int
+    count: int
+    width: int
+    first: bool  # the run starts with the block's first tile
+    mask: TileMask | None
+
+
+def masked_tile_runs(
+    w: Workload, blk: QueryBlock, keys: tuple[int, int], tile: int, masked: bool = True
+) -> list[TileRun]:
+    """The tiles of ``tile`` keys over the block's key range [lo, hi): runs of equally wide
+    tiles no row masks, and every tile a mask crosses on its own (with its geometry);
+    ``masked`` False: the plain runs (a pass over tiles masked before)."""
+    lo, hi = keys
+    if w.mask == "none" or not masked:
+        return [TileRun(*run, None) for run in tile_runs(hi - lo, tile)]
+    runs: list[TileRun] = []
+    for c0, count, width, _ in tile_runs(hi - lo, tile):
+        start = c0
+        for c in range(c0, c0 + count):
+            mask = tile_mask(w, blk, lo + c * tile, width)
+            if mask is None:
+                continue
+            if c > start:
+                runs.append(TileRun(start, c - start, width, start == 0, None))
+            runs.append(TileRun(c, 1, width, c == 0, mask))
+            start = c + 1
+        if start < c0 + count:
+            runs.append(TileRun(start, c0 + count - start, width, start == 0, None))
+    return runs

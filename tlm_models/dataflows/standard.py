@@ -11,6 +11,8 @@ GEMM tile rule: T = floor((-3d + sqrt(9d^2 + 8M)) / 4), the largest T with
 T*d + 2*T*d + 2*T*T <= M (resident panel + two input tiles + two output tiles); the PV GEMM
 needs the same space. Softmax rows: Rs = floor(M / (2Nk + 2)) (two row buffers + max, sum), or
 one single-buffered row when two rows do not fit (M < 2Nk + 2).
+With a mask, a panel's K/V tiles and S/P columns cover only the keys its rows see, and score
+tiles the mask crosses are masked (-inf) before they are stored.
 Phases are joined by one dependency on the previous phase's last store (DMA engines are
 in-order), which also frees the reused on-chip space.
 """
@@ -38,6 +40,7 @@ from tlm_models.dataflows.query_blocks import (
     QueryBlock,
     block_shape,
     load_block,
+    masked_tile_runs,
     query_blocks,
     store_block,
 )
@@ -119,13 +122,14 @@ class _StandardEmitter:
         scale_q(b, s, self.panel.addr, rows, deps=[q])
         prev: RepeatResult | None = None
         kstep, sstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
-        for c0, count, cols, _ in tile_runs(keys[1] - lo, t):
+        for run in masked_tile_runs(w, blk, keys, t):
+            c0, count, cols = run.first_tile, run.count, run.width
             tpl = b.template()
             tpl.roles["ldk"] = load_rows(
                 tpl, s, "K", self.tin[0].addr, cols, head=blk.kv_head, row0=lo,
                 deps=[Prev("sts" if self.back == 1 else "smm", self.back)],
             )  # fmt: skip
-            tpl.roles["smm"] = tpl.matmul(
+            tpl.roles["smm"] = last = tpl.matmul(
                 self.panel.addr,
                 self.tin[0].addr,
                 self.tsp[0].addr,
@@ -135,6 +139,16 @@ class _StandardEmitter:
                 trans_b=True,
                 deps=[tpl.roles["ldk"], Prev("sts", self.back)],
             )
+            if run.mask is not None:  # scores the mask hides become -inf before they go out
+                tpl.roles["msk"] = last = tpl.mask(
+                    self.tsp[0].addr,
+                    self.tsp[0].addr,
+                    rows,
+                    cols,
+                    diagonal=run.mask.diagonal,
+                    window=run.mask.window,
+                    period=run.mask.period,
+                )
             tpl.roles["sts"] = tpl.store(
                 self.tsp[0].addr,
                 s.base("S"),
@@ -142,11 +156,11 @@ class _StandardEmitter:
                 cols * eb,
                 tensor=s.tensor["S"],
                 dst_stride=n * eb,
-                deps=[tpl.roles["smm"]],
+                deps=[last],
             )
 
             def offsets(
-                r: np.ndarray, tpl: Template = tpl, c0: int = c0
+                r: np.ndarray, tpl: Template = tpl, c0: int = c0, masked: bool = bool(run.mask)
             ) -> dict[str, dict[int, np.ndarray | int]]:
                 c = c0 + r
                 par = c % 2
@@ -159,7 +173,12 @@ class _StandardEmitter:
                         ("smm", "dst"): par * sstep,
                         ("sts", "src0"): par * sstep,
                         ("sts", "dst"): c * t * eb,
-                    },
+                    }
+                    | (
+                        {("msk", "src0"): par * sstep, ("msk", "dst"): par * sstep}
+                        if masked
+                        else {}
+                    ),
                 )
 
             prev = yield from b.repeat(tpl, count, offsets, first=prev)

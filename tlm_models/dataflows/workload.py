@@ -217,8 +217,8 @@ class Workload:
 #: sliding), "gqa" (kv_heads < heads), "cross" (Nk != Nq, which decode needs). Emitters add
 #: a feature here when they implement it; the rest are refused before anything runs.
 FEATURES: dict[str, frozenset[str]] = {
-    "standard": frozenset({"gqa", "cross"}),
-    "flat": frozenset({"gqa", "cross"}),
+    "standard": frozenset({"mask", "gqa", "cross"}),
+    "flat": frozenset({"mask", "gqa", "cross"}),
     "flash2": frozenset(),
     "attenio": frozenset(),
     "approx": frozenset({"mask", "gqa", "cross"}),

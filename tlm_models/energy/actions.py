@@ -21,7 +21,7 @@ Params = Mapping[str, ParamValue]
 #: The static-power action of every type: watts over the simulated time.
 LEAK = "leak"
 #: The trace's vector ops (pe_array.h, VectorOp), each counted per element.
-VECTOR_OPS = ("copy", "add", "sub", "mul", "div", "max", "fma", "rowmax", "rowsum")
+VECTOR_OPS = ("copy", "add", "sub", "mul", "div", "max", "fma", "rowmax", "rowsum", "mask")
 
 
 class MissingCount(LookupError):

@@ -69,6 +69,9 @@ class VectorOp(enum.IntEnum):
     FMA = 6
     ROWMAX = 7
     ROWSUM = 8
+    #: dst = src0 where row i sees column j, else the fill (``k``): causal / sliding masks
+    #: (:func:`mask_fields`, :func:`mask_visible`).
+    MASK = 9
 
 
 class Broadcast(enum.IntEnum):
@@ -117,3 +120,43 @@ def float_bits(value: float) -> int:
 def bits_float(bits: int) -> float:
     """Inverse of :func:`float_bits`."""
     return float(np.array(bits, dtype="<u4").view("<f4"))
+
+
+def mask_fields(diagonal: int, window: int = 0, period: int = 0, phase: int = 0) -> dict[str, int]:
+    """The record fields holding a mask's geometry (see :func:`mask_visible`): the diagonal
+    as a two's-complement int32 in ``src_stride``, the window in ``dst_stride``, the row wrap
+    (period low 32 bits, phase high 32 bits) in ``src1``, all unused by an element-wise op."""
+    if not -(1 << 31) <= diagonal < 1 << 31:
+        raise ValueError(f"mask diagonal {diagonal} does not fit a signed 32-bit field")
+    if not 0 <= window < 1 << 32 or not 0 <= period < 1 << 32:
+        raise ValueError(f"mask window {window} / period {period} outside 0..2**32-1")
+    if not (0 <= phase < period or phase == period == 0):
+        raise ValueError(f"mask phase {phase} must lie in 0..period-1 (period {period})")
+    return {
+        "src_stride": diagonal & 0xFFFF_FFFF,
+        "dst_stride": window,
+        "src1": (phase << 32) | period,
+    }
+
+
+def mask_geometry(src_stride: int, dst_stride: int, src1: int) -> tuple[int, int, int, int]:
+    """(diagonal, window, period, phase) of a mask record; inverse of :func:`mask_fields`."""
+    diagonal = src_stride - (1 << 32) if src_stride >= 1 << 31 else src_stride
+    return diagonal, dst_stride, src1 & 0xFFFF_FFFF, src1 >> 32
+
+
+def mask_visible(
+    m: int, n: int, diagonal: int, window: int = 0, period: int = 0, phase: int = 0
+) -> np.ndarray:
+    """Boolean m x n: True where a mask record keeps S[i][j]. Row i sits t(i) query positions
+    after row 0 (t = i, or ((phase + i) mod period) - phase when rows wrap every ``period``
+    rows, e.g. stacked heads); it sees columns j <= diagonal + t(i) and, with a window W > 0,
+    j > diagonal + t(i) - W."""
+    rows = np.arange(m, dtype=np.int64)
+    t = rows if period == 0 else (phase + rows) % period - phase
+    last = (diagonal + t)[:, None]
+    cols = np.arange(n, dtype=np.int64)[None, :]
+    visible = cols <= last
+    if window:
+        visible &= cols > last - window
+    return np.asarray(visible)

@@ -32,13 +32,18 @@ from tlm_models.trace.record import (
 _BLOCK_RECORDS = 1 << 14
 # Plain ints: numpy compares them faster than IntEnum members.
 _LOAD, _STORE, _MATMUL, _VECTOR, _EXP = (int(k) for k in OpKind)
-_ROWMAX, _ROWSUM = int(VectorOp.ROWMAX), int(VectorOp.ROWSUM)
+_ROWMAX, _ROWSUM, _MASK = int(VectorOp.ROWMAX), int(VectorOp.ROWSUM), int(VectorOp.MASK)
+_LAST_VECTOR_OP = max(int(v) for v in VectorOp)
+_SCALAR = int(Broadcast.SCALAR)
 # One operation moving or touching more than this is a bug, not a workload.
 MAX_OP_BYTES = 1 << 31
 ENGINE_KIND_OPS = {kind.name.lower(): ops for kind, ops in ENGINE_OPS.items()}
-# Vector ops that read a second operand (copy, rowmax and rowsum read only src0).
+# Vector ops that read a second operand (copy, rowmax, rowsum and mask read only src0; a
+# mask's src1 holds its row wrap).
 _BINARY_VECTOR_OPS = [
-    v.value for v in VectorOp if v not in (VectorOp.COPY, VectorOp.ROWMAX, VectorOp.ROWSUM)
+    v.value
+    for v in VectorOp
+    if v not in (VectorOp.COPY, VectorOp.ROWMAX, VectorOp.ROWSUM, VectorOp.MASK)
 ]
 
 
@@ -161,7 +166,10 @@ class TraceChecker:
                 (code & ~np.uint8(MATMUL_FLAGS | STREAMED)) != 0,
                 np.where(
                     is_vector,
-                    ((code & 0x0F) > _ROWSUM) | ((code & 0x40) != 0),
+                    ((code & 0x0F) > _LAST_VECTOR_OP)
+                    | ((code & 0x40) != 0)
+                    # a mask's fill value is its scalar operand (k)
+                    | (((code & 0x0F) == _MASK) & ((code >> BROADCAST_SHIFT) & 0x3 != _SCALAR)),
                     np.where(kind == _EXP, (code & ~np.uint8(STREAMED)) != 0, code != 0),
                 ),
             )

@@ -22,9 +22,11 @@ inline std::uint64_t pitched_extent(const TraceOp& op, std::uint32_t stride) {
   return std::uint64_t{op.m - 1} * (stride ? stride : op.n) + op.n;
 }
 
-// Vector ops that read a second operand (copy, rowmax and rowsum read only src0).
+// Vector ops that read a second operand (copy, rowmax, rowsum and mask read only src0; a
+// mask's src1 holds its row wrap, not an address).
 inline bool vector_reads_src1(VectorOp v) {
-  return v != VectorOp::copy && v != VectorOp::rowmax && v != VectorOp::rowsum;
+  return v != VectorOp::copy && v != VectorOp::rowmax && v != VectorOp::rowsum &&
+         v != VectorOp::mask;
 }
 
 // `elem_bytes` is the element width of the engine running the record (compute records).

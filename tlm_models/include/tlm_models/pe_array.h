@@ -12,6 +12,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tlm_models/op_executor.h"
+#include "tlm_models/operand_extents.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/streaming_executor.h"
@@ -46,7 +47,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     }
   };
 
-  static constexpr unsigned kVectorOps = 9;  // VectorOp::copy .. VectorOp::rowsum
+  static constexpr unsigned kVectorOps = 10;  // VectorOp::copy .. VectorOp::mask
 
   tlm_utils::simple_initiator_socket<PeArray> sram_port;
 
@@ -114,8 +115,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
 
   void collect_stats(StatsGroup& g) const override {
-    static const char* const kNames[kVectorOps] = {"copy", "add", "sub", "mul", "div",
-                                                   "max", "fma", "rowmax", "rowsum"};
+    static const char* const kNames[kVectorOps] = {"copy", "add", "sub",    "mul",    "div",
+                                                   "max",  "fma", "rowmax", "rowsum", "mask"};
     g.add("busy_time", ticks_to_ns(pipe_.busy_ticks()), "ns", "union of operation intervals");
     g.add("interlock_wait", ticks_to_ns(pipe_.interlock_wait_ticks()), "ns",
           "summed waits for results of earlier operations still in the pipeline");
@@ -221,8 +222,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   static void vector_blocks(const TraceOp& op, VectorOp vop, OperandBlocks& blocks) {
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
     blocks.read(op.src0, mn);
-    const bool binary = vop != VectorOp::copy && vop != VectorOp::rowmax && vop != VectorOp::rowsum;
-    if (binary) {
+    if (vector_reads_src1(vop)) {
       switch (broadcast(op)) {
         case Broadcast::full: blocks.read(op.src1, mn); break;
         case Broadcast::row: blocks.read(op.src1, op.m); break;

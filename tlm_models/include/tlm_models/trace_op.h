@@ -38,6 +38,12 @@ enum class VectorOp : std::uint8_t {
   fma = 6,     // dst = src0 * s1 + dst
   rowmax = 7,  // dst[i] = max_j src0[i, j]   (dst is m x 1)
   rowsum = 8,  // dst[i] = sum_j src0[i, j]   (dst is m x 1)
+  // dst[i, j] = src0[i, j] where row i sees column j, else the fill (float32 bits in k,
+  // broadcast scalar). Row i sits t(i) query positions after row 0: t = i, or
+  // ((phase + i) mod period) - phase when period > 0; it sees columns j <= diag + t(i) and,
+  // when window > 0, j > diag + t(i) - window. diag (int32) is src_stride, window dst_stride,
+  // period | phase << 32 is src1 (mask_diagonal() etc. below). Causal and sliding masks.
+  mask = 9,
 };
 // how the second operand s1 is formed: bits 4-5 of TraceOp::code
 enum class Broadcast : std::uint8_t {
@@ -74,6 +80,11 @@ static_assert(sizeof(TraceOp) == 64, "trace records are 64 bytes");
 static_assert(offsetof(TraceOp, src0) == 32, "record layout is part of the file format");
 
 inline VectorOp vector_op(const TraceOp& op) { return static_cast<VectorOp>(op.code & kVectorOpMask); }
+// A mask record's geometry (VectorOp::mask): the fields an element-wise op leaves unused.
+inline std::int32_t mask_diagonal(const TraceOp& op) { return static_cast<std::int32_t>(op.src_stride); }
+inline std::uint32_t mask_window(const TraceOp& op) { return op.dst_stride; }
+inline std::uint32_t mask_period(const TraceOp& op) { return static_cast<std::uint32_t>(op.src1); }
+inline std::uint32_t mask_phase(const TraceOp& op) { return static_cast<std::uint32_t>(op.src1 >> 32); }
 inline Broadcast broadcast(const TraceOp& op) {
   return static_cast<Broadcast>((op.code >> kBroadcastShift) & 0x3);
 }
