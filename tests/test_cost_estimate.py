@@ -59,5 +59,5 @@ def test_past_the_budget_a_smaller_count_is_scaled_up(monkeypatch: pytest.Monkey
 
 
 def test_a_configuration_that_cannot_plan_raises_its_own_error() -> None:
-    with pytest.raises(UserError, match="does not fit"):
-        estimate_cost(RunConfig("flat", 1024, 64))
+    with pytest.raises(UserError, match="standard attention needs M >= 1026 elements"):
+        estimate_cost(RunConfig("standard", 1024, 64, overrides=("sram.capacity=1KiB",)))
