@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from tlm_models.dataflows import check_dataflow_params
 from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
+from tlm_models.dataflows.partition import check_tiled
 from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
 from tlm_models.platform import load_platform
@@ -76,6 +77,8 @@ def resolve_run(
     params = dict(config.extra)
     check_dataflow_params(config.dataflow, params)
     _check_plan(config.dataflow, workload, info, params)
+    if platform.tiles is not None:
+        check_tiled(config.dataflow, workload, platform.tile_count)
     return ResolvedRun(
         config=config, platform=platform, info=info, workload=workload, params=params
     )

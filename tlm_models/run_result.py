@@ -136,6 +136,9 @@ class RunResult:
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
     energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md
+    tiles: dict[str, Any] | None = field(
+        default=None, metadata=_SECTION
+    )  # tiled platforms: chip and per-tile figures (docs/models/tiles.md)
     #: Sections this version does not declare, kept as they came.
     sections: dict[str, Any] = field(default_factory=dict, metadata={"spread": True})
 

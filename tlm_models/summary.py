@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tlm_models.readable import format_bytes, format_ns
+from tlm_models.tile_result import tile_lines
 
 
 def _percent(value: float | None) -> str:
@@ -43,6 +44,8 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     for engine, causes in r["stalls"].items():
         shown = ", ".join(f"{cause} {format_ns(ns)}" for cause, ns in causes.items() if ns)
         lines.append(f"  {engine:<8} {shown or 'none'}")
+    if r.get("tiles"):
+        lines += tile_lines(r["tiles"])
     lines += _energy_lines(r.get("energy"))
     lines += _all_layers_lines(r.get("all_layers"))
     speed = r.get("ops_per_s")

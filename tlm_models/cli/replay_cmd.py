@@ -64,6 +64,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="STL traces: write every request's latency (trace order) as CSV",
     )
     parser.add_argument(
+        "--outstanding",
+        metavar="N",
+        type=int,
+        help="STL traces: keep N requests in flight, queued in a bank-level hbm's controller "
+        "(request_mode queued) so that its scheduler can reorder them",
+    )
+    parser.add_argument(
         "--timeout",
         metavar="SECONDS",
         type=float,
@@ -201,6 +208,8 @@ def _replay(args: argparse.Namespace) -> int:
     fmt = detect_format(args.trace)
     if args.latencies and fmt not in ("stl", "rstl"):
         raise UserError("--latencies applies to STL memory traces (.stl, .rstl)")
+    if args.outstanding is not None and fmt != "stl":
+        raise UserError("--outstanding applies to absolute STL memory traces (.stl)")
     if fmt in ("stl", "rstl"):
         from tlm_models.stl_replay import format_stl_summary, replay_stl_file, write_latencies
 
@@ -217,6 +226,7 @@ def _replay(args: argparse.Namespace) -> int:
             tuple(args.overrides),
             args.stl_clock,
             bool(args.latencies),
+            args.outstanding,
             timeout=args.timeout,
         )
         if args.latencies:

@@ -23,6 +23,7 @@ from tlm_models.dataflows.io_formulas import (
 from tlm_models.dataflows.workload import Workload
 from tlm_models.diagnosis import diagnose, peaks_of
 from tlm_models.energy.model import energy_section
+from tlm_models.errors import UserError
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
@@ -115,7 +116,7 @@ def _pe_mapping(platform: PlatformConfig) -> str | None:
 #: stores them once (top level), not again under ``tiling``.
 _NOT_TILING = (
     *("seq_len", "head_dim", "heads", "batch", "kv_heads", "kv_len", "mask", "window", "phase"),
-    *("scale", "capacity_elements", "variant"),
+    *("scale", "capacity_elements", "variant", "tile", "tiles"),
 )
 
 
@@ -133,6 +134,14 @@ def run_one(
     (``tlm_models.resolved_run``)."""
     started = time.perf_counter()
     run = config if isinstance(config, ResolvedRun) else resolve_run(config)
+    if run.platform.tiles is not None:
+        from tlm_models.study.tile_run import run_tiled
+
+        if timeline or vcd or export_stl:
+            raise UserError(
+                "timelines, VCD and STL export are not available on a tiled platform yet"
+            )
+        return run_tiled(run)
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
     # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
     # few iterations ahead of the replay and the skip starts soon after the loop repeats.
@@ -163,7 +172,19 @@ def run_one(
         write_chrome_json(out.timeline, Path(timeline))
     if vcd and out.timeline is not None:
         write_vcd(out.timeline, Path(vcd))
-    identity = {
+    identity = run_identity(run, emitted.header.params)
+    # Every dataflow switch in effect, given or default (variants.py; approx: its own).
+    variant = emitted.header.params.get("variant")
+    result = compose_result(out.replay, info, identity, out.wall_s)
+    result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
+    result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
+    return finish_result(result, run, out.platform, out.fast_forward, out.ops, started, out.wall_s)
+
+
+def run_identity(run: ResolvedRun, header_params: Mapping[str, Any]) -> dict[str, Any]:
+    """What a result says about the run it is of (top-level fields of the result JSON)."""
+    config, platform = run.config, run.platform
+    return {
         "dataflow": config.dataflow,
         "platform": config.platform,
         "platform_name": platform.name,
@@ -172,20 +193,30 @@ def run_one(
         "layers": config.layers,
         "elem_bytes": run.elem_bytes,
         "capacity_elements": run.capacity_elements,
-        "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
+        "tiling": {k: v for k, v in header_params.items() if k not in _NOT_TILING},
     }
-    # Every dataflow switch in effect, given or default (variants.py; approx: its own).
-    variant = emitted.header.params.get("variant")
-    result = compose_result(out.replay, info, identity, out.wall_s)
-    result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
-    result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
-    result["energy"] = energy_section(platform, out.platform, result)
+
+
+def finish_result(
+    result: dict[str, Any],
+    run: ResolvedRun,
+    platform_stats: dict[str, Any],
+    fast_forward: dict[str, Any] | None,
+    ops: int,
+    started: float,
+    replay_wall_s: float,
+    peaks: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """The sections every result carries beside the replay's figures: energy, fast-forward,
+    peaks (``peaks``, else the platform's), diagnosis and the wall times."""
+    config, platform, info = run.config, run.platform, run.info
+    result["energy"] = energy_section(platform, platform_stats, result)
     if config.dataflow == "approx":
         p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
     result["fast_forward"] = (
-        {**out.fast_forward, "simulated_ops": out.ops}
-        if out.fast_forward
+        {**fast_forward, "simulated_ops": ops}
+        if fast_forward
         else {
             "enabled": False,
             "reason": "--exact" if config.exact else "the dataflow marks no loop iterations",
@@ -194,8 +225,8 @@ def run_one(
     if config.model:
         result["model"] = config.model
     result["all_layers"] = all_layers(result, config.layers)
-    result["peaks"] = peaks_of(info)
+    result["peaks"] = peaks or peaks_of(info)
     result["diagnosis"] = diagnose(result, _pe_mapping(platform))
     result["wall_s"] = time.perf_counter() - started
-    result["replay_wall_s"] = out.wall_s
+    result["replay_wall_s"] = replay_wall_s
     return result
