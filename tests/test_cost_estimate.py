@@ -59,5 +59,6 @@ def test_past_the_budget_a_smaller_count_is_scaled_up(monkeypatch: pytest.Monkey
 
 
 def test_a_configuration_that_cannot_plan_raises_its_own_error() -> None:
-    with pytest.raises(UserError, match="does not fit"):
-        estimate_cost(RunConfig("flat", 1024, 64))
+    # Two staging rows of d = 64K elements do not fit 512 KiB, even with score rows spilled.
+    with pytest.raises(UserError, match="FLAT needs M >= 262149 elements"):
+        estimate_cost(RunConfig("flat", 1024, 65536))
