@@ -268,3 +268,20 @@ def test_flat_fits_n1024_d64_on_the_paper_platform() -> None:
     assert int((recs["kind"] == OpKind.MATMUL).sum()) == 2 * math.ceil(1024 / r) * math.ceil(
         1024 / stage
     )
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_masks_without_overlap_and_at_larger_sizes(name: str) -> None:
+    """overlap=none (each tile waits for the previous one) with a causal GQA mask, and a
+    sliding window over a KV cache at d = 64 with several blocks."""
+    w = Workload(20, 16, heads=4, kv_heads=2, mask="causal")
+    p = attenio_machine(2 * KIB)
+    header, recs = emit_all(name, w, p, params={"overlap": "none"})
+    assert offchip_elements(header, recs) == TRAFFIC[name](w, p, {"overlap": "none"}).elements
+    assert worst_error(header, recs, p, workload_inputs(w), masked_attention) < TOL
+    w = Workload(300, 64, heads=2, kv_heads=1, kv_len=400, mask="sliding", window=150)
+    p = attenio_machine(32 * KIB)
+    header, recs = emit_all(name, w, p)
+    assert offchip_elements(header, recs) == TRAFFIC[name](w, p, None).elements
+    order = ["pe", "exp", "dma1", "dma0"]
+    assert relative_error(header, recs, p, workload_inputs(w), order, masked_attention) < TOL
