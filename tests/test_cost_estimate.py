@@ -59,6 +59,6 @@ def test_past_the_budget_a_smaller_count_is_scaled_up(monkeypatch: pytest.Monkey
 
 
 def test_a_configuration_that_cannot_plan_raises_its_own_error() -> None:
-    # Two staging rows of d = 64K elements do not fit 512 KiB, even with score rows spilled.
-    with pytest.raises(UserError, match="FLAT needs M >= 262149 elements"):
-        estimate_cost(RunConfig("flat", 1024, 65536))
+    # (FLAT at N = 1K, d = 64 fits since its row plan counts the tile-max row vector.)
+    with pytest.raises(UserError, match="FLAT needs M >= 1029 elements even when spilling"):
+        estimate_cost(RunConfig("flat", 1024, 256, overrides=("sram.capacity=1KiB",)))

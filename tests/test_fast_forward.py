@@ -16,6 +16,7 @@ from tlm_models.fast_forward import (
     Columns,
     FastForwardSettings,
     IterationControl,
+    _extrapolated,
     find_period,
 )
 from tlm_models.worker import run_in_worker
@@ -94,6 +95,52 @@ def test_a_period_shorter_than_the_refresh_window_is_not_taken() -> None:
     assert period is not None and period.iterations == 3  # 30 ns >= 25 ns
 
 
+def test_a_long_exact_period_is_confirmed_by_two_repetitions() -> None:
+    rows, its, starts = _rows([10, 20, 30, 40] * 2, [64, 0, 0, 128] * 2)  # 2 x 4 iterations
+    period = find_period(rows, its, starts, _columns(), FastForwardSettings())
+    assert period is not None and period.exact and period.iterations == 4
+    rows, its, starts = _rows([10, 20] * 2, [64, 0] * 2)  # a short period needs 3 repetitions
+    assert find_period(rows, its, starts, _columns(), FastForwardSettings()) is None
+
+
+def _channel_columns() -> Columns:
+    return Columns.of(
+        [
+            (("replay", "sim_time"), "ns"),
+            (("platform", "hbm", "channel0", "bytes_read"), "B"),
+            (("platform", "hbm", "channel1", "bytes_read"), "B"),
+        ]
+    )
+
+
+def _channel_rows(ch0: list[float], ch1: list[float]) -> tuple[np.ndarray, ...]:
+    steps = np.column_stack([[10.0] * len(ch0), ch0, ch1])
+    data = np.vstack([np.zeros(3), np.cumsum(steps, axis=0)])
+    starts = (data[:, 0] * 1000).astype(np.uint64)
+    return data, np.arange(len(data), dtype=np.uint64), starts
+
+
+def test_like_components_may_trade_bytes_when_their_sum_repeats() -> None:
+    # Which channel a block's bursts hit rotates: channel 0 and 1 trade 4 B of 4 KiB, the sum
+    # repeats exactly. A period within the member tolerance, not an exact one.
+    rows, its, starts = _channel_rows([4096, 4100, 4096, 4100], [4096, 4092, 4096, 4092])
+    columns = _channel_columns()
+    period = find_period(rows, its, starts, columns, FastForwardSettings(max_period=1))
+    assert period is not None and not period.exact and period.iterations == 1
+    # Extrapolated members are whole bytes and their sum is the exact sum.
+    values = {p: float(v) for p, v in zip(columns.paths, rows[-1], strict=True)}
+    units = dict(zip(columns.paths, columns.units, strict=True))
+    out = _extrapolated(values, units, period, 7)
+    ch = [out[("platform", "hbm", f"channel{i}", "bytes_read")] for i in (0, 1)]
+    assert all(v == int(v) for v in ch)
+    assert sum(ch) == rows[-1, 1] + rows[-1, 2] + 7 * 8192
+    # A sum that does not repeat is no period; nor is a member beyond the tolerance.
+    rows, its, starts = _channel_rows([4096, 4100, 4096, 4100], [4096] * 4)
+    assert find_period(rows, its, starts, columns, FastForwardSettings(max_period=1)) is None
+    rows, its, starts = _channel_rows([4096, 4196, 4096, 4196], [4096, 3996, 4096, 3996])
+    assert find_period(rows, its, starts, columns, FastForwardSettings(max_period=1)) is None
+
+
 def _compare(exact: dict[str, Any], fast: dict[str, Any]) -> tuple[float, str]:
     worst, where = 0.0, ""
     for path, want in exact["stats"].items():
@@ -124,6 +171,22 @@ def _check(dataflow: str, seq_len: int, head_dim: int, **shape: Any) -> dict[str
 def test_fast_forward_matches_exact_replay_small(dataflow: str, seq_len: int) -> None:
     section = _check(dataflow, seq_len, 64)
     assert section["skipped_iterations"] > 0
+
+
+def test_fast_forward_never_skips_blocks_that_change_along_the_diagonal() -> None:
+    # Causal: every block sees more keys than the one before, so no two iterations repeat and
+    # nothing is skipped.
+    section = _check("flash2", 2048, 64, mask="causal")
+    assert section["skipped_iterations"] == 0
+
+
+def test_fast_forward_skips_only_the_repeating_sliding_window_blocks() -> None:
+    # Sliding window over two heads: the blocks past the first window repeat, but each head's
+    # first blocks see fewer keys; a skip planned in head 0 stops before head 1 begins, so
+    # every counter and byte still matches the exact replay.
+    # (128 blocks a head: the emitter runs about 64 one-tile blocks ahead of the replay)
+    section = _check("flash2", 8192, 64, heads=2, mask="sliding", window=256)
+    assert 0 < section["skipped_iterations"] < 128 - 5
 
 
 @pytest.mark.parametrize(
@@ -159,6 +222,7 @@ def test_fast_forward_matches_exact_replay_of_a_sliding_window() -> None:
         ("flash2", 16384, 128),
         ("flat", 8192, 128),
         ("flat", 16384, 64),
+        ("standard", 16384, 64),
         ("standard", 16384, 128),
         ("attenio", 16384, 128),
     ],

@@ -79,6 +79,15 @@ def test_overrides_change_the_run(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(slow)["sim_time_ns"] > json.loads(out)["sim_time_ns"] + 900
 
 
+def test_queued_memory_is_for_stl_replays(capsys: pytest.CaptureFixture[str]) -> None:
+    # The engines book their requests ahead of the simulation clock: a waiting memory cannot
+    # serve them, so the operation replay refuses it by name.
+    queued = ["--set", "hbm.fidelity=bank", "--set", "hbm.request_mode=queued"]
+    code, _, err = _run(["replay", str(SAMPLE), *queued], capsys)
+    assert code == 2
+    assert "hbm.request_mode=queued applies to STL replays" in err
+
+
 def test_engine_the_platform_lacks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     trace = _text_trace(
         tmp_path, "dma0 npu", f"0 load dma0 tensor=K m=1 n=128 src0=0x0 dst={SRAM:#x}"

@@ -110,3 +110,64 @@ def test_bad_options_for_stl(
     code, _, err = _cli(["replay", str(trace), *extra], capsys)
     assert code == 2
     assert err.startswith("attn-tlm: error:")
+
+
+# One bank of channel 0 in the default bank-level mapping (row bits from 18, channel bits 8-11):
+# A opens row 0 (ACT 0, RD 14, data to 32 ns); B to row 1 arrives at 20 ns, its PRE held by tRAS
+# until 34; C, a hit to row 0, arrives at 25 ns. hbm defaults: tRCD = tCL = tRP = 14 ns, tRAS
+# 34, tRC 48, tRTP 4, 32 B bursts of 4 ns; latency 0. With four requests outstanding the queued
+# controller serves C at once under FR-FCFS (RD 25, data to 43) and B after it (PRE 34, ACT 48,
+# RD 62, data to 80); FCFS serves B first and C then conflicts (PRE 82, ACT 96, RD 110, to 128).
+HIT_AFTER_CONFLICT = "0: (32) read 0x0\n20: (32) read 0x40000\n25: (32) read 0x1000\n"
+BANK = ["--set", "hbm.fidelity=bank", "--set", "hbm.latency=0ns"]
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "latencies", "row_hits"),
+    [("frfcfs", [32.0, 60.0, 18.0], 1), ("fcfs", [32.0, 60.0, 103.0], 0)],
+)
+def test_outstanding_requests_are_reordered_by_the_scheduler(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    scheduler: str,
+    latencies: list[float],
+    row_hits: int,
+) -> None:
+    trace = tmp_path / "mix.stl"
+    trace.write_text(HIT_AFTER_CONFLICT)
+    out = tmp_path / "lat.csv"
+    r = _json(
+        trace,
+        capsys,
+        *BANK,
+        "--set",
+        f"hbm.scheduler={scheduler}",
+        "--outstanding",
+        "4",
+        "--latencies",
+        str(out),
+    )
+    assert r["outstanding"] == 4
+    assert [float(line.split(",")[1]) for line in out.read_text().splitlines()[1:]] == latencies
+    hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]
+    assert hbm["row_hits"]["value"] == row_hits
+    assert r["sim_time_ns"] == max(80.0, 25.0 + latencies[2])
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "what"),
+    [
+        ("one.stl", ["--outstanding", "4"], "needs a bank-level hbm memory"),
+        ("one.stl", [*BANK, "--outstanding", "0"], "at least 1"),
+        ("one.rstl", [*BANK, "--outstanding", "2"], "absolute STL memory traces"),
+    ],
+    ids=["bandwidth_level", "zero", "relative"],
+)
+def test_bad_outstanding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, extra: list[str], what: str
+) -> None:
+    trace = tmp_path / name
+    trace.write_text("0: read 0x0\n")
+    code, _, err = _cli(["replay", str(trace), *extra], capsys)
+    assert code == 2
+    assert what in err

@@ -114,8 +114,8 @@ def factory_source(types: dict[str, ComponentType]) -> str:
                 lines.append("    out.executor = [m](unsigned) -> OpExecutor* { return m; };")
         if spec.routes:
             lines.append(
-                "    out.add_route = [m](std::uint64_t base, std::uint64_t size, unsigned out) "
-                "{ m->add_route(base, size, out); };"
+                "    out.add_route = [m](std::uint64_t base, std::uint64_t size, unsigned out, "
+                "std::uint64_t offset) { m->add_route(base, size, out, offset); };"
             )
         lines += ["    return 0;", "  }"]
     lines += [

@@ -30,6 +30,7 @@ __all__ = [
     "SweepOutcome",
     "Workload",
     "emit",
+    "model_workload",
     "replay_trace",
     "resolve",
     "simulate",
@@ -55,11 +56,12 @@ def resolve(
     platform: PlatformLike = DEFAULT_PLATFORM,
     *,
     overrides: Iterable[str] = (),
+    layers: int = 1,
     **params: object,
 ) -> ResolvedRun:
     """The validated run ``simulate`` would start (nothing is simulated): the element width,
     on-chip capacity M and every check, in the caller."""
-    return _resolve(dataflow, workload, platform, overrides, params)
+    return _resolve(dataflow, workload, platform, overrides, params, layers)
 
 
 def _resolve(
@@ -68,20 +70,18 @@ def _resolve(
     platform: PlatformLike,
     overrides: Iterable[str],
     params: Mapping[str, object],
+    layers: int = 1,
+    model: str = "",
 ) -> ResolvedRun:
-    if workload.batch != 1:
-        raise UserError(
-            f"simulate runs batch = 1 (found {workload.batch}); fold the batch into heads"
-        )
     plat = _platform(platform, overrides)
-    config = RunConfig(
-        dataflow=dataflow,
-        seq_len=workload.seq_len,
-        head_dim=workload.head_dim,
-        heads=workload.heads,
+    config = RunConfig.for_workload(
+        dataflow,
+        workload,
         platform=plat.label,
         overrides=plat.overrides,
         extra=_params(params),
+        layers=layers,
+        model=model,
     )
     return resolve_run(config, elem_bytes=workload.elem_bytes, platform=plat.config)
 
@@ -93,17 +93,21 @@ def simulate(
     *,
     overrides: Iterable[str] = (),
     timeline: str | os.PathLike[str] | None = None,
+    layers: int = 1,
+    model: str = "",
     **params: object,
 ) -> RunResult:
     """Emits ``dataflow``'s trace for ``workload`` on ``platform`` and replays it in a worker.
 
     ``overrides`` are ``component.param=value`` texts (like ``--set``); ``params`` are the
-    dataflow's parameters (``degree=2`` for approx); ``timeline`` writes a Perfetto file.
+    dataflow's parameters (``degree=2`` for approx); ``timeline`` writes a Perfetto file;
+    ``layers`` identical layers run back to back (one is simulated, ``all_layers`` multiplies
+    it); ``model`` labels the result (``model_workload`` builds a preset's workload).
     """
     from tlm_models.study.run import run_one
     from tlm_models.worker import run_in_worker
 
-    run = _resolve(dataflow, workload, platform, overrides, params)
+    run = _resolve(dataflow, workload, platform, overrides, params, layers, model)
     out = os.fspath(timeline) if timeline is not None else None
     return RunResult.from_dict(run_in_worker(run_one, run, out))
 
@@ -127,15 +131,23 @@ def sweep(
     platform: PlatformLike = DEFAULT_PLATFORM,
     settings: Mapping[str, Sequence[object]] | None = None,
     params: Mapping[str, Sequence[object]] | None = None,
-    heads: int = 1,
+    heads: int | Sequence[int] = 1,
+    kv_heads: Sequence[int] = (),
+    kv_lens: Sequence[int] = (),
+    batches: Sequence[int] = (1,),
+    masks: Sequence[str] = (),
+    phase: str = "prefill",
+    layers: int = 1,
     jobs: int | None = None,
 ) -> SweepOutcome:
     """Runs every combination into ``out`` (resumable, like ``attn-tlm sweep``).
 
     ``settings`` sweep platform parameters (``{"sram.capacity": ["256KiB", "512KiB"]}``),
-    ``params`` dataflow parameters (``{"approx.degree": [1, 2]}``). Every configuration is
-    resolved first: one bad value and nothing runs. A ``Platform`` object is saved to
-    ``out/platform.yaml`` so the directory records what ran.
+    ``params`` dataflow parameters (``{"approx.degree": [1, 2]}``). The workload axes carry
+    ``Workload``'s names: ``seq_lens`` (Nq), ``kv_lens`` (Nk; empty: = Nq), ``heads``,
+    ``kv_heads`` (empty: = heads), ``batches``, ``masks`` (``"causal"``, ``"sliding:4096"``).
+    Every configuration is resolved first: one bad value and nothing runs. A ``Platform``
+    object is saved to ``out/platform.yaml`` so the directory records what ran.
     """
     from tlm_models.study.executor_local import LocalExecutor
     from tlm_models.study.store import ResultStore
@@ -147,7 +159,13 @@ def sweep(
         dataflows=tuple(dataflows),
         seq_lens=tuple(seq_lens),
         head_dims=tuple(head_dims),
-        heads=heads,
+        heads=heads if isinstance(heads, int) else tuple(heads),
+        kv_heads=tuple(kv_heads),
+        kv_lens=tuple(kv_lens),
+        batches=tuple(batches),
+        masks=tuple(masks),
+        phase=phase,
+        layers=layers,
         platforms=(label or str(directory / "platform.yaml"),),
         settings=tuple(SweptSetting(k, tuple(map(str, v))) for k, v in (settings or {}).items()),
         params=tuple(SweptSetting(k, tuple(map(str, v))) for k, v in (params or {}).items()),
@@ -191,6 +209,53 @@ def emit(
     ``tlm_models.trace.io.write_trace`` stores it. No SystemC is loaded."""
     run = _resolve(dataflow, workload, platform, (), params)
     return _emit(dataflow, run.workload, run.info, chunk_ops=chunk_ops, params=run.params)
+
+
+def model_workload(
+    model: str | os.PathLike[str],
+    *,
+    seq_len: int = 0,
+    kv_len: int = 0,
+    batch: int = 1,
+    phase: str = "prefill",
+    mask: str | None = None,
+    elem_bytes: int = 2,
+) -> Workload:
+    """One attention layer of a model: a preset name (``"llama3-8b"``, docs/workloads.md) or
+    a Hugging Face config.json path. Hq, Hkv and d are the model's; the mask is causal, or
+    sliding within the model's window when that is shorter than the ``kv_len`` keys (one
+    query row: none, it sees every key), unless ``mask`` says otherwise. Decode takes
+    ``seq_len`` 1 unless given and needs ``kv_len``."""
+    from tlm_models.dataflows.workload import parse_mask
+    from tlm_models.model_presets import MODELS, model_preset
+    from tlm_models.study.grid import model_mask
+
+    name = os.fspath(model)
+    if name.lower() in MODELS or not Path(name).suffix:
+        shape = model_preset(name)
+    else:
+        from tlm_models.hf_config import read_model_config
+
+        shape = read_model_config(name)
+    if phase == "decode":
+        if not kv_len:
+            raise UserError("a decode workload needs kv_len (the KV-cache length)")
+        seq_len = seq_len or 1
+    elif not seq_len:
+        raise UserError("a prefill workload needs seq_len")
+    kind, window = parse_mask(mask or model_mask(shape.window, kv_len or seq_len, seq_len))
+    return Workload(
+        seq_len=seq_len,
+        head_dim=shape.head_dim,
+        heads=shape.heads,
+        batch=batch,
+        elem_bytes=elem_bytes,
+        kv_heads=shape.kv_heads,
+        kv_len=kv_len,
+        mask=kind,
+        window=window,
+        phase=phase,
+    )
 
 
 def replay_trace(

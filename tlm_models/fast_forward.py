@@ -15,7 +15,8 @@ bytes stay equal to the closed forms. ``--exact`` turns fast-forward off (DESIGN
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,16 +48,32 @@ class FastForwardSettings:
     enabled: bool = True
     warmup: int = 2
     confirm: int = 3
+    #: A period of ``long_period`` iterations or more that repeats exactly is confirmed by
+    #: ``confirm_long`` repetitions: that already compares 2 x 4 = 8 or more iterations, to the
+    #: picosecond and the byte. (AttenIO's Q blocks cycle through the HBM channels in 8
+    #: iterations, and its runs have 9-131 iterations.)
+    long_period: int = 4
+    confirm_long: int = 2
     max_period: int = 32
     tail: int = 2
     #: Iterations watched at most; a loop that has not repeated by then runs exactly.
     budget: int = 256
     #: When no exact period shows: times (and iteration lengths) may differ by this fraction
-    #: between periods; every count and byte must still repeat exactly.
+    #: between periods; every count and byte must still repeat exactly, except as below.
     time_tolerance: float = 1e-4
+    #: In that case, a statistic of one of a group of like components (HBM channels, SRAM
+    #: banks and ports: siblings named ``channel0``, ``channel1``, ...) may also differ by this
+    #: fraction of itself between periods, provided the group's sum repeats (exactly for counts
+    #: and bytes): the loop repeats, but which channel a block's bursts hit rotates with the
+    #: block's address over more iterations than the loop has.
+    member_tolerance: float = 1e-3
     #: Shortest period in simulated picoseconds: several HBM refresh intervals when refresh is
     #: on, so that refreshes are averaged in rather than missed or over-counted.
     min_period_ps: int = 0
+
+    def repetitions(self, period: int, exact: bool) -> int:
+        """Repetitions of a period of ``period`` iterations that confirm it."""
+        return self.confirm_long if exact and period >= self.long_period else self.confirm
 
 
 class IterationControl:
@@ -64,11 +81,17 @@ class IterationControl:
 
     The emitter calls :meth:`mark` at the start of each iteration it emits and
     :meth:`following` to learn which iteration comes next; the replay side calls
-    :meth:`plan_skip` once it has seen the loop repeat.
+    :meth:`plan_skip` once it has seen the loop repeat. ``kinds`` (one hashable per iteration,
+    equal for iterations whose records differ only in addresses) keeps a skip from crossing
+    an iteration that differs from the one a period before it: masked attention's blocks
+    change along the diagonal, and a loop over heads changes at each head's last block.
     """
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, kinds: Sequence[Hashable] | None = None) -> None:
+        if kinds is not None and len(kinds) != total:
+            raise ValueError(f"{len(kinds)} iteration kinds for {total} iterations")
         self.total = total
+        self.kinds = kinds
         self.marks: list[tuple[int, int]] = []  # (iteration, first record) not yet sent
         self.next_fixed = 0  # the iteration the emitter emits next; it can no longer be skipped
         self.skip: tuple[int, int] | None = None
@@ -93,6 +116,12 @@ class IterationControl:
         end; returns the skipped range, or None when too little is left to skip."""
         first = self.next_fixed + 1
         count = (self.total - tail - first) // period * period
+        if self.kinds is not None and count > 0 and first >= period:
+            # Only iterations equal to the one a period earlier, back to the simulated ones.
+            same = 0
+            while same < count and self.kinds[first + same] == self.kinds[first + same - period]:
+                same += 1
+            count = same // period * period
         if count <= 0 or self.skipped or self.skip is not None:
             return None
         self.skip = (first, first + count)
@@ -203,6 +232,9 @@ class Period:
     deltas: Flat
     time_ps: float
     exact: bool = True
+    #: Groups of like components' counts whose members' changes are means (not whole numbers):
+    #: extrapolated members are rounded so that each group's sum stays exact.
+    count_groups: list[list[Path]] = field(default_factory=list)
 
 
 @dataclass
@@ -213,6 +245,8 @@ class Columns:
     units: list[str]
     additive: np.ndarray  # checked for periodicity and extrapolated
     time: np.ndarray  # compared to TIME_TOLERANCE_NS rather than relatively
+    #: Column indices of each group of like components' statistic (see member_tolerance).
+    groups: list[np.ndarray] = field(default_factory=list)
 
     @staticmethod
     def of(layout: list[tuple[Path, str]]) -> Columns:
@@ -221,7 +255,7 @@ class Columns:
         units = [u for _, u in layout] + ["ns"] * (len(paths) - len(layout))
         additive = np.array([_is_additive(p, u) for p, u in zip(paths, units, strict=True)])
         time = np.array([u == "ns" for u in units])
-        return Columns(paths, units, additive, time)
+        return Columns(paths, units, additive, time, _member_groups(paths, additive))
 
     def with_sums(self, rows: np.ndarray) -> np.ndarray:
         """``rows`` with the latency sums appended (mean x the histogram's count)."""
@@ -232,6 +266,26 @@ class Columns:
             hist = [i for p, i in index.items() if p[:-1] == (*group, "latency_histogram")]
             extra.append(rows[:, index[(*group, "latency_mean")]] * rows[:, hist].sum(axis=1))
         return np.column_stack([rows, *extra]) if extra else rows
+
+
+_NUMBERED = re.compile(r"^([A-Za-z_]+)(\d+)$")
+
+
+def _member_groups(paths: list[Path], additive: np.ndarray) -> list[np.ndarray]:
+    """Additive statistics of like components of the platform, grouped: the same statistic of
+    siblings named ``<name><number>`` (``platform/hbm/channel3/bytes_read`` is in the group
+    ``platform/hbm/channel*/bytes_read``). Groups of one are left out."""
+    groups: dict[Path, list[int]] = {}
+    for i, path in enumerate(paths):
+        if not additive[i] or path[0] != "platform":
+            continue
+        for k in range(len(path) - 2, 0, -1):  # the innermost numbered component
+            match = _NUMBERED.match(path[k])
+            if match:
+                key = (*path[:k], match.group(1) + "*", *path[k + 1 :])
+                groups.setdefault(key, []).append(i)
+                break
+    return [np.array(m) for m in groups.values() if len(m) > 1]
 
 
 def find_period(
@@ -246,41 +300,71 @@ def find_period(
     else with times within ``time_tolerance``."""
     for tolerance in (0.0, settings.time_tolerance):
         for p in range(1, settings.max_period + 1):
-            need = settings.confirm * p + 1
+            need = settings.repetitions(p, exact=tolerance == 0.0) * p + 1
             if len(rows) < need:
-                break
+                continue  # a longer period may need fewer repetitions
             if np.any(np.diff(iterations[-need:].astype(np.int64)) != 1):
                 return None
-            period = _period_of(rows, starts, columns, p, need, tolerance)
+            period = _period_of(rows, starts, columns, p, need, tolerance, settings)
             if period is not None and period.time_ps >= settings.min_period_ps:
                 return period
     return None
 
 
 def _period_of(
-    rows: np.ndarray, starts: np.ndarray, columns: Columns, p: int, need: int, tolerance: float
+    rows: np.ndarray,
+    starts: np.ndarray,
+    columns: Columns,
+    p: int,
+    need: int,
+    tolerance: float,
+    settings: FastForwardSettings,
 ) -> Period | None:
     picks = np.arange(len(rows) - need, len(rows), p)
     times = np.diff(starts[picks].astype(np.int64)).astype(np.float64)
     if np.any(np.abs(times - times[-1]) > tolerance * times[-1]):
         return None
-    steps = np.diff(rows[picks][:, columns.additive], axis=0)
-    last = steps[-1]
-    scale = np.maximum(np.abs(steps), np.abs(last))
-    time = columns.time[columns.additive]
-    allowed = np.where(time, np.maximum(TIME_TOLERANCE_NS, tolerance * scale), 1e-9 * scale)
-    same = (np.abs(steps - last) <= allowed) | (np.isnan(steps) & np.isnan(last))
-    if not same.all():
+    all_steps = np.diff(rows[picks], axis=0)
+    if not _repeats(all_steps, columns, tolerance, settings.member_tolerance):
         return None
-    # With a tolerance the mean change stands for the period; counts are equal anyway.
-    mean = steps.mean(axis=0) if tolerance else last
+    steps = all_steps[:, columns.additive]
+    # With a tolerance the mean change stands for the period (counts are equal, but for the
+    # members of a group, whose sums are).
+    mean = steps.mean(axis=0) if tolerance else steps[-1]
     paths = [q for q, a in zip(columns.paths, columns.additive, strict=True) if a]
+    counted = [[columns.paths[i] for i in g] for g in columns.groups if not columns.time[g[0]]]
     return Period(
         p,
         dict(zip(paths, map(float, mean), strict=True)),
         float(times.mean()),
         exact=tolerance == 0.0,
+        count_groups=counted if tolerance else [],
     )
+
+
+def _same(steps: np.ndarray, time: np.ndarray, tolerance: float, counts: float) -> np.ndarray:
+    """Per column: whether every period's change equals the last one's (times within
+    ``tolerance``, other columns within ``counts``, relatively)."""
+    last = steps[-1]
+    scale = np.maximum(np.abs(steps), np.abs(last))
+    allowed = np.where(time, np.maximum(TIME_TOLERANCE_NS, tolerance * scale), counts * scale)
+    ok = (np.abs(steps - last) <= allowed) | (np.isnan(steps) & np.isnan(last))
+    return np.asarray(ok.all(axis=0), dtype=bool)
+
+
+def _repeats(steps: np.ndarray, columns: Columns, tolerance: float, member: float) -> bool:
+    """Whether the additive columns of ``steps`` (one row per period) repeat. Exactly
+    (``tolerance`` 0): every column. With a tolerance: times within it, other columns exactly,
+    except that a member of a group of like components may differ by ``member_tolerance`` of
+    itself when the group's sum repeats."""
+    time = columns.time
+    same = _same(steps, time, tolerance, 1e-9)
+    if tolerance:
+        for group in columns.groups:
+            sums = steps[:, group].sum(axis=1, keepdims=True)
+            if _same(sums, time[group[:1]], tolerance, 1e-9).all():
+                same[group] |= _same(steps[:, group], time[group], max(tolerance, member), member)
+    return bool(same[columns.additive].all())
 
 
 def _extrapolated(values: Flat, units: dict[Path, str], period: Period, periods: int) -> Flat:
@@ -288,10 +372,26 @@ def _extrapolated(values: Flat, units: dict[Path, str], period: Period, periods:
     for path, delta in period.deltas.items():
         if path in out:
             out[path] = values[path] + periods * delta
+    for group in period.count_groups:
+        _round_members(out, values, group)
     for path in out:
         if _is_derived(path, units.get(path, "")):
             out[path] = DERIVED[path[-1]](out, path[:-1])
     return out
+
+
+def _round_members(out: Flat, values: Flat, group: list[Path]) -> None:
+    """Rounds the extrapolated members of a group of counts to whole numbers whose sum is the
+    group's (exact) extrapolated sum: each added amount rounded down, the remainder given one
+    by one to the members with the largest fractions."""
+    added = np.array([out[p] - values[p] for p in group if p in out])
+    members = [p for p in group if p in out]
+    floors = np.floor(added)
+    short = round(float(added.sum() - floors.sum()))
+    order = np.argsort(floors - added, kind="stable")  # largest fraction first
+    floors[order[:short]] += 1
+    for path, add in zip(members, floors, strict=True):
+        out[path] = values[path] + float(add)
 
 
 def _write_back(tree: dict[str, Any], values: Flat, root: str) -> None:

@@ -29,9 +29,11 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_error": (_S, [_P]),
     "attn_add_component": (_c.c_int, [_P, _S, _S, _U, _c.POINTER(_S), _c.POINTER(_S)]),
     "attn_bind": (_c.c_int, [_P, _S, _S, _S, _S]),
-    "attn_add_route": (_c.c_int, [_P, _S, _U64, _U64, _U]),
+    "attn_add_route": (_c.c_int, [_P, _S, _U64, _U64, _U, _U64]),
     "attn_add_engine": (_c.c_int, [_P, _S, _S, _U]),
     "attn_replayer_new": (_c.c_int, [_P, _c.c_uint32, _U64]),
+    "attn_select_replayer": (_c.c_int, [_P, _U]),
+    "attn_selected_replayer": (_U, [_P]),
     "attn_bind_engine": (_c.c_int, [_P, _U, _S, _U]),
     "attn_bind_executor": (_c.c_int, [_P, _U, _P, _S, _U]),
     "attn_set_tensor": (_c.c_int, [_P, _U, _S]),
@@ -119,7 +121,7 @@ class NativeSession:
             self._check(
                 self.lib.attn_add_route(
                     self.handle, route.interconnect.encode(), route.base, route.size,
-                    route.out_index,
+                    route.out_index, route.offset,
                 )
             )  # fmt: skip
         for name, engine in config.engines.items():
@@ -151,7 +153,16 @@ class NativeSession:
     # The replayer -----------------------------------------------------------------------------
 
     def new_replayer(self, window: int, lookahead: int) -> None:
+        """Adds a replayer (one per trace; a tiled platform has one per tile) and selects it."""
         self._check(self.lib.attn_replayer_new(self.handle, window, lookahead))
+
+    def select_replayer(self, index: int) -> None:
+        """Addresses replayer ``index`` (creation order) in the calls that follow."""
+        self._check(self.lib.attn_select_replayer(self.handle, index))
+
+    def selected_replayer(self) -> int:
+        """The replayer addressed now; after ``step`` answered NEEDS_INPUT, the one to feed."""
+        return int(self.lib.attn_selected_replayer(self.handle))
 
     def bind_engine(self, index: int, engine: str, kind: int) -> None:
         self._check(self.lib.attn_bind_engine(self.handle, index, engine.encode(), kind))

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from tlm_models.dataflows.workload import Workload
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
@@ -364,6 +365,23 @@ def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     s -= s.max(axis=-1, keepdims=True)
     p = np.exp(s)
     return (p / p.sum(axis=-1, keepdims=True)) @ v64  # type: ignore[no-any-return]
+
+
+def workload_attention(
+    workload: Workload, q: np.ndarray, k: np.ndarray, v: np.ndarray
+) -> np.ndarray:
+    """The ground truth of a workload in float64: per query head h, softmax over the keys its
+    mask shows (``Workload.mask_matrix``) of Q_h K_kv^T / sqrt(d), times V_kv, kv the K/V head
+    of h. ``q``: (query heads, Nq, d); ``k``, ``v``: (K/V heads, Nk, d)."""
+    visible = workload.mask_matrix()
+    out = np.empty(q.shape, dtype=np.float64)
+    for h in range(q.shape[0]):
+        kv = workload.kv_head_of(h)
+        s = q[h].astype(np.float64) @ k[kv].astype(np.float64).T * workload.scale
+        s = np.where(visible, s, -np.inf)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        out[h] = (p / p.sum(axis=-1, keepdims=True)) @ v[kv].astype(np.float64)
+    return out
 
 
 def run_attention(

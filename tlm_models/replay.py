@@ -79,7 +79,7 @@ def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -
         session.set_tensor(index, tensor.name)
 
 
-def _records(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
+def records_of(chunks: Iterable[np.ndarray]) -> Iterator[np.ndarray]:
     for chunk in chunks:
         if chunk.dtype != RECORD_DTYPE:
             raise UserError(f"trace chunk has dtype {chunk.dtype}, expected the 64-byte record")
@@ -164,6 +164,17 @@ def _memory_tracks(session: NativeSession) -> list[Track]:
     return tracks
 
 
+def _reject_queued_memory(config: PlatformConfig) -> None:
+    """The engines time their memory requests ahead of the simulation clock (temporal
+    decoupling), which a memory that waits inside b_transport cannot serve."""
+    for c in config.components_of_type("hbm"):
+        if c.params.get("request_mode") == "queued":
+            raise UserError(
+                f"{c.name}.request_mode=queued applies to STL replays (attn-tlm replay x.stl "
+                "--outstanding N); the accelerator's engines need 'immediate'"
+            )
+
+
 def replay_in_this_process(
     config: PlatformConfig,
     header: TraceHeader,
@@ -177,6 +188,7 @@ def replay_in_this_process(
     ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
     With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
     extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
+    _reject_queued_memory(config)
     session = NativeSession(config)
     _SIMULATION_OBJECTS.append(session)
     session.new_replayer(header.window, LOOKAHEAD_OPS)
@@ -189,7 +201,7 @@ def replay_in_this_process(
     if log_requests:
         stl_export.enable(session, memory)
     started = time.perf_counter()
-    _drive(session, _records(chunks), fast_forward)
+    _drive(session, records_of(chunks), fast_forward)
     wall = time.perf_counter() - started
     replay, platform = session.result(), session.platform_stats()
     section = fast_forward.apply(replay, platform) if fast_forward is not None else None

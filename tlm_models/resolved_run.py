@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from tlm_models.dataflows import check_dataflow_params
 from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
+from tlm_models.dataflows.partition import check_tiled
 from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
 from tlm_models.platform import load_platform
@@ -70,17 +71,14 @@ def resolve_run(
     if platform is None:
         platform = load_platform(config.platform_path(), config.overrides)
     info = platform.info()
-    workload = Workload(
-        seq_len=config.seq_len,
-        head_dim=config.head_dim,
-        heads=config.heads,
-        elem_bytes=info.elem_bytes if elem_bytes is None else elem_bytes,
-    )
+    workload = config.workload(info.elem_bytes if elem_bytes is None else elem_bytes)
     check_element_width(workload, info)
     check_supported(config.dataflow, workload)
     params = dict(config.extra)
     check_dataflow_params(config.dataflow, params)
     _check_plan(config.dataflow, workload, info, params)
+    if platform.tiles is not None:
+        check_tiled(config.dataflow, workload, platform.tile_count)
     return ResolvedRun(
         config=config, platform=platform, info=info, workload=workload, params=params
     )

@@ -98,7 +98,18 @@ class RunResult:
     # The workload and derived figures of an emitted run (a replayed trace file has its own).
     seq_len: int | None = field(default=None, metadata=_SECTION)
     head_dim: int | None = field(default=None, metadata=_SECTION)
-    heads: int | None = field(default=None, metadata=_SECTION)
+    heads: int | None = field(default=None, metadata=_SECTION)  # query heads Hq per sequence
+    batch: int | None = field(default=None, metadata=_SECTION)  # sequences B
+    kv_heads: int | None = field(default=None, metadata=_SECTION)  # K/V heads Hkv per sequence
+    kv_len: int | None = field(default=None, metadata=_SECTION)  # keys Nk per sequence
+    mask: str | None = field(default=None, metadata=_SECTION)  # none, causal or sliding
+    window: int | None = field(default=None, metadata=_SECTION)  # sliding window, keys
+    phase: str | None = field(default=None, metadata=_SECTION)  # prefill or decode
+    model: str | None = field(default=None, metadata=_SECTION)  # preset or config.json
+    layers: int | None = field(default=None, metadata=_SECTION)  # layers L of the model run
+    all_layers: dict[str, float] | None = field(
+        default=None, metadata=_SECTION
+    )  # L layers back to back, one simulated: time (ns), bytes, MACs, exps, energy (J) x L
     elem_bytes: int | None = field(default=None, metadata=_SECTION)  # bytes per element
     capacity_elements: int | None = field(
         default=None, metadata=_SECTION
@@ -125,6 +136,9 @@ class RunResult:
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
     energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md
+    tiles: dict[str, Any] | None = field(
+        default=None, metadata=_SECTION
+    )  # tiled platforms: chip and per-tile figures (docs/models/tiles.md)
     #: Sections this version does not declare, kept as they came.
     sections: dict[str, Any] = field(default_factory=dict, metadata={"spread": True})
 

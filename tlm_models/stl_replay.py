@@ -10,6 +10,7 @@ them relative to the window's base, as the platform's interconnect would.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from pathlib import Path
@@ -47,16 +48,40 @@ def memory_only(platform: PlatformConfig) -> tuple[PlatformConfig, int, int]:
     return reduced, region.base, region.size
 
 
+def with_queued_memory(reduced: PlatformConfig, outstanding: int, relative: bool) -> PlatformConfig:
+    """The memory-only platform with its bank-level hbm switched to queued requests, so that
+    ``outstanding`` requests in flight compete in its controllers' queues."""
+    if outstanding < 1:
+        raise UserError(f"--outstanding must be at least 1, not {outstanding}")
+    if relative:
+        raise UserError(
+            "--outstanding needs absolute times (.stl): .rstl times follow the previous completion"
+        )
+    name, component = next(iter(reduced.components.items()))
+    if component.type != "hbm" or component.params.get("fidelity") != "bank":
+        raise UserError(
+            f"--outstanding needs a bank-level hbm memory (--set {name}.fidelity=bank): "
+            f"'{name}' answers every request at once, so a window changes nothing"
+        )
+    params = {**component.params, "request_mode": "queued"}
+    return dataclasses.replace(
+        reduced, components={name: dataclasses.replace(component, params=params)}
+    )
+
+
 def replay_stl_file(
     trace_path: str,
     platform_path: str,
     overrides: tuple[str, ...] = (),
     clock_hz: float = 1e9,
     with_latencies: bool = False,
+    outstanding: int | None = None,
 ) -> dict[str, Any]:
     """Worker job: play the STL trace into the platform's off-chip memory; the result as a dict.
 
     ``with_latencies`` adds every request's latency (ns, trace order) under ``latencies_ns``.
+    ``outstanding`` keeps that many requests in flight against a bank-level ``hbm`` memory,
+    which then queues them (``request_mode: queued``) so that its scheduler can reorder them.
     """
     import cppyy
     import cppyy.ll
@@ -68,6 +93,8 @@ def replay_stl_file(
     if not trace.is_memory_trace:
         raise UserError(f"{trace_path}: is an operation trace, not an STL memory trace")
     relative = trace.format == "rstl"
+    if outstanding is not None:
+        reduced = with_queued_memory(reduced, outstanding, relative)
     gbl = kernel.load_models()
     if not cppyy.include(PLAYER_HEADER):
         raise UserError(f"cannot include '{PLAYER_HEADER}'")
@@ -76,6 +103,7 @@ def replay_stl_file(
     params = gbl.tlm_models.StlPlayer.Params()
     params.relative = relative
     params.max_length = MAX_REQUEST_BYTES
+    params.max_outstanding = outstanding or 1
     player = gbl.tlm_models.StlPlayer("stl_player", params)
     _SIMULATION_OBJECTS.append((built, player))
     player.socket.bind(built.modules[memory_name].target)
@@ -112,6 +140,7 @@ def replay_stl_file(
         platform_name=platform.name,
         memory=memory_name,
         overrides=list(overrides),
+        outstanding=outstanding,
         clock_hz=clock_hz,
         replay_wall_s=sim_wall,
         requests_per_s=count / sim_wall if sim_wall > 0 else None,

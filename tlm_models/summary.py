@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tlm_models.readable import format_bytes, format_ns
+from tlm_models.tile_result import tile_lines
 
 
 def _percent(value: float | None) -> str:
@@ -43,7 +44,10 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     for engine, causes in r["stalls"].items():
         shown = ", ".join(f"{cause} {format_ns(ns)}" for cause, ns in causes.items() if ns)
         lines.append(f"  {engine:<8} {shown or 'none'}")
+    if r.get("tiles"):
+        lines += tile_lines(r["tiles"])
     lines += _energy_lines(r.get("energy"))
+    lines += _all_layers_lines(r.get("all_layers"))
     speed = r.get("ops_per_s")
     lines.append(
         f"replay                 {r['replay_wall_s']:.3f} s wall"
@@ -54,6 +58,20 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         lines.append(f"bottleneck: {diagnosis['bottleneck']}")
         lines += [f"hint: {hint}" for hint in diagnosis["hints"]]
     return "\n".join(lines)
+
+
+def _all_layers_lines(totals: dict[str, float] | None) -> list[str]:
+    """The model's L layers back to back (one simulated, figures x L), when L > 1."""
+    if not totals or totals.get("layers", 1) == 1:
+        return []
+    energy = totals.get("energy_j")
+    return [
+        f"{'all ' + format(totals['layers'], '.0f') + ' layers':<23}"
+        f"{format_ns(totals['sim_time_ns'])}, "
+        f"{format_bytes(totals['offchip_bytes'])} off-chip"
+        + ("" if energy is None else f", {energy * 1e3:,.3f} mJ")
+        + " (one layer simulated, times L: layers run back to back)"
+    ]
 
 
 def _energy_lines(energy: dict[str, Any] | None) -> list[str]:

@@ -320,6 +320,55 @@ TEST_CASE(writes_wait_for_the_high_watermark) {
   }
 }
 
+// Four reads of bank 0 and five writes of bank 1 (other group), all queued at 0, write_low 1:
+// checks each request's completion (ns; reads, then writes) and the turnarounds.
+void check_read_write_mix(unsigned write_high, const std::vector<double>& done,
+                          std::uint64_t write_to_read, std::uint64_t read_to_write) {
+  auto cfg = config();
+  cfg.write_high = write_high;
+  cfg.write_low = 1;
+  Ctl c(cfg);
+  for (unsigned i = 0; i < 4; ++i) c.submit(0, 0, 0);
+  for (unsigned i = 0; i < 5; ++i) c.submit(0, 1, 0, true);
+  c.ctl.drain();
+  for (unsigned i = 0; i < 9; ++i) CHECK_EQ(c.done[i], ns(done[i]));
+  CHECK_EQ(c.ctl.stats().write_to_read, write_to_read);
+  CHECK_EQ(c.ctl.stats().read_to_write, read_to_write);
+}
+
+// write_high 3: five writes reach it, so writes go first until one is left (W0-W3: ACT 0, WR at
+// 14, 18, 22, 26 by tCCD_L, data ends 20-32); then the reads (ACT at tRRD_S = 4, first RD at
+// write data end 32 + tWTR_S 3 = 35, then 39, 43, 47, data ends 51-63); then the last write
+// (WR at RD 47 + tRTW 18 = 65, data to 71): one turnaround each way.
+TEST_CASE(write_drain_goes_from_the_high_to_the_low_watermark) {
+  check_read_write_mix(3, {51, 55, 59, 63, 20, 24, 28, 32, 71}, 1, 1);
+}
+
+// write_high 6: the five writes stay below it and wait while reads are queued (RDs 14-26, data
+// to 42); then all five (ACT at 4, first WR at RD 26 + tRTW = 44, then every tCCD_L, data to
+// 66): a single turnaround.
+TEST_CASE(writes_below_the_high_watermark_wait_for_the_reads) {
+  check_read_write_mix(6, {30, 34, 38, 42, 50, 54, 58, 62, 66}, 0, 1);
+}
+
+// run_until decides only what is due: a hit enqueued at 25 ns still overtakes a conflict that
+// was queued at 20 but whose PRE (tRAS: ACT 0 + 33) was not due yet.
+TEST_CASE(run_until_leaves_later_decisions_open) {
+  Ctl c(config());
+  c.ctl.enqueue(0, 0, 0, 0, 1, 32, false, 0);
+  CHECK_EQ(c.ctl.run_until(0), ns(14));        // ACT at 0; the RD is due at tRCD
+  CHECK_EQ(c.ctl.run_until(ns(14)), tlm_models::DramController::never_ready());
+  c.ctl.enqueue(ns(20), ns(20), 0, 1, 1, 32, false, 1);  // conflict
+  CHECK_EQ(c.ctl.run_until(ns(20)), ns(33));   // its PRE waits for tRAS
+  c.ctl.enqueue(ns(25), ns(25), 0, 0, 1, 32, false, 2);  // hit
+  CHECK_EQ(c.ctl.run_until(ns(25)), ns(33));   // the hit's RD went at 25
+  c.ctl.run_until(ns(1000));
+  CHECK_EQ(c.done[2], ns(25 + 14 + 2));
+  // PRE at max(33, RD 25 + tRTP 5) = 33, ACT at max(33 + tRP 15, ACT 0 + tRC 50) = 50.
+  CHECK_EQ(c.done[1], ns(50 + 14 + 14 + 2));
+  CHECK_EQ(c.ctl.stats().row_hits, 1u);
+}
+
 TEST_CASE(a_full_bank_queue_applies_backpressure) {
   auto cfg = config();
   cfg.queue_depth = 2;

@@ -169,4 +169,28 @@ TEST_CASE(invalid_params_are_named) {
   CHECK(thrown);
 }
 
+// A memory whose b_transport waits (bank level, request_mode queued) returns at the completion
+// with a zero delay: the generator's one thread then has one request in flight. One channel,
+// rows filling bank 0 first, latency 0, no refresh: the first 32 B read opens the row (ACT 0,
+// RD 14, data to 32 ns), the second is issued at 32 and hits (RD 32, data to 50).
+TEST_CASE(a_memory_that_waits_in_b_transport_is_timed_from_its_return) {
+  TrafficGenerator::Params g;
+  g.requests = 2;
+  g.request_size = 32;
+  g.max_outstanding = 4;
+  TrafficGenerator gen("gen", g);
+  HbmMemory::Params hp = one_channel();
+  hp.fidelity = "bank";
+  hp.latency = SC_ZERO_TIME;
+  hp.t_refi = SC_ZERO_TIME;
+  hp.address_mapping = "row:12 bank:2 bankgroup:2 column:10";
+  hp.request_mode = "queued";
+  HbmMemory mem("hbm", hp);
+  gen.socket.bind(mem.target);
+  sc_start();
+  CHECK_EQ(gen.completed(), 2u);
+  CHECK_EQ(gen.last_completion(), sc_time(50, SC_NS));
+  CHECK_EQ(mem.controller(0).stats().row_hits, 1u);
+}
+
 CHECK_MAIN

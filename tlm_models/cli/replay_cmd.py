@@ -21,7 +21,7 @@ from tlm_models.errors import UserError
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
 from tlm_models.sim_progress import SimulationProgress
-from tlm_models.study.config import resolve_platform
+from tlm_models.study.config import WORKLOAD_FIELDS, resolve_platform
 from tlm_models.summary import format_summary
 from tlm_models.trace.io import detect_format
 
@@ -62,6 +62,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--latencies",
         metavar="OUT.csv",
         help="STL traces: write every request's latency (trace order) as CSV",
+    )
+    parser.add_argument(
+        "--outstanding",
+        metavar="N",
+        type=int,
+        help="STL traces: keep N requests in flight, queued in a bank-level hbm's controller "
+        "(request_mode queued) so that its scheduler can reorder them",
     )
     parser.add_argument(
         "--timeout",
@@ -134,6 +141,10 @@ def replay_trace_file(
         write_chrome_json(out.timeline, Path(timeline_path))
     if vcd_path and out.timeline is not None:
         write_vcd(out.timeline, Path(vcd_path))
+    params = dict(trace.header.params)
+    # An emitted trace's header names its workload: the result states it at the top level, as
+    # a run's result does (docs/workloads.md), and the rest of the header is the tiling.
+    workload = {name: params.pop(name) for name in WORKLOAD_FIELDS if name in params}
     identity = {
         "trace": trace_path,
         "trace_format": trace.format,
@@ -141,7 +152,8 @@ def replay_trace_file(
         "platform": platform_path,
         "platform_name": platform.name,
         "overrides": list(overrides),
-        "tiling": dict(trace.header.params),
+        "tiling": params,
+        **workload,
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
     result["energy"] = energy_section(platform, out.platform, result)
@@ -196,6 +208,8 @@ def _replay(args: argparse.Namespace) -> int:
     fmt = detect_format(args.trace)
     if args.latencies and fmt not in ("stl", "rstl"):
         raise UserError("--latencies applies to STL memory traces (.stl, .rstl)")
+    if args.outstanding is not None and fmt != "stl":
+        raise UserError("--outstanding applies to absolute STL memory traces (.stl)")
     if fmt in ("stl", "rstl"):
         from tlm_models.stl_replay import format_stl_summary, replay_stl_file, write_latencies
 
@@ -212,6 +226,7 @@ def _replay(args: argparse.Namespace) -> int:
             tuple(args.overrides),
             args.stl_clock,
             bool(args.latencies),
+            args.outstanding,
             timeout=args.timeout,
         )
         if args.latencies:

@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import Any
 
 from tlm_models.cli.energy_cmd import ert_overrides_for
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
+from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
 from tlm_models.readable import format_duration
 from tlm_models.replay import TimelineWindow
@@ -23,10 +25,11 @@ from tlm_models.study.config import (
     DATAFLOWS,
     RunConfig,
     parse_key_value,
-    parse_seq_len,
+    record_workload_words,
     resolve_platform,
 )
 from tlm_models.study.cost import LARGE_RUN_S, estimate_cost
+from tlm_models.study.grid import expand_grid
 from tlm_models.study.run import run_one
 from tlm_models.summary import format_summary
 from tlm_models.worker import run_in_worker
@@ -40,9 +43,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "through the platform's engines.",
     )
     run.add_argument("--dataflow", required=True, choices=DATAFLOWS)
-    run.add_argument("--seq-len", required=True, metavar="N", help="N, e.g. 8192 or 8K")
-    run.add_argument("--head-dim", required=True, type=int, metavar="D")
-    run.add_argument("--heads", type=int, default=1, metavar="H", help="attention heads (1)")
+    add_workload_args(run)
     add_platform_args(run)
     run.add_argument(
         "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
@@ -82,22 +83,26 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
     resolve_platform(args.platform)
     ert = ert_overrides_for(args.ert, args.platform) if args.ert else []
-    return RunConfig(
-        dataflow=args.dataflow,
-        seq_len=parse_seq_len(args.seq_len),
-        head_dim=args.head_dim,
-        heads=args.heads,
-        platform=args.platform,
+    spec = replace(
+        workload_grid(args),
+        dataflows=(args.dataflow,),
+        platforms=(args.platform,),
+        exact=args.exact,
+    )
+    (config,) = expand_grid(spec)
+    return replace(
+        config,
         overrides=(*ert, *args.overrides),
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
-        exact=args.exact,
     )
 
 
 def _title(r: dict[str, Any]) -> str:
+    words = record_workload_words(r)
+    shape = f"N = {r['seq_len']:,}, d = {r['head_dim']}, heads = {r['heads']}"
     return (
-        f"{r['dataflow']}: N = {r['seq_len']:,}, d = {r['head_dim']}, heads = {r['heads']} on "
-        f"platform {r['platform_name']} ({r['ops']:,} ops)"
+        f"{r['dataflow']}: {', '.join([shape, *words])} on platform {r['platform_name']} "
+        f"({r['ops']:,} ops)"
     )
 
 

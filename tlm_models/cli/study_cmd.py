@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
 from tlm_models.phase import phase
 from tlm_models.resolved_run import resolve_runs
@@ -13,7 +15,6 @@ from tlm_models.study.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,
     parse_dataflows,
-    parse_int_list,
     resolve_platform,
 )
 from tlm_models.study.cost import predicted_ops
@@ -28,8 +29,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     sweep = subparsers.add_parser(
         "sweep",
         help="run a grid of attention studies into a directory (resumable)",
-        description="Runs every combination of platforms, --set values, dataflows, sequence "
-        "lengths and head dims, one simulation per process. Results are appended to "
+        description="Runs every combination of platforms, --set values, dataflows and "
+        "workloads (batch, heads, K/V heads, query and key lengths, head dims, masks), one "
+        "simulation per process. Results are appended to "
         "DIR/results.jsonl as they finish; running the same command again resumes.",
     )
     sweep.add_argument(
@@ -62,11 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="LIST",
         help=f"comma-separated: {', '.join(DATAFLOWS)}, or all",
     )
-    sweep.add_argument(
-        "--seq-lens", required=True, metavar="LIST", help="sequence lengths, e.g. 8K,16K (K = 1024)"
-    )
-    sweep.add_argument("--head-dims", required=True, metavar="LIST", help="head dims, e.g. 64,128")
-    sweep.add_argument("--heads", type=int, default=1, metavar="H", help="attention heads (1)")
+    add_workload_args(sweep, lists=True)
     sweep.add_argument(
         "--jobs",
         "-j",
@@ -117,13 +115,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def grid_of(args: argparse.Namespace) -> GridSpec:
     """The sweep grid named by the command-line arguments."""
-    if args.heads < 1:
-        raise UserError(f"--heads must be a positive integer, found {args.heads}")
-    return GridSpec(
+    return replace(
+        workload_grid(args, lists=True),
         dataflows=parse_dataflows(args.dataflows),
-        seq_lens=parse_int_list(args.seq_lens, "sequence length"),
-        head_dims=parse_int_list(args.head_dims, "head dim"),
-        heads=args.heads,
         platforms=tuple(args.platform or (DEFAULT_PLATFORM,)),
         settings=tuple(parse_swept_setting(text, "--set") for text in args.settings),
         params=tuple(parse_swept_setting(text, "--param") for text in args.params),

@@ -22,6 +22,7 @@ from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
     TileShape,
+    mask_scores,
 )
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
@@ -102,6 +103,7 @@ def _row_body(
     tpl.roles["smm"] = smm
     if kv.k is None:
         tpl.roles["mvk"] = smm  # the last reader of the staging slot
+    mask_scores(tpl, shape, s)
     if kv.v is not None:
         # The KV buffer takes v_j once S has read k_j (one slot at d = 128: Sec. 4.2).
         tpl.roles["mvv"] = tpl.vector(VectorOp.COPY, kv.v, v_at, 1, d, deps=[ldv])
@@ -161,7 +163,7 @@ def emit_attenio(
     d = workload.head_dim
     plan = attenio_plan(workload, platform, params)
     variant = resolve("attenio", params)
-    rows = min(plan.a, workload.seq_len)
+    rows = min(plan.a, workload.group * workload.seq_len)
     setup = make_setup("attenio", workload, platform, {"a": plan.a, "b": 1, "variant": variant})
     sp = setup.scratch
     kstage = sp.alloc("K_stage", plan.stage, d)

@@ -18,6 +18,7 @@ from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
     TileShape,
+    mask_scores,
 )
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
@@ -38,11 +39,12 @@ def flash2_tiling(
     workload: Workload, capacity: int, tiling: str = "fit", buffers: int = 2
 ) -> FlashTiling:
     """Br, Bc for capacity M elements with ``buffers`` K and V tiles each; UserError when the
-    plan does not fit (``tiling="paper"`` keeps Bc = ceil(M/4d) or fails)."""
-    d, n = workload.head_dim, workload.seq_len
+    plan does not fit (``tiling="paper"`` keeps Bc = ceil(M/4d) or fails). A block holds up to
+    Br rows of a K/V head's group (g * Nq rows); tiles hold up to Bc of the Nk keys."""
+    d, n = workload.head_dim, workload.kv_len
     quarter = -(-capacity // (4 * d))
     br = min(quarter, d)
-    rows = min(br, n)
+    rows = min(br, workload.group * workload.seq_len)
     # Q, O (rows x d), S (rows x bc), m0, m1, t, l (rows), K and V tiles (bc x d) x buffers.
     fit = (capacity - 2 * rows * d - 4 * rows) // (2 * buffers * d + rows)
     bc = min(quarter, n) if tiling == "paper" else min(quarter, n, fit)
@@ -80,6 +82,7 @@ def _tile_body(
         bufs.q.addr, bufs.k[0].addr, s, r, c, d, trans_b=True, deps=[ldk, ldv if serial else None]
     )
     tpl.roles["smm"] = smm
+    mask_scores(tpl, shape, s)
     if shape.first:
         tpl.vector(VectorOp.ROWMAX, mnext, s, r, c)
         sub = tpl.vector(VectorOp.SUB, s, s, r, c, src1=mnext, bcast=Broadcast.ROW)
@@ -118,7 +121,7 @@ def emit_flash2(
     eb, d = workload.elem_bytes, workload.head_dim
     capacity = platform.capacity_elements(eb)
     tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf)
-    rows = min(tiling.br, workload.seq_len)
+    rows = min(tiling.br, workload.group * workload.seq_len)
     setup = make_setup(
         "flash2",
         workload,

@@ -46,32 +46,38 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _streamed(w: Workload, q_rows: int, extra: dict[str, int]) -> dict[str, int]:
-    """Q and O once, K and V once per block of ``q_rows`` queries: Nd + 2Nd*ceil(N/x) + Nd."""
-    nd = w.seq_len * w.head_dim
-    per_head = {
-        "Q": nd,
-        "K": nd * _ceil(w.seq_len, q_rows),
-        "V": nd * _ceil(w.seq_len, q_rows),
-        "O": nd,
-        **extra,
-    }
-    return {k: v * w.head_count for k, v in per_head.items()}
+def online_softmax_elements(w: Workload, rows: int) -> dict[str, int]:
+    """FlashAttention-2 and AttenIO with blocks of at most ``rows`` stacked query rows
+    (``query_blocks.block_shape``): Q and O once, K and V over each block's key range, once
+    per block. Mask none: K = V = Hkv B Nk d ceil(Nq / P) ceil(g / h) (P positions of h heads a
+    block), the paper's Nd + 2Nd ceil(N/R) + Nd for self-attention; causal and sliding:
+    ``key_span_sum`` in closed form."""
+    return _stacked(w, block_shape(w, rows), {})
+
+
+def online_softmax_macs(w: Workload, rows: int) -> int:
+    """MACs of FlashAttention-2 and AttenIO: S = Q K^T and O += P V over the keys each block
+    loads, 2 d x (block rows x keys) per block: 2 d Hq B sum_j rows_j (hi_j - lo_j)."""
+    positions = block_shape(w, rows).positions
+    return 2 * w.head_dim * w.head_count * score_elements(w, positions)
 
 
 def attenio_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4))."""
+    """T = Nd + 2Nd*ceil(N/a) + Nd with a = floor((M - 2*stage*d)/(2d + 4)) for dense
+    self-attention; masks, GQA and decode: :func:`online_softmax_elements` with R = a."""
     a = attenio_tiling(w, p, params)
-    return Traffic("attenio", _streamed(w, a, {}), w.elem_bytes, {"a": a})
+    return Traffic("attenio", online_softmax_elements(w, a), w.elem_bytes, {"a": a})
 
 
 def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
     """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d), whatever the tiling of Bc
-    and the overlap."""
+    and the overlap, for dense self-attention; masks, GQA and decode:
+    :func:`online_softmax_elements` with R = Br."""
     variant = resolve("flash2", params)
     buffers = 2 if variant["overlap"] == "double" else 1
     t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
-    return Traffic("flash2", _streamed(w, t.br, {}), w.elem_bytes, {"br": t.br, "bc": t.bc})
+    elements = online_softmax_elements(w, t.br)
+    return Traffic("flash2", elements, w.elem_bytes, {"br": t.br, "bc": t.bc})
 
 
 def _stacked(w: Workload, shape: BlockShape, extra: dict[str, int]) -> dict[str, int]:

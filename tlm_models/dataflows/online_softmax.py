@@ -1,10 +1,13 @@
 """The Q-outer, K/V-inner online-softmax loop shared by FlashAttention-2 and AttenIO.
 
 Per Q block: load Q (overlapping the previous block's normalisation), scale it by 1/sqrt(d),
-then for each K/V tile: load K_j and V_j into rotating buffers (each load waits for the last
-reader of its buffer: write-after-read), run the dataflow's tile body, and finally O /= l and
-store O. Only the tile body differs between the dataflows; it is recorded once per tile shape
-as a template and tiled by address relocation.
+then for each K/V tile the block needs (``query_blocks.py``: causal and sliding masks skip
+the rest): load K_j and V_j into rotating buffers (each load waits for the last reader of its
+buffer: write-after-read), run the dataflow's tile body (masking S first when the tile
+crosses a mask edge), and finally O /= l and store O. A block stacks query rows of the heads
+of one K/V head's group (``query_blocks.py``), so grouped-query attention reads each K/V tile
+once for all of them. Only the tile body differs between the dataflows; it is recorded once
+per tile shape as a template and tiled by address relocation.
 """
 
 from __future__ import annotations
@@ -21,12 +24,21 @@ from tlm_models.dataflows.builder import (
     RepeatResult,
     Template,
     TraceBuilder,
-    tile_runs,
 )
-from tlm_models.dataflows.row_blocks import load_rows, normalise_and_store_o, scale_q
+from tlm_models.dataflows.partition import share_blocks, whole_workload
+from tlm_models.dataflows.query_blocks import (
+    BlockPlan,
+    QueryBlock,
+    block_plan,
+    block_shape,
+    load_block,
+    query_blocks,
+    store_block,
+)
+from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.fast_forward import IterationControl
-from tlm_models.trace.record import MATMUL_SCALE_ROWS, OpKind, src2
+from tlm_models.trace.record import MATMUL_SCALE_ROWS, Broadcast, OpKind, VectorOp, src2
 
 
 @dataclass(frozen=True)
@@ -44,10 +56,40 @@ class SoftmaxBuffers:
 
 
 @dataclass(frozen=True)
+class TileMask:
+    """A tile's mask geometry besides its diagonal (relocated per tile): see
+    ``record.mask_visible``."""
+
+    window: int
+    period: int
+    phase: int
+    fill: float
+
+
+@dataclass(frozen=True)
 class TileShape:
     rows: int  # Q rows in the block
     cols: int  # K/V rows in the tile
     first: bool  # first tile of the block: initialises m, l and O
+    mask: TileMask | None = None  # S crosses a mask edge: mask it before the softmax
+
+
+def mask_scores(tpl: Template, shape: TileShape, s: int) -> None:
+    """Mask the rows x cols scores at ``s`` in place when the tile needs it (role "mask"; the
+    loop relocates its diagonal per tile)."""
+    if shape.mask is not None:
+        mk = shape.mask
+        tpl.roles["mask"] = tpl.mask(
+            s, s, shape.rows, shape.cols, diagonal=0, window=mk.window, period=mk.period,
+            phase=mk.phase, fill=mk.fill,
+        )  # fmt: skip
+
+
+def mask_fill(elem_bytes: int) -> float:
+    """The masked score: the element type's lowest finite value (FP16 -65504, FP32 -3.4e38),
+    not -inf, so a row that sees no key of its first tile keeps a finite running max and the
+    next rescale exp(m_old - m) = 0 clears it (docs/models/pe_array.md, Mask)."""
+    return float(np.finfo(np.float32).min) if elem_bytes >= 4 else -65504.0
 
 
 #: Records the compute of one tile into a template whose K/V loads have roles ldk/ldv; must
@@ -55,6 +97,7 @@ class TileShape:
 TileBody = Callable[[Template, SoftmaxBuffers, TileShape, int, int], None]
 
 _FIELDS = ("src0", "src1", "dst", "src_stride")
+_MASK_CODE = int(VectorOp.MASK)
 
 
 class OnlineSoftmaxLoop:
@@ -83,14 +126,30 @@ class OnlineSoftmaxLoop:
         self.k_reader = k_reader
         self.v_reader = v_reader
         self.q_overlap = q_overlap
-        n = setup.workload.seq_len
-        #: Q row blocks, the outer loop (the iterations fast-forward may skip).
-        self.blocks = [
-            (h, i * br, min(br, n - i * br))
-            for h in range(setup.workload.head_count)
-            for i in range(-(-n // br))
-        ]
-        self.iterations = IterationControl(len(self.blocks))
+        w = setup.workload
+        self.fill = mask_fill(w.elem_bytes)
+        #: Blocks of stacked query rows, K/V head by K/V head: the outer loop (the iterations
+        #: fast-forward may skip). A tile of a tiled platform computes its share of the rows,
+        #: head by head (tiled platforms take dense workloads only: partition.check_tiled).
+        self.blocks = (
+            query_blocks(w, block_shape(w, br))
+            if whole_workload(setup.share, w.head_count, w.seq_len)
+            else [
+                QueryBlock(w.kv_head_of(head), head, 1, row0, rows)
+                for head, row0, rows in share_blocks(setup.share, br)
+            ]
+        )
+        plans: dict[tuple[int, int, int], BlockPlan] = {}
+        self.plans: list[BlockPlan] = []
+        for blk in self.blocks:
+            key = (blk.row0, blk.rows, blk.heads)
+            if key not in plans:
+                plans[key] = block_plan(w, blk, bc)
+            self.plans.append(plans[key])
+        #: K/V tiles before each block (the K/V buffers rotate per tile, skipped ones included)
+        self.tiles_before = np.concatenate([[0], np.cumsum([p.tiles for p in self.plans])])
+        signature = {id(p): p.signature(w) for p in plans.values()}
+        self.iterations = IterationControl(len(self.blocks), [signature[id(p)] for p in self.plans])
         self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
 
     def _template(
@@ -117,6 +176,9 @@ class OnlineSoftmaxLoop:
         recs = tpl.records()
         reloc: dict[str, list[tuple[int, str]]] = {f: [] for f in _FIELDS}
         for col in range(len(tpl)):
+            if recs["kind"][col] == OpKind.VECTOR and recs["code"][col] & 0x0F == _MASK_CODE:
+                reloc["src_stride"].append((col, "diag"))  # src1 is its row wrap
+                continue
             for f in _FIELDS[:3]:
                 kind = named.get(int(recs[f][col]))
                 if kind is not None:
@@ -137,11 +199,13 @@ class OnlineSoftmaxLoop:
     def _offsets(
         self,
         reloc: Mapping[str, list[tuple[int, str]]],
-        length: int,
         j0: int,
         t0: int,
-        head_off: int,
+        key_off: int,
+        diag0: int,
     ) -> OffsetFn:
+        """Per repetition: the K/V rows from byte ``key_off`` on, tile ``j0 + rep`` of the block
+        (m parity), buffer ``t0 + rep`` of the rotation, mask diagonal ``diag0 - rep * bc``."""
         bufs = self.bufs
         nbuf = len(bufs.k)
         tile_bytes = self.bc * self.setup.workload.head_dim * self.setup.elem_bytes
@@ -154,7 +218,8 @@ class OnlineSoftmaxLoop:
             kv_par = (t0 + reps) % nbuf
             m_par = j % 2
             values = {
-                "tile": head_off + j * tile_bytes,
+                "tile": key_off + reps * tile_bytes,
+                "diag": diag0 - reps * self.bc,
                 "k": kv_par * kstep,
                 "v": kv_par * vstep,
                 "mcur": m_par * mstep,
@@ -167,45 +232,50 @@ class OnlineSoftmaxLoop:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         s, bufs = self.setup, self.bufs
         w = s.workload
-        n = w.seq_len
+        row_bytes = w.head_dim * s.elem_bytes
         b = TraceBuilder(s.header, chunk_ops)
         blocks = self.blocks
-        segments = tile_runs(n, self.bc)
-        tiles_per_block = sum(count for _, count, _, _ in segments)
         kv_prev: RepeatResult | None = None
         last_store: int | None = None
-        qload = load_rows(b, s, "Q", bufs.q.addr, blocks[0][2])
+        qload = load_block(b, s, bufs.q.addr, blocks[0])
         index = 0
         while index < len(blocks):
-            head, row0, rows = blocks[index]
+            blk, plan = blocks[index], self.plans[index]
             self.iterations.mark(index, b.next_index)
-            scale_q(b, s, bufs.q.addr, rows, deps=[qload])
-            head_off = head * w.tensor_elements * s.elem_bytes
-            # K/V buffer parity counts every tile of every block, skipped ones included.
-            tiles_done = index * tiles_per_block
-            for j0, count, cols, first in segments:
-                tpl, reloc = self._template(b, TileShape(rows, cols, first))
-                offsets = self._offsets(reloc, len(tpl), j0, tiles_done, head_off)
-                kv_prev = yield from b.repeat(
-                    tpl, count, offsets, first=kv_prev, ext={"o_free": last_store}
+            scale_q(b, s, bufs.q.addr, blk.height, deps=[qload])
+            kv_off = s.base("K", blk.kv_head) - s.base("K", 0)
+            tiles_done = int(self.tiles_before[index])
+            for run in plan.runs:
+                mask = self._mask(plan, run.masked)
+                tpl, reloc = self._template(
+                    b, TileShape(blk.height, run.width, run.index == 0, mask)
                 )
-                tiles_done += count
+                offsets = self._offsets(
+                    reloc, run.index, tiles_done + run.index, kv_off + run.key0 * row_bytes,
+                    plan.diagonal(w, run.key0),
+                )  # fmt: skip
+                kv_prev = yield from b.repeat(
+                    tpl, run.count, offsets, first=kv_prev, ext={"o_free": last_store}
+                )
             last_smm = kv_prev.handle("smm") if kv_prev else None
             following = self.iterations.following(index)
             nxt = blocks[following] if following < len(blocks) else None
             if nxt is not None and self.q_overlap:
                 # Q of the next block streams in while O_i is normalised: it only waits for the
                 # last reader of the Q buffer.
-                qload = load_rows(
-                    b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0], row0=nxt[1], deps=[last_smm]
-                )
-            last_store = normalise_and_store_o(
-                b, s, bufs.o.addr, bufs.l.addr, rows, head=head, row0=row0
-            )
+                qload = load_block(b, s, bufs.q.addr, nxt, deps=[last_smm])
+            norm = b.vector(
+                VectorOp.DIV, bufs.o.addr, bufs.o.addr, blk.height, w.head_dim,
+                src1=bufs.l.addr, bcast=Broadcast.ROW,
+            )  # fmt: skip
+            last_store = store_block(b, s, bufs.o.addr, blk, deps=[norm])
             if nxt is not None and not self.q_overlap:
-                qload = load_rows(
-                    b, s, "Q", bufs.q.addr, nxt[2], head=nxt[0], row0=nxt[1], deps=[last_store - 1]
-                )
+                qload = load_block(b, s, bufs.q.addr, nxt, deps=[norm])
             yield from b.ready()
             index = following
         yield from b.finish()
+
+    def _mask(self, plan: BlockPlan, masked: bool) -> TileMask | None:
+        if not masked:
+            return None
+        return TileMask(self.setup.workload.window, plan.period, 0, self.fill)

@@ -10,6 +10,7 @@ that a mask's key range, which depends on the position only, stays narrow.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -215,3 +216,71 @@ def masked_tile_runs(
         if start < c0 + count:
             runs.append(TileRun(start, c0 + count - start, width, start == 0, None))
     return runs
+
+
+@dataclass(frozen=True)
+class KeyRun:
+    """``count`` K/V tiles of ``width`` keys from key ``key0``, ``bc`` apart; ``index``: the
+    first's position among the block's tiles (tile 0 initialises m, l and O)."""
+
+    key0: int
+    count: int
+    width: int
+    masked: bool
+    index: int
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    """The K/V tiles of one block of stacked query rows, as runs of equal tiles (computed per
+    run, not per tile: AttenIO's tiles are single keys), for the online-softmax loop."""
+
+    height: int  # query rows on chip
+    position: int  # query position of each head's first row
+    period: int  # rows per head when heads are stacked (the mask's row wrap), else 0
+    runs: tuple[KeyRun, ...]
+
+    @property
+    def tiles(self) -> int:
+        return sum(r.count for r in self.runs)
+
+    @property
+    def keys(self) -> int:
+        """Keys loaded (K rows, and V rows) for this block."""
+        return sum(r.count * r.width for r in self.runs)
+
+    def diagonal(self, w: Workload, key: int) -> int:
+        """Mask diagonal of a tile starting at ``key`` (``record.mask_visible``)."""
+        return self.position + w.key_offset - key
+
+    def signature(self, w: Workload) -> tuple[object, ...]:
+        """Equal for blocks whose records differ only in addresses: what fast-forward may
+        treat as repetitions of one another."""
+        runs = tuple(
+            (r.count, r.width, r.masked, self.diagonal(w, r.key0) if r.masked else None)
+            for r in self.runs
+        )
+        return (self.height, self.period, runs)
+
+
+def block_plan(w: Workload, blk: QueryBlock, bc: int) -> BlockPlan:
+    """Tiles of ``bc`` keys over the block's key range; a tile is masked unless every row sees
+    all of its keys, i.e. unless it lies in [lo(last position), hi(first position))."""
+    lo, hi = w.block_key_range(blk.row0, blk.rows)
+    common_lo = w.key_range(blk.row0 + blk.rows - 1)[0]
+    common_hi = w.key_range(blk.row0)[1]
+    tiles = -(-(hi - lo) // bc)
+    # The wholly visible tiles are a contiguous range [j_a, j_b) (both conditions are monotone
+    # in the tile); the first tile of the block and a short last one stand alone.
+    j_a = min(tiles, max(0, -(-(common_lo - lo) // bc)))  # first tile starting >= common_lo
+    # tiles ending <= common_hi: the full ones below it, and the short last one if hi <= it
+    j_b = tiles if hi <= common_hi else min(tiles, max(0, (common_hi - lo) // bc))
+    cuts = {0, min(1, tiles), tiles, tiles - 1 if (hi - lo) % bc else tiles}
+    if w.mask != "none":
+        cuts |= {j_a, j_b}
+    runs = []
+    for j0, j1 in itertools.pairwise(sorted(cuts)):
+        key = lo + j0 * bc
+        masked = w.mask != "none" and not j_a <= j0 < j_b
+        runs.append(KeyRun(key, j1 - j0, min(bc, hi - key), masked, j0))
+    return BlockPlan(blk.height, blk.row0, blk.rows if blk.heads > 1 else 0, tuple(runs))

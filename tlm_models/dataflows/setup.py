@@ -10,6 +10,7 @@ import numpy as np
 
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.offchip import layout_tensors
+from tlm_models.dataflows.partition import RowRange, tile_share
 from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
 from tlm_models.fast_forward import IterationControl
@@ -53,6 +54,10 @@ class DataflowSetup:
     scratch: OnChipAllocator
     kvbuf: OnChipAllocator | None
     tensor: dict[str, int] = field(default_factory=dict)  # name -> header index
+    #: name -> (address of head 0, bytes per head): ``base`` is called per block
+    _bases: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The query rows this trace computes: all of them, or a tile's share (partition.py).
+    share: tuple[RowRange, ...] = ()
 
     @property
     def elem_bytes(self) -> int:
@@ -60,9 +65,13 @@ class DataflowSetup:
 
     def base(self, name: str, head: int = 0) -> int:
         """Absolute address of tensor ``name``'s element [head, 0, 0]."""
+        start, per_head = self._bases.get(name) or self._tensor_base(name)
+        return start + head * per_head
+
+    def _tensor_base(self, name: str) -> tuple[int, int]:
         info = self.header.tensors[self.tensor[name]]
-        per_head = int(np.prod(info.shape[1:])) * info.elem_bytes
-        return info.base + head * per_head
+        self._bases[name] = (info.base, int(np.prod(info.shape[1:])) * info.elem_bytes)
+        return self._bases[name]
 
     def layout(self) -> str:
         parts = [self.scratch.layout()]
@@ -108,6 +117,10 @@ def make_setup(
         },
         elem_bytes=eb,
     )
+    share = tile_share(workload.head_count, workload.seq_len, platform.tile, platform.tiles)
+    if platform.tiles > 1:
+        header.params["tile"] = platform.tile
+        header.params["tiles"] = platform.tiles
     kvbuf = None if platform.kv_buffer is None else OnChipAllocator(platform.kv_buffer, eb)
     return DataflowSetup(
         workload=workload,
@@ -116,4 +129,5 @@ def make_setup(
         scratch=OnChipAllocator(platform.scratchpad, eb),
         kvbuf=kvbuf,
         tensor={t.name: i for i, t in enumerate(tensors)},
+        share=share,
     )

@@ -219,8 +219,8 @@ class Workload:
 FEATURES: dict[str, frozenset[str]] = {
     "standard": frozenset({"mask", "gqa", "cross"}),
     "flat": frozenset({"mask", "gqa", "cross"}),
-    "flash2": frozenset(),
-    "attenio": frozenset(),
+    "flash2": frozenset({"mask", "gqa", "cross"}),
+    "attenio": frozenset({"mask", "gqa", "cross"}),
     "approx": frozenset({"mask", "gqa", "cross"}),
 }
 

@@ -34,7 +34,8 @@ struct Component {
   std::function<void(StatsGroup&)> collect_stats;
   // Null for components that execute no trace operations; the argument is the channel index.
   std::function<OpExecutor*(unsigned)> executor;
-  std::function<void(std::uint64_t, std::uint64_t, unsigned)> add_route;
+  // (base, size, out index, offset): the target sees address - offset.
+  std::function<void(std::uint64_t, std::uint64_t, unsigned, std::uint64_t)> add_route;
   std::function<void(const sc_core::sc_time&, const sc_core::sc_time&, std::size_t)>
       enable_activity_log;
   std::function<const std::vector<BusyInterval>*(unsigned)> channel_activity;

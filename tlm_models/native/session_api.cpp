@@ -44,6 +44,9 @@ struct Session {
   std::map<std::string, Component> components;
   std::vector<std::string> order;  // statistics follow the platform file's component order
   std::map<std::string, tlm_models::OpExecutor*> engines;
+  // One replayer per trace: a tiled platform replays each tile's trace on its own engines in
+  // the same simulation. `replayer` is the one the set-up, feed and result calls address.
+  std::vector<tlm_models::Replayer*> replayers;
   tlm_models::Replayer* replayer = nullptr;
   bool started = false;  // the kernel has run once
   std::string error;
@@ -197,11 +200,11 @@ int attn_bind(Session* s, const char* initiator, const char* socket, const char*
 }
 
 int attn_add_route(Session* s, const char* interconnect, std::uint64_t base, std::uint64_t size,
-                   unsigned out_index) {
+                   unsigned out_index, std::uint64_t offset) {
   return guarded(s, [&] {
     Component* c = find(s, interconnect);
     if (c == nullptr || !c->add_route) return fail(s, "route on a component without routes");
-    c->add_route(base, size, out_index);
+    c->add_route(base, size, out_index, offset);
     return 0;
   });
 }
@@ -215,13 +218,31 @@ int attn_add_engine(Session* s, const char* engine, const char* component, unsig
   });
 }
 
+// Adds a replayer (the first is "replayer", the k-th "replayer_k") and selects it.
 int attn_replayer_new(Session* s, std::uint32_t window, std::uint64_t lookahead) {
   return guarded(s, [&] {
-    s->replayer = new tlm_models::Replayer("replayer");
+    const std::size_t k = s->replayers.size();
+    const std::string name = k == 0 ? std::string("replayer") : "replayer_" + std::to_string(k);
+    s->replayer = new tlm_models::Replayer(name.c_str());
+    s->replayers.push_back(s->replayer);
     s->replayer->set_window(window);
     s->replayer->set_lookahead(lookahead);
     return 0;
   });
+}
+
+// Makes replayer `index` (in order of creation) the one later calls address.
+int attn_select_replayer(Session* s, unsigned index) {
+  if (index >= s->replayers.size()) return fail(s, "no replayer " + std::to_string(index));
+  s->replayer = s->replayers[index];
+  return 0;
+}
+
+// The index of the selected replayer (after attn_step answered kNeedsInput: the one to feed).
+unsigned attn_selected_replayer(Session* s) {
+  for (std::size_t i = 0; i < s->replayers.size(); ++i)
+    if (s->replayers[i] == s->replayer) return static_cast<unsigned>(i);
+  return 0;
 }
 
 int attn_bind_engine(Session* s, unsigned index, const char* engine, unsigned kind) {
@@ -274,25 +295,44 @@ int attn_end_of_input(Session* s) {
   });
 }
 
+// The kernel cannot go on: kDone when every replayer has finished, else kRanDry with the first
+// unfinished one selected (the one attn_waiting_on describes).
+static int select_unfinished(Session* s) {
+  for (tlm_models::Replayer* r : s->replayers) {
+    if (!r->finished()) {
+      s->replayer = r;
+      return kRanDry;
+    }
+  }
+  return kDone;
+}
+
 // Runs the kernel for one slice of simulated time, or up to the next pending event when that is
 // further away (a 1 ms latency or a 1 kHz clock is crossed in one call, so simulated time
 // advances whatever the platform's rates); says what the caller does next. A kernel with no
 // event left while the replay waits cannot progress: kRanDry, and attn_waiting_on says why.
 int attn_step(Session* s, double slice_ns) {
   return guarded(s, [&] {
-    tlm_models::Replayer& r = replayer(s);
-    if (r.finished()) return static_cast<int>(kDone);
-    if (r.wants_input()) return static_cast<int>(kNeedsInput);
+    replayer(s);  // there is at least one
+    // Done when every replayer is; a replayer that wants input is selected for the feed.
+    bool all_finished = true;
+    for (tlm_models::Replayer* r : s->replayers) {
+      if (r->finished()) continue;
+      all_finished = false;
+      if (r->wants_input()) {
+        s->replayer = r;
+        return static_cast<int>(kNeedsInput);
+      }
+    }
+    if (all_finished) return static_cast<int>(kDone);
     const sc_core::sc_time slice(slice_ns, sc_core::SC_NS);
     // Before the first call the kernel has not made its processes runnable yet.
-    if (s->started && !sc_core::sc_pending_activity()) return static_cast<int>(kRanDry);
+    if (s->started && !sc_core::sc_pending_activity()) return select_unfinished(s);
     const sc_core::sc_time gap =
         s->started ? sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext()) : slice;
     sc_core::sc_start(gap > slice ? gap : slice, sc_core::SC_EXIT_ON_STARVATION);
     s->started = true;
-    if (sc_core::sc_get_status() == sc_core::SC_STOPPED) {
-      return r.finished() ? static_cast<int>(kDone) : static_cast<int>(kRanDry);
-    }
+    if (sc_core::sc_get_status() == sc_core::SC_STOPPED) return select_unfinished(s);
     return static_cast<int>(kRunning);
   });
 }

@@ -118,7 +118,7 @@ def build_platform(config: PlatformConfig) -> BuiltPlatform:
         target = getattr(modules[binding.target.component], binding.target.socket)
         initiator.bind(target)
     for route in config.routes:
-        modules[route.interconnect].add_route(route.base, route.size, route.out_index)
+        modules[route.interconnect].add_route(route.base, route.size, route.out_index, route.offset)
     engines: dict[str, Any] = {}
     for name, engine in config.engines.items():
         module = modules[engine.component]

@@ -33,6 +33,10 @@ class PlatformInfo:
     #: Bytes per element of the PE array and Exp unit (they must agree): the one element width
     #: that tiling, off-chip bytes and the engines' operand traffic all use.
     elem_bytes: int = 2
+    #: Which compute tile of how many this is (tiled platforms, ``platform/tiles.py``): the
+    #: emitter produces tile ``tile``'s share of the work (``dataflows/partition.py``).
+    tile: int = 0
+    tiles: int = 1
 
     def capacity_elements(self, elem_bytes: int | None = None) -> int:
         """On-chip capacity M in elements (the papers count M this way), at the platform's

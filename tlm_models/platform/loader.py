@@ -230,16 +230,34 @@ def load_tree(path: str | os.PathLike[str]) -> LoadedTree:
     if root is None:
         return LoadedTree(None, diagnostics)
     if isinstance(root.value, dict):
-        components = root.value.get("components")
-        if components is not None and isinstance(components.value, dict):
-            expanded: dict[str, Node] = {}
-            for name, node in components.value.items():
-                if isinstance(node.value, dict) and "include" in node.value:
-                    node = _expand_include(
-                        node, f"components.{name}", (real, display), (real,), diagnostics
-                    )
-                expanded[name] = node
-            root = replace(
-                root, value={**root.value, "components": replace(components, value=expanded)}
+        root = _with_includes(root, "components", (real, display), diagnostics)
+        tiles = root.value.get("tiles") if isinstance(root.value, dict) else None
+        template = tiles.value.get("template") if tiles and isinstance(tiles.value, dict) else None
+        if template is not None and isinstance(template.value, dict):
+            template = _with_includes(
+                template, "tiles.template.components", (real, display), diagnostics
             )
+            assert isinstance(tiles, Node) and isinstance(tiles.value, dict)
+            tiles = replace(tiles, value={**tiles.value, "template": template})
+            assert isinstance(root.value, dict)
+            root = replace(root, value={**root.value, "tiles": tiles})
     return LoadedTree(root, diagnostics)
+
+
+def _with_includes(
+    parent: Node, key: str, including: tuple[Path, str], diagnostics: list[Diagnostic]
+) -> Node:
+    """``parent`` with the includes of its ``components`` mapping expanded (``key`` names that
+    mapping in messages)."""
+    assert isinstance(parent.value, dict)
+    components = parent.value.get("components")
+    if components is None or not isinstance(components.value, dict):
+        return parent
+    expanded: dict[str, Node] = {}
+    for name, node in components.value.items():
+        if isinstance(node.value, dict) and "include" in node.value:
+            node = _expand_include(node, f"{key}.{name}", including, (including[0],), diagnostics)
+        expanded[name] = node
+    return replace(
+        parent, value={**parent.value, "components": replace(components, value=expanded)}
+    )

@@ -100,7 +100,12 @@ def apply_overrides(root: Node, texts: Iterable[str]) -> tuple[Node, list[Diagno
             problems.append(parsed)
             continue
         path = parsed.path
-        if path[0] != "components" and not (len(path) == 1 and path[0] in _TOP_LEVEL_SCALARS):
+        tiled = path[0] == "tiles" and len(path) > 1  # tiles.count, tiles.template.components...
+        if (
+            path[0] != "components"
+            and not tiled
+            and not (len(path) == 1 and path[0] in _TOP_LEVEL_SCALARS)
+        ):
             if len(path) == 1:
                 problems.append(
                     Diagnostic(

@@ -248,6 +248,14 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
         ),
         _p("queue_depth", "count", 8, "requests per bank queue", minimum=1, unit="requests"),
         _p(
+            "request_mode",
+            "choice",
+            "immediate",
+            "`immediate` (each call served alone, at once) or `queued` (calls wait in the "
+            "controller's queues, so outstanding requests are reordered; bank fidelity)",
+            choices=("immediate", "queued"),
+        ),
+        _p(
             "write_high_watermark",
             "count",
             16,
@@ -345,6 +353,20 @@ def _register_builtins() -> None:
                 _p("clock", "frequency", "1 GHz", "link clock"),
                 _p("width", "size", "64 B", "width of each output link", unit="B per cycle"),
                 _p("hop_latency", "time", "1 ns", "one traversal, charged each way"),
+                _p(
+                    "topology",
+                    "choice",
+                    "crossbar",
+                    "`crossbar` (one output link per target) or `mesh` (2-D, XY routing)",
+                    choices=("crossbar", "mesh"),
+                ),
+                _p(
+                    "mesh_columns",
+                    "count",
+                    4,
+                    "mesh: routers per row; input i sits at router i",
+                    minimum=1,
+                ),
             ),
             sockets=(
                 SocketSpec("in", "target", multi=True, description="initiators bind here"),

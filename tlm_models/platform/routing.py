@@ -67,7 +67,10 @@ def route_address_map(
                     f"({', '.join(f'out[{h}]' for h in hits)}): the route is ambiguous",
                 )
             elif hits:
-                routes.append(Route(ic, entry.base, entry.size, hits[0], entry.target))
+                # Through another interconnect: pass the address on for it to decode.
+                down = next(d for i, d, _ in outs[ic] if i == hits[0])
+                offset = entry.base if down == entry.target else 0
+                routes.append(Route(ic, entry.base, entry.size, hits[0], entry.target, offset))
     return routes
 
 

@@ -6,7 +6,7 @@ downstream parses units again; `loc` fields keep the file position for later mes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tlm_models.energy.table import EnergyTable
@@ -15,6 +15,7 @@ from tlm_models.platform.derived import DerivedFigures, derive, kv_buffer, scrat
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.platform.loader import Location
 from tlm_models.platform.registry import KIND_UNITS, ComponentType, ParamValue, component_type
+from tlm_models.platform.tiles import TileLayout, tile_prefix
 from tlm_models.units import (
     format_address,
     format_bandwidth,
@@ -107,13 +108,21 @@ class AddressRange:
 
 @dataclass(frozen=True)
 class Route:
-    """`interconnect.add_route(base, size, out_index)` derived from the address map."""
+    """`interconnect.add_route(base, size, out_index, offset)` derived from the address map:
+    the downstream sees address - offset (offset = base at the interconnect whose port reaches
+    the target itself, 0 at one whose port leads to another interconnect, which then decodes
+    the window unchanged)."""
 
     interconnect: str
     base: int
     size: int
     out_index: int
     target: str
+    offset: int = -1  # -1: the base
+
+    def __post_init__(self) -> None:
+        if self.offset < 0:
+            object.__setattr__(self, "offset", self.base)
 
 
 @dataclass(frozen=True)
@@ -144,6 +153,56 @@ class PlatformConfig:
     routes: tuple[Route, ...] = ()
     engines: dict[str, EngineConfig] = field(default_factory=dict)
     source: str = ""
+    tiles: TileLayout | None = None  # a `tiles:` section (tiles.py), expanded into the above
+
+    @property
+    def tile_count(self) -> int:
+        """Compute tiles: the `tiles:` count, 1 for a platform without that section."""
+        return 1 if self.tiles is None else self.tiles.count
+
+    def tile_info(self, index: int) -> PlatformInfo:
+        """What tile ``index``'s emitter needs: its view's figures and which tile of how many
+        it is (the dataflow partitions its work by that, ``dataflows/partition.py``)."""
+        view = self.tile_view(index)
+        return replace(view.info(), name=self.name, tile=index, tiles=self.tile_count)
+
+    def tile_view(self, index: int) -> PlatformConfig:
+        """Tile ``index`` as a one-tile platform for its dataflow emitter: the shared
+        components and this tile's, this tile's engines under their template names (dma0, pe,
+        ...), and first in the address map the off-chip window the tile's data live in.
+
+        Off-chip windows are dealt to tiles in contiguous groups (tile i of C uses window
+        floor(i x W / C) of the W off-chip windows): with two HBM stacks, the first half of
+        the tiles keeps its heads in the first stack. Every tile still reaches every window.
+        """
+        if self.tiles is None or not 0 <= index < self.tiles.count:
+            raise ValueError(f"platform '{self.name}' has no tile {index}")
+        count = self.tiles.count
+        others = tuple(tile_prefix(i) for i in range(count) if i != index)
+        prefix = tile_prefix(index)
+        components = {n: c for n, c in self.components.items() if not n.startswith(others)}
+        engines = {
+            n[len(prefix) :]: replace(e, name=n[len(prefix) :])
+            for n, e in self.engines.items()
+            if n.startswith(prefix)
+        }
+        windows = [a for a in self.address_map if a.target in components]
+        offchip = [a for a in windows if components[a.target].spec.memory == "offchip"]
+        mine = offchip[index * len(offchip) // count] if offchip else None
+        ordered = ([mine] if mine else []) + [a for a in windows if a is not mine]
+        return replace(
+            self,
+            components=components,
+            address_map=tuple(ordered),
+            engines=engines,
+            tiles=None,
+            bindings=tuple(
+                b
+                for b in self.bindings
+                if b.initiator.component in components and b.target.component in components
+            ),
+            routes=tuple(r for r in self.routes if r.interconnect in components),
+        )
 
     def components_of_type(self, type_name: str) -> list[ComponentConfig]:
         return [c for c in self.components.values() if c.type == type_name]
@@ -165,8 +224,11 @@ class PlatformConfig:
         Off-chip region: the address-map window of an off-chip memory (hbm); scratchpad: the
         on-chip memory with role `scratchpad`, else the largest one; KV buffer: role
         `kv_buffer`, else an on-chip memory named `kvbuf`. The PE/Exp figures come from the
-        components behind the `pe` and `exp` engines (else the first of their type).
+        components behind the `pe` and `exp` engines (else the first of their type). A tiled
+        platform answers for tile 0 (``tile_info`` for the others).
         """
+        if self.tiles is not None:
+            return self.tile_info(0)
         problems: list[str] = []
         offchip = next(
             (
@@ -260,6 +322,7 @@ class PlatformConfig:
                     "size": r.size,
                     "out_index": r.out_index,
                     "target": r.target,
+                    "offset": r.offset,
                 }
                 for r in self.routes
             ],

@@ -8,6 +8,7 @@ all that is wrong with a file.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import itertools
 import re
@@ -35,6 +36,7 @@ from tlm_models.platform.schema import (
     PlatformConfig,
     SocketRef,
 )
+from tlm_models.platform.tiles import expand_tiles
 from tlm_models.units import (
     UnitError,
     format_size,
@@ -45,7 +47,9 @@ from tlm_models.units import (
     parse_time,
 )
 
-TOP_LEVEL_KEYS = ("name", "description", "components", "bindings", "address_map", "engines")
+TOP_LEVEL_KEYS = (
+    "name", "description", "components", "bindings", "address_map", "engines", "tiles",
+)  # fmt: skip
 ADDRESS_KEYS = ("base", "size", "target", "via")
 #: Address-map bases and sizes are multiples of this, so no window splits a bus beat of an
 #: interconnect (64 B is the default interconnect width and a common DMA burst granule).
@@ -723,7 +727,10 @@ def convert_param(spec: ParamSpec, value: object) -> ParamValue:
 def validate(root: Node, source: str, earlier: list[Diagnostic] | None = None) -> PlatformConfig:
     """A validated `PlatformConfig`, or a `PlatformError` listing every problem."""
     checker = _Checker(source)
+    root, tiles = expand_tiles(root, checker.problems)  # tiles.py: a flat platform from here on
     config = checker.platform(root)
+    if config is not None and tiles is not None:
+        config = dataclasses.replace(config, tiles=tiles)
     problems = [*(earlier or []), *checker.problems]
     if problems or config is None:
         problems.sort(key=lambda d: (d.loc.file != source, d.loc.file, d.loc.line, d.loc.column))

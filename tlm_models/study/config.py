@@ -8,22 +8,29 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tlm_models.dataflows.workload import parse_count
+from tlm_models.dataflows.workload import Workload, parse_count
 from tlm_models.errors import UserError
 
 __all__ = [
     "DATAFLOWS",
     "DEFAULT_PLATFORM",
+    "WORKLOAD_FIELDS",
     "RunConfig",
+    "format_tokens",
+    "mask_text",
     "parse_dataflows",
     "parse_int_list",
     "parse_key_value",
     "parse_seq_len",
+    "record_workload",
+    "record_workload_words",
     "resolve_platform",
+    "workload_words",
 ]
 
 #: Dataflows a study can run, in the order reports list them (the baseline first).
@@ -32,6 +39,12 @@ DATAFLOWS: tuple[str, ...] = ("standard", "flat", "flash2", "attenio", "approx")
 #: The paper's machine; relative paths are looked up in the working directory, then the repository.
 DEFAULT_PLATFORM = "platforms/attenio.yaml"
 
+#: The fields RunConfig shares with ``Workload``, by the same names (all but elem_bytes, which
+#: is the platform's).
+WORKLOAD_FIELDS = (
+    *("seq_len", "head_dim", "heads", "batch", "kv_heads", "kv_len", "mask", "window", "phase"),
+)
+
 _REPOSITORY = Path(__file__).resolve().parent.parent.parent
 _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_\[\]]+)*$")
 
@@ -39,6 +52,13 @@ _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_\[\]]+)*$")
 @dataclass(frozen=True)
 class RunConfig:
     """One attention workload on one platform with one dataflow: the unit of a sweep.
+
+    The workload fields carry the names of ``Workload`` (tlm_models/dataflows/workload.py):
+    ``seq_len`` Nq, ``kv_len`` Nk, ``heads`` Hq, ``kv_heads`` Hkv, ``batch``, ``mask`` with
+    its ``window``, ``phase``; ``kv_heads`` and ``kv_len`` given as 0 become ``heads`` and
+    ``seq_len``. ``layers`` identical layers run back to back: one is simulated and the
+    result's ``all_layers`` section multiplies it (docs/workloads.md). ``model`` names the
+    preset or config.json the workload came from (a label only).
 
     ``overrides`` are platform parameter overrides ``"key.path=value"`` applied in order;
     ``extra`` are dataflow parameters as ``(name, value)`` pairs (e.g. ``("degree", "2")``).
@@ -53,25 +73,64 @@ class RunConfig:
     extra: tuple[tuple[str, str], ...] = ()
     #: Simulate every iteration (no steady-state fast-forward, DESIGN decision 14).
     exact: bool = False
+    batch: int = 1
+    kv_heads: int = 0  # 0: = heads
+    kv_len: int = 0  # 0: = seq_len
+    mask: str = "none"
+    window: int = 0
+    phase: str = "prefill"
+    layers: int = 1
+    model: str = ""
 
     def __post_init__(self) -> None:
         if self.dataflow not in DATAFLOWS:
             raise UserError(_unknown_dataflow(self.dataflow))
-        for name, value in (
-            ("seq_len", self.seq_len),
-            ("head_dim", self.head_dim),
-            ("heads", self.heads),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise UserError(f"{name} must be a positive integer, found {value!r}")
+        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
+            raise UserError(f"layers must be a positive integer, found {self.layers!r}")
+        workload = self.workload()  # one validation of the workload fields: Workload's
+        object.__setattr__(self, "kv_heads", workload.kv_heads)
+        object.__setattr__(self, "kv_len", workload.kv_len)
         for item in self.overrides:
             parse_key_value(item, what="platform override")
         for pair in self.extra:
             if len(pair) != 2 or not _KEY_NAME.match(str(pair[0])):
                 raise UserError(f"dataflow parameter must be a (name, value) pair, found {pair!r}")
 
+    def workload(self, elem_bytes: int = 2) -> Workload:
+        """The attention problem of this configuration at ``elem_bytes`` per element."""
+        return Workload(**self.workload_fields(), elem_bytes=elem_bytes)
+
+    def workload_fields(self) -> dict[str, Any]:
+        """The workload fields by ``Workload``'s names (the result JSON's too)."""
+        return {name: getattr(self, name) for name in WORKLOAD_FIELDS}
+
+    @classmethod
+    def for_workload(cls, dataflow: str, workload: Workload, **fields: Any) -> RunConfig:
+        """The configuration running ``workload`` (its element width is the platform's
+        business: ``resolve_run`` checks it); ``fields`` are the other RunConfig fields."""
+        shape = {name: getattr(workload, name) for name in WORKLOAD_FIELDS}
+        return cls(dataflow=dataflow, **shape, **fields)
+
+    def workload_parts(self) -> list[str]:
+        """What sets this workload apart from one dense head of self-attention, as words
+        (``causal``, ``GQA 32/8``, ``decode``, ``Nk = 8K``, ``B = 8``): empty by default.
+        Heads, d and N are named by the caller (reports print them in their own columns)."""
+        return workload_words(
+            batch=self.batch,
+            heads=self.heads,
+            kv_heads=self.kv_heads,
+            seq_len=self.seq_len,
+            kv_len=self.kv_len,
+            mask=self.mask,
+            window=self.window,
+            phase=self.phase,
+            layers=self.layers,
+            model=self.model,
+        )
+
     def key(self) -> str:
-        """A stable text identifying this configuration (same fields, same key, any process)."""
+        """A stable text identifying this configuration (same fields, same key, any process).
+        Workload fields at their defaults are left out, so keys of older sweeps still match."""
         parts = [
             f"dataflow={self.dataflow}",
             f"N={self.seq_len}",
@@ -79,6 +138,20 @@ class RunConfig:
             f"heads={self.heads}",
             f"platform={self.platform}",
         ]
+        if self.batch != 1:
+            parts.append(f"batch={self.batch}")
+        if self.kv_heads != self.heads:
+            parts.append(f"kv_heads={self.kv_heads}")
+        if self.kv_len != self.seq_len:
+            parts.append(f"kv_len={self.kv_len}")
+        if self.mask != "none":
+            parts.append(f"mask={mask_text(self.mask, self.window)}")
+        if self.phase != "prefill":
+            parts.append(f"phase={self.phase}")
+        if self.layers != 1:
+            parts.append(f"layers={self.layers}")
+        if self.model:
+            parts.append(f"model={self.model}")
         parts += [f"set:{item}" for item in self.overrides]
         parts += [f"param:{name}={value}" for name, value in self.extra]
         if self.exact:
@@ -100,14 +173,24 @@ class RunConfig:
             "platform": self.platform,
             "overrides": list(self.overrides),
             "extra": {name: value for name, value in self.extra},
+            "batch": self.batch,
+            "kv_heads": self.kv_heads,
+            "kv_len": self.kv_len,
+            "mask": self.mask,
+            "window": self.window,
+            "phase": self.phase,
+            "layers": self.layers,
         }
+        if self.model:
+            data["model"] = self.model
         if self.exact:
             data["exact"] = True
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
-        """Rebuilds a configuration from ``as_dict`` output (e.g. a results.jsonl line)."""
+        """Rebuilds a configuration from ``as_dict`` output (e.g. a results.jsonl line); a
+        record written before the workload fields existed reads as their defaults."""
         try:
             return cls(
                 dataflow=str(data["dataflow"]),
@@ -118,6 +201,14 @@ class RunConfig:
                 overrides=tuple(str(item) for item in data.get("overrides", ())),
                 extra=tuple((str(k), str(v)) for k, v in dict(data.get("extra", {})).items()),
                 exact=bool(data.get("exact", False)),
+                batch=int(data.get("batch", 1)),
+                kv_heads=int(data.get("kv_heads", 0)),
+                kv_len=int(data.get("kv_len", 0)),
+                mask=str(data.get("mask", "none")),
+                window=int(data.get("window", 0)),
+                phase=str(data.get("phase", "prefill")),
+                layers=int(data.get("layers", 1)),
+                model=str(data.get("model", "")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"not a study configuration: {data!r} ({exc})") from None
@@ -125,6 +216,78 @@ class RunConfig:
     def platform_path(self) -> Path:
         """The platform file this configuration runs on (see ``resolve_platform``)."""
         return resolve_platform(self.platform)
+
+
+def mask_text(mask: str, window: int) -> str:
+    """The command-line spelling of a mask: ``none``, ``causal`` or ``sliding:4096``."""
+    return f"sliding:{window}" if mask == "sliding" else mask
+
+
+def workload_words(
+    *,
+    batch: int,
+    heads: int,
+    kv_heads: int,
+    seq_len: int,
+    kv_len: int,
+    mask: str,
+    window: int,
+    phase: str,
+    layers: int,
+    model: str,
+) -> list[str]:
+    """The non-default workload fields as short words, in a fixed order, for run names,
+    report titles and tables: ``llama3-8b``, ``decode``, ``causal``, ``GQA 32/8``,
+    ``Nk = 8K``, ``B = 8``, ``32 layers``."""
+    words = [model] if model else []
+    if phase != "prefill":
+        words.append(phase)
+    if mask != "none":
+        words.append(mask_text(mask, window))
+    if kv_heads != heads:
+        words.append(f"{'MQA' if kv_heads == 1 else 'GQA'} {heads}/{kv_heads}")
+    if kv_len != seq_len:
+        words.append(f"Nk = {format_tokens(kv_len)}")
+    if batch != 1:
+        words.append(f"B = {batch}")
+    if layers != 1:
+        words.append(f"{layers} layers")
+    return words
+
+
+def _record_fields(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A result record's workload fields (older records: the defaults)."""
+    heads = int(record.get("heads") or 1)
+    seq_len = int(record.get("seq_len") or 1)
+    return {
+        "batch": int(record.get("batch") or 1),
+        "heads": heads,
+        "kv_heads": int(record.get("kv_heads") or heads),
+        "seq_len": seq_len,
+        "kv_len": int(record.get("kv_len") or seq_len),
+        "mask": str(record.get("mask") or "none"),
+        "window": int(record.get("window") or 0),
+        "phase": str(record.get("phase") or "prefill"),
+    }
+
+
+def record_workload_words(record: Mapping[str, Any]) -> list[str]:
+    """``workload_words`` of a result record (older records: the defaults)."""
+    return workload_words(
+        **_record_fields(record),
+        layers=int(record.get("layers") or 1),
+        model=str(record.get("model") or ""),
+    )
+
+
+def record_workload(record: Mapping[str, Any]) -> Workload:
+    """The workload a result record ran (older records: dense self-attention)."""
+    return Workload(head_dim=int(record["head_dim"]), **_record_fields(record))
+
+
+def format_tokens(n: int) -> str:
+    """8192 -> ``8K``; other lengths as plain numbers."""
+    return f"{n // 1024}K" if n % 1024 == 0 else str(n)
 
 
 def resolve_platform(path: str) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.builder import CountBudgetExceeded, OpCount, counting_ops
@@ -43,9 +43,10 @@ _MIN_COUNTED_N = 256
 
 @dataclass(frozen=True)
 class CostEstimate:
-    """Predicted size of one run. ``counted_at`` is the N the count ran at (== seq_len when
-    exact); ``roofline_ns`` the simulated time if the busiest of compute, exp and off-chip
-    bandwidth ran at peak the whole time (a floor of the simulated time)."""
+    """Predicted size of one run. ``counted_at`` is the length the count ran at (== seq_len,
+    the longer of Nq and Nk, when exact); ``roofline_ns`` the simulated time if the busiest of
+    compute, exp and off-chip bandwidth ran at peak the whole time (a floor of the simulated
+    time)."""
 
     ops: int
     macs: int
@@ -88,8 +89,27 @@ def _platform_info(path: str, overrides: tuple[str, ...]) -> PlatformInfo:
     return load_platform(path, overrides).info()
 
 
-def _count(config: RunConfig, info: PlatformInfo, seq_len: int, budget_s: float) -> OpCount:
-    workload = Workload(seq_len=seq_len, head_dim=config.head_dim, heads=config.heads)
+def _length(config: RunConfig) -> int:
+    """The length a count scales: the longer of Nq and Nk."""
+    return max(config.seq_len, config.kv_len)
+
+
+def _workload_at(config: RunConfig, length: int) -> Workload:
+    """The workload with Nq and Nk scaled by ``length / _length(config)`` (a sliding window
+    kept within the keys), for a count at a smaller size."""
+    full = _length(config)
+    if length == full:
+        return config.workload()
+    nq = max(1, config.seq_len * length // full)
+    nk = max(1, config.kv_len * length // full)
+    if config.mask != "none":
+        nk = max(nk, nq)
+    window = min(config.window, nk) if config.mask == "sliding" else 0
+    return replace(config, seq_len=nq, kv_len=nk, window=window).workload()
+
+
+def _count(config: RunConfig, info: PlatformInfo, length: int, budget_s: float) -> OpCount:
+    workload = _workload_at(config, length)
     with counting_ops(budget_s) as count:
         for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
             pass
@@ -103,7 +123,7 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     from tlm_models.study.run import bounds_bytes
 
     info = _platform_info(str(config.platform_path()), config.overrides)
-    n = config.seq_len
+    n = _length(config)
     counts: list[tuple[int, OpCount]] = []
     while n >= 1:
         try:
@@ -115,17 +135,17 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
             if not counts:  # the configuration itself cannot run: the run says why
                 raise
             break  # a tiling that does not plan at the smaller size: one count it is
-        if n == config.seq_len or len(counts) == 2:
+        if n == _length(config) or len(counts) == 2:
             break
         n //= 2  # a second, smaller count measures how the trace grows
     at, count = counts[0]
     scale = 1.0
-    if at != config.seq_len:
+    if at != _length(config):
         exponent = 2.0  # attention's work grows as N^2 unless two counts say otherwise
         if len(counts) == 2 and counts[1][1].ops > 0:
             exponent = min(3.0, max(1.0, math.log(count.ops / counts[1][1].ops, 2)))
-        scale = (config.seq_len / at) ** exponent
-    workload = Workload(seq_len=config.seq_len, head_dim=config.head_dim, heads=config.heads)
+        scale = (_length(config) / at) ** exponent
+    workload = config.workload()
     bounds = bounds_bytes(workload, info, config.dataflow, dict(config.extra))
     macs, exps = count.macs * scale, count.exps * scale
     return CostEstimate(
@@ -133,7 +153,7 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
         macs=round(macs),
         exps=round(exps),
         counted_at=at,
-        seq_len=config.seq_len,
+        seq_len=_length(config),
         roofline_ns=roofline_ns(info, macs, exps, bounds.get("closed_form", 0.0)),
     )
 

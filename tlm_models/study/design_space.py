@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.study.config import record_workload_words
 from tlm_models.study.variants import label_of
 from tlm_models.units import parse_bandwidth, parse_frequency, parse_size, parse_time
 
@@ -65,10 +66,13 @@ class Axis:
     values: tuple[str, ...]  # in increasing numeric order when numeric, else as first seen
     numeric: bool
     series: tuple[SweptSeries, ...]
+    workload: tuple[str, ...] = ()  # the workload kind's words (record_workload_words)
 
     def title(self) -> str:
-        return f"{self.key} on {self.platform}" + (
-            f", {self.heads} heads" if self.heads != 1 else ""
+        return (
+            f"{self.key} on {self.platform}"
+            + (f", {self.heads} heads" if self.heads != 1 else "")
+            + "".join(f", {word}" for word in self.workload)
         )
 
 
@@ -90,9 +94,9 @@ def swept_axes(records: Iterable[dict[str, Any]]) -> list[Axis]:
                 continue
             rest = tuple(sorted((k, v) for k, v in overrides.items() if k != key))
             platform = str(r.get("config", {}).get("platform", r.get("platform", "")))
-            ident = (platform, int(r.get("heads", 1)), rest)
+            ident = (platform, int(r.get("heads", 1)), rest, tuple(record_workload_words(r)))
             groups.setdefault(ident, []).append((overrides[key], r))
-        for (platform, heads, _rest), points in groups.items():
+        for (platform, heads, _rest, workload), points in groups.items():
             values = list(dict.fromkeys(value for value, _ in points))
             if len(values) < 2:
                 continue
@@ -109,7 +113,7 @@ def swept_axes(records: Iterable[dict[str, Any]]) -> list[Axis]:
                 SweptSeries(label, n, d, tuple(sorted(pts, key=lambda p: order[p[0]])))
                 for (label, n, d), pts in sorted(lines.items(), key=lambda kv: (kv[0][2], kv[0][1]))
             )
-            axes.append(Axis(key, platform, heads, tuple(values), numeric, series))
+            axes.append(Axis(key, platform, heads, tuple(values), numeric, series, workload))
     return axes
 
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tlm_models.study.variants import Variant, format_tokens, label_of, labels_in, metric
+from tlm_models.study.config import record_workload
+from tlm_models.study.variants import (
+    Variant,
+    label_of,
+    labels_in,
+    metric,
+    shape_words,
+)
 
 __all__ = [
     "attention_flops",
@@ -24,9 +31,10 @@ __all__ = [
 
 
 def attention_flops(record: dict[str, Any]) -> float:
-    """FLOPs of exact attention for the record's workload: 4 N^2 d per head."""
-    n, d = int(record["seq_len"]), int(record["head_dim"])
-    return 4.0 * n * n * d * int(record.get("heads", 1))
+    """FLOPs of exact attention for the record's workload: 4 d per visible (query, key) pair
+    per head (4 N^2 d per head of dense self-attention; masked pairs are no useful work)."""
+    w = record_workload(record)
+    return 4.0 * w.visible_pairs() * w.head_dim * w.head_count
 
 
 def pj_per_flop(record: dict[str, Any]) -> float | None:
@@ -67,7 +75,8 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
         "",
         "Energy = action counts x the platform's `energy:` entries (dynamic) + static power x "
         "simulated time; components without a table count actions but add no energy. pJ/FLOP "
-        "divides by exact attention's 4·N²·d FLOPs per head.",
+        "divides by exact attention's 4·d FLOPs per visible (query, key) pair per head "
+        "(4·N²·d without a mask).",
         "",
     ]
     shapes = sorted(
@@ -85,7 +94,7 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
             "EDP (mJ·ms)", "pJ / attention FLOP", *(f"{name} (mJ)" for name in parts),
         ]  # fmt: skip
         lines += [
-            f"### N = {format_tokens(seq_len)} tokens, d = {head_dim}",
+            f"### {shape_words(rows, seq_len)}, d = {head_dim}",
             "",
             "| " + " | ".join(header) + " |",
             "|---|" + "---:|" * (len(header) - 1),

@@ -1,4 +1,8 @@
-"""Grid expansion: platforms x swept settings x dataflows x sequence lengths x head dims.
+"""Grid expansion: platforms x swept settings x dataflows x workloads.
+
+The workload axes are batch sizes, query heads, K/V heads, query lengths Nq, key lengths Nk,
+head dims and masks (docs/workloads.md); a model preset supplies the mask per Nk when none is
+given (causal, or sliding within its window when the window is shorter than the keys).
 
 ``--set sram.capacity=64KiB,128KiB`` sweeps one platform parameter over its values; several
 ``--set`` keys form a cartesian product. ``--param approx.degree=1,2`` sweeps a dataflow
@@ -10,7 +14,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from tlm_models.dataflows.workload import parse_mask
 from tlm_models.errors import UserError
 from tlm_models.study.config import (
     DATAFLOWS,
@@ -19,7 +25,15 @@ from tlm_models.study.config import (
     parse_key_value,
 )
 
-__all__ = ["GridSpec", "SweptSetting", "expand_grid", "parse_swept_setting"]
+__all__ = [
+    "GridSpec",
+    "SweptSetting",
+    "WorkloadFields",
+    "expand_grid",
+    "model_mask",
+    "parse_swept_setting",
+    "workload_fields",
+]
 
 
 @dataclass(frozen=True)
@@ -43,28 +57,95 @@ def parse_swept_setting(text: str, what: str = "--set") -> SweptSetting:
 
 @dataclass(frozen=True)
 class GridSpec:
-    """What a sweep covers; ``expand_grid`` turns it into configurations."""
+    """What a sweep covers; ``expand_grid`` turns it into configurations.
+
+    ``heads`` is one query-head count or a tuple of them; ``kv_heads`` () means = heads,
+    ``kv_lens`` () means = the query length; ``masks`` are texts (``none``, ``causal``,
+    ``sliding:4096``), () meaning ``none`` or, with ``model_window`` >= 0 (a model preset),
+    the model's mask for each Nk (``model_mask``).
+    """
 
     dataflows: tuple[str, ...]
     seq_lens: tuple[int, ...]
     head_dims: tuple[int, ...]
-    heads: int = 1
+    heads: int | tuple[int, ...] = 1
     platforms: tuple[str, ...] = (DEFAULT_PLATFORM,)
     settings: tuple[SweptSetting, ...] = ()
     params: tuple[SweptSetting, ...] = ()
     exact: bool = False  # no steady-state fast-forward
+    batches: tuple[int, ...] = (1,)
+    kv_heads: tuple[int, ...] = ()
+    kv_lens: tuple[int, ...] = ()
+    masks: tuple[str, ...] = ()
+    phase: str = "prefill"
+    layers: int = 1
+    model: str = ""  # preset name or config.json label (a label in results)
+    model_window: int = -1  # -1: no model; 0: a causal model; W: its sliding window
+
+
+#: RunConfig's workload keyword arguments for one point of the grid.
+WorkloadFields = dict[str, Any]
+
+
+def model_mask(window: int, kv_len: int, seq_len: int) -> str:
+    """A causal model's mask at ``seq_len`` queries against ``kv_len`` keys: ``sliding:W``
+    when its window W is shorter than the keys, else ``causal`` (a window covering every key
+    sees what causal sees), and ``none`` for one query row, the last, which sees every key."""
+    if 0 < window < kv_len:
+        return f"sliding:{window}"
+    return "causal" if seq_len > 1 else "none"
+
+
+def workload_fields(spec: GridSpec) -> list[WorkloadFields]:
+    """Every workload of ``spec`` (batch, heads, K/V heads, Nq, Nk, d, mask: outer to inner),
+    as RunConfig keyword arguments."""
+    heads = (spec.heads,) if isinstance(spec.heads, int) else spec.heads
+    for what, items in (("sequence length", spec.seq_lens), ("head dim", spec.head_dims)):
+        if not items:
+            raise UserError(f"a sweep needs at least one {what}")
+    points: list[WorkloadFields] = []
+    for batch, hq, hkv, nq, nk, d in itertools.product(
+        spec.batches,
+        heads,
+        spec.kv_heads or (0,),
+        spec.seq_lens,
+        spec.kv_lens or (0,),
+        spec.head_dims,
+    ):
+        keys = nk or nq
+        if spec.masks:
+            masks = spec.masks
+        elif spec.model_window >= 0:
+            masks = (model_mask(spec.model_window, keys, nq),)
+        else:
+            masks = ("none",)
+        for text in masks:
+            mask, window = parse_mask(text)
+            points.append(
+                {
+                    "batch": batch,
+                    "heads": hq,
+                    "kv_heads": hkv,
+                    "seq_len": nq,
+                    "kv_len": nk,
+                    "head_dim": d,
+                    "mask": mask,
+                    "window": window,
+                    "phase": spec.phase,
+                    "layers": spec.layers,
+                    "model": spec.model,
+                }
+            )
+    return points
 
 
 def expand_grid(spec: GridSpec) -> list[RunConfig]:
-    """All configurations of ``spec`` in a fixed order (platforms outermost, head dims inner)."""
-    for what, items in (
-        ("dataflow", spec.dataflows),
-        ("sequence length", spec.seq_lens),
-        ("head dim", spec.head_dims),
-        ("platform", spec.platforms),
-    ):
+    """All configurations of ``spec`` in a fixed order (platforms outermost, then settings,
+    dataflows, dataflow parameters, workloads); a bad workload is a UserError naming it."""
+    for what, items in (("dataflow", spec.dataflows), ("platform", spec.platforms)):
         if not items:
             raise UserError(f"a sweep needs at least one {what}")
+    points = workload_fields(spec)
     _check_unique("--set", [setting.key for setting in spec.settings])
     _check_unique("--param", [param.key for param in spec.params])
     params_by_dataflow = {df: _params_for(df, spec.params) for df in spec.dataflows}
@@ -75,20 +156,17 @@ def expand_grid(spec: GridSpec) -> list[RunConfig]:
         for overrides in itertools.product(*setting_values):
             for dataflow in spec.dataflows:
                 for extra in params_by_dataflow[dataflow]:
-                    for seq_len in spec.seq_lens:
-                        for head_dim in spec.head_dims:
-                            configs.append(
-                                RunConfig(
-                                    dataflow=dataflow,
-                                    seq_len=seq_len,
-                                    head_dim=head_dim,
-                                    heads=spec.heads,
-                                    platform=platform,
-                                    overrides=tuple(overrides),
-                                    extra=extra,
-                                    exact=spec.exact,
-                                )
+                    for point in points:
+                        configs.append(
+                            RunConfig(
+                                dataflow=dataflow,
+                                platform=platform,
+                                overrides=tuple(overrides),
+                                extra=extra,
+                                exact=spec.exact,
+                                **point,
                             )
+                        )
     return configs
 
 

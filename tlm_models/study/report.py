@@ -3,7 +3,8 @@ section when approx ran (traffic growth in N, time and accuracy trade-off), and 
 configurations.
 
 Every column carries its unit; speedups compare each dataflow with Standard on the same
-variant (platform, overrides, heads).
+variant (platform, overrides, heads, workload kind); a sweep with several kinds of workload
+(causal and not, prefill and decode) also gets them side by side (``workload_report``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ from tlm_models.study.variants import (
     label_of,
     labels_in,
     metric,
+    shape_words,
 )
+from tlm_models.study.workload_report import workload_section
 
 __all__ = ["REPORT_FILE", "load_results", "render_report", "write_report"]
 
@@ -114,6 +117,7 @@ def render_report(
         if approx_records(variant.records) or _side_shapes(variant):
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))
+    lines += workload_section(records)
     for axis in swept_axes(records):
         lines += _design_section(axis, figures.get(design_heading(axis), ()))
     whole = figures.get("", ())
@@ -174,7 +178,7 @@ def _variant_section(
     main = variant.main_records()
     for seq_len, head_dim in variant.main_shapes():
         rows = _rows_of(main, seq_len, head_dim)
-        lines += [f"### N = {format_tokens(seq_len)} tokens, d = {head_dim}", ""]
+        lines += [f"### {shape_words(rows, seq_len)}, d = {head_dim}", ""]
         if not rows:
             lines += ["All configurations of this shape failed.", ""]
             continue

@@ -23,6 +23,7 @@ from tlm_models.dataflows.io_formulas import (
 from tlm_models.dataflows.workload import Workload
 from tlm_models.diagnosis import diagnose, peaks_of
 from tlm_models.energy.model import energy_section
+from tlm_models.errors import UserError
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
@@ -45,32 +46,56 @@ def bounds_bytes(
 ) -> dict[str, float]:
     """Closed-form off-chip bytes of the dataflow's tiling and the lower bounds, for reports.
 
+    ``compulsory`` is the floor of every workload: Q and O once per query head, the K and V
+    rows some query sees once per K/V head (``Workload.compulsory_elements``). The MMM and
+    order-of-growth bounds are stated for dense self-attention (N x N scores) only.
     ``params`` are the dataflow's parameters (approx: degree, bound); approx runs also get
     their own lower bound, reading Q, K, V and writing O once (4Nd elements).
     """
     m = info.capacity_elements(workload.elem_bytes)
     n, d, eb, heads = workload.seq_len, workload.head_dim, workload.elem_bytes, workload.head_count
     bounds: dict[str, float] = {
-        "mmm_lower_bound": mmm_lower_bound(n, d, m) * eb * heads,
-        "attention_order_bound": attention_order_bound(n, d, m) * eb * heads,
+        "compulsory": float(sum(workload.compulsory_elements().values()) * eb),
     }
+    if workload.dense:
+        bounds["mmm_lower_bound"] = mmm_lower_bound(n, d, m) * eb * heads
+        bounds["attention_order_bound"] = attention_order_bound(n, d, m) * eb * heads
     if dataflow == "approx":
         bounds["closed_form"] = float(approx_traffic(workload, info, params).total_bytes)
-        bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
+        if workload.dense:
+            bounds["approx_lower_bound"] = float(approx_lower_bound(n, d) * eb * heads)
     elif (formula := TRAFFIC.get(dataflow)) is not None:
         bounds["closed_form"] = float(formula(workload, info, params).total_bytes)
     return bounds
 
 
 def _describe(config: RunConfig) -> str:
-    """``flash2, N = 8K, d = 64`` (and heads, parameters, overrides when set): a run's name in
-    timeline files and pictures."""
+    """``flash2, N = 8K, d = 64`` (and heads, the workload's mask, K/V heads, phase, batch when
+    not the default, parameters, overrides): a run's name in timeline files and pictures."""
     parts = [config.dataflow, f"N = {format_tokens(config.seq_len)}", f"d = {config.head_dim}"]
     if config.heads != 1:
         parts.append(f"{config.heads} heads")
+    parts += config.workload_parts()
     parts += [f"{k} = {v}" for k, v in config.extra]
     parts += list(config.overrides)
     return ", ".join(parts)
+
+
+def all_layers(result: Mapping[str, Any], layers: int) -> dict[str, float]:
+    """The model's ``layers`` identical attention layers run back to back, one after the other
+    on the same chip: the simulated layer's time, off-chip bytes, MACs, exps and energy times
+    ``layers`` (nothing overlaps between layers; the layers between them are not modelled)."""
+    energy = result.get("energy") or {}
+    totals = {
+        "layers": float(layers),
+        "sim_time_ns": float(result["sim_time_ns"]) * layers,
+        "offchip_bytes": float(result["offchip_bytes"]["total"]) * layers,
+        "macs": float(result["pe"]["macs"]) * layers,
+        "exps": float(result["exp"]["exps"]) * layers,
+    }
+    if "total_j" in energy:
+        totals["energy_j"] = float(energy["total_j"]) * layers
+    return totals
 
 
 def _pe_mapping(platform: PlatformConfig) -> str | None:
@@ -91,7 +116,7 @@ def _pe_mapping(platform: PlatformConfig) -> str | None:
 #: stores them once (top level), not again under ``tiling``.
 _NOT_TILING = (
     *("seq_len", "head_dim", "heads", "batch", "kv_heads", "kv_len", "mask", "window", "phase"),
-    *("scale", "capacity_elements", "variant"),
+    *("scale", "capacity_elements", "variant", "tile", "tiles"),
 )
 
 
@@ -109,6 +134,14 @@ def run_one(
     (``tlm_models.resolved_run``)."""
     started = time.perf_counter()
     run = config if isinstance(config, ResolvedRun) else resolve_run(config)
+    if run.platform.tiles is not None:
+        from tlm_models.study.tile_run import run_tiled
+
+        if timeline or vcd or export_stl:
+            raise UserError(
+                "timelines, VCD and STL export are not available on a tiled platform yet"
+            )
+        return run_tiled(run)
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
     # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
     # few iterations ahead of the replay and the skip starts soon after the loop repeats.
@@ -139,37 +172,61 @@ def run_one(
         write_chrome_json(out.timeline, Path(timeline))
     if vcd and out.timeline is not None:
         write_vcd(out.timeline, Path(vcd))
-    identity = {
-        "dataflow": config.dataflow,
-        "platform": config.platform,
-        "platform_name": platform.name,
-        "overrides": list(config.overrides),
-        "seq_len": config.seq_len,
-        "head_dim": config.head_dim,
-        "heads": config.heads,
-        "elem_bytes": run.elem_bytes,
-        "capacity_elements": run.capacity_elements,
-        "tiling": {k: v for k, v in emitted.header.params.items() if k not in _NOT_TILING},
-    }
+    identity = run_identity(run, emitted.header.params)
     # Every dataflow switch in effect, given or default (variants.py; approx: its own).
     variant = emitted.header.params.get("variant")
     result = compose_result(out.replay, info, identity, out.wall_s)
     result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
-    result["energy"] = energy_section(platform, out.platform, result)
+    return finish_result(result, run, out.platform, out.fast_forward, out.ops, started, out.wall_s)
+
+
+def run_identity(run: ResolvedRun, header_params: Mapping[str, Any]) -> dict[str, Any]:
+    """What a result says about the run it is of (top-level fields of the result JSON)."""
+    config, platform = run.config, run.platform
+    return {
+        "dataflow": config.dataflow,
+        "platform": config.platform,
+        "platform_name": platform.name,
+        "overrides": list(config.overrides),
+        **config.workload_fields(),
+        "layers": config.layers,
+        "elem_bytes": run.elem_bytes,
+        "capacity_elements": run.capacity_elements,
+        "tiling": {k: v for k, v in header_params.items() if k not in _NOT_TILING},
+    }
+
+
+def finish_result(
+    result: dict[str, Any],
+    run: ResolvedRun,
+    platform_stats: dict[str, Any],
+    fast_forward: dict[str, Any] | None,
+    ops: int,
+    started: float,
+    replay_wall_s: float,
+    peaks: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """The sections every result carries beside the replay's figures: energy, fast-forward,
+    peaks (``peaks``, else the platform's), diagnosis and the wall times."""
+    config, platform, info = run.config, run.platform, run.info
+    result["energy"] = energy_section(platform, platform_stats, result)
     if config.dataflow == "approx":
         p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
     result["fast_forward"] = (
-        {**out.fast_forward, "simulated_ops": out.ops}
-        if out.fast_forward
+        {**fast_forward, "simulated_ops": ops}
+        if fast_forward
         else {
             "enabled": False,
             "reason": "--exact" if config.exact else "the dataflow marks no loop iterations",
         }
     )
-    result["peaks"] = peaks_of(info)
+    if config.model:
+        result["model"] = config.model
+    result["all_layers"] = all_layers(result, config.layers)
+    result["peaks"] = peaks or peaks_of(info)
     result["diagnosis"] = diagnose(result, _pe_mapping(platform))
     result["wall_s"] = time.perf_counter() - started
-    result["replay_wall_s"] = out.wall_s
+    result["replay_wall_s"] = replay_wall_s
     return result

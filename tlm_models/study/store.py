@@ -52,9 +52,8 @@ def error_record(config: RunConfig, message: str) -> dict[str, Any]:
         "config": config.as_dict(),
         "dataflow": config.dataflow,
         "platform": config.platform,
-        "seq_len": config.seq_len,
-        "head_dim": config.head_dim,
-        "heads": config.heads,
+        **config.workload_fields(),
+        "layers": config.layers,
         "overrides": list(config.overrides),
         "error": message,
     }

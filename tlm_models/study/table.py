@@ -15,9 +15,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from tlm_models.dataflows.workload import MASKS, PHASES
 from tlm_models.study.config import DATAFLOWS
 
-__all__ = ["CSV_FILE", "flatten", "sort_records", "write_csv"]
+__all__ = ["CSV_FILE", "flatten", "sort_records", "workload_rank", "write_csv"]
 
 CSV_FILE = "results.csv"
 
@@ -26,8 +27,16 @@ _LEADING_COLUMNS = (
     "dataflow",
     "platform",
     "seq_len",
+    "kv_len",
     "head_dim",
     "heads",
+    "kv_heads",
+    "batch",
+    "mask",
+    "window",
+    "phase",
+    "layers",
+    "model",
     "overrides",
     "error",
     "sim_time_ns",
@@ -69,6 +78,15 @@ def _row(record: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
+def workload_rank(record: dict[str, Any]) -> tuple[int, int]:
+    """Prefill before decode, then no mask, causal, sliding: the order reports list them."""
+    phase, mask = record.get("phase") or "prefill", record.get("mask") or "none"
+    return (
+        PHASES.index(phase) if phase in PHASES else len(PHASES),
+        MASKS.index(mask) if mask in MASKS else len(MASKS),
+    )
+
+
 def sort_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records in a canonical order (platform, overrides, dataflow, N, d, ...), not run order."""
 
@@ -81,7 +99,9 @@ def sort_records(records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             json.dumps(record.get("overrides", [])),
             rank,
             json.dumps(config.get("extra", {}), sort_keys=True),
+            *workload_rank(record),
             int(record.get("seq_len", 0)),
+            int(record.get("kv_len") or record.get("seq_len", 0)),
             int(record.get("head_dim", 0)),
             int(record.get("heads", 0)),
             str(record.get("key", "")),

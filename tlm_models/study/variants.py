@@ -1,15 +1,18 @@
-"""Groups result records for reports and plots: one variant per platform, overrides and heads.
+"""Groups result records for reports and plots: one variant per platform, overrides, heads
+and workload kind (mask, K/V heads, phase, batch, key length, layers, model: the words of
+``record_workload_words``).
 
-Speedups and tables compare dataflows only within a variant, i.e. on the same hardware.
+Speedups and tables compare dataflows only within a variant, i.e. on the same hardware and
+the same kind of workload; ``workload_report`` sets the kinds side by side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tlm_models.study.config import DATAFLOWS
+from tlm_models.study.config import DATAFLOWS, format_tokens, record_workload_words
 from tlm_models.study.table import sort_records
 
 __all__ = [
@@ -20,22 +23,26 @@ __all__ = [
     "label_of",
     "labels_in",
     "metric",
+    "shape_words",
 ]
 
 
 @dataclass(frozen=True)
 class Variant:
-    """Records run on the same platform with the same overrides and head count."""
+    """Records run on the same platform with the same overrides, head count and workload kind
+    (``workload``: e.g. ``("decode", "GQA 32/8", "Nk = 8K")``; empty for dense attention)."""
 
     platform: str
     overrides: tuple[str, ...]
     heads: int
     records: tuple[dict[str, Any], ...]
+    workload: tuple[str, ...] = ()
 
     def title(self) -> str:
         parts = [self.platform, *self.overrides]
         if self.heads != 1:
             parts.append(f"{self.heads} heads")
+        parts += self.workload
         return ", ".join(parts)
 
     def ok_records(self) -> list[dict[str, Any]]:
@@ -72,16 +79,17 @@ def approx_heading(variant: Variant, titled: bool) -> str:
 
 def group_variants(records: Iterable[dict[str, Any]]) -> list[Variant]:
     """Splits records into variants, in canonical record order."""
-    groups: dict[tuple[str, tuple[str, ...], int], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, tuple[str, ...], int, tuple[str, ...]], list[dict[str, Any]]] = {}
     for record in sort_records(records):
         # The platform *file* as configured: results may name the platform differently.
         ident = (
             str(record.get("config", {}).get("platform", record.get("platform", ""))),
             tuple(str(item) for item in record.get("overrides", [])),
             int(record.get("heads", 1)),
+            tuple(record_workload_words(record)),
         )
         groups.setdefault(ident, []).append(record)
-    return [Variant(p, o, h, tuple(rs)) for (p, o, h), rs in groups.items()]
+    return [Variant(p, o, h, tuple(rs), w) for (p, o, h, w), rs in groups.items()]
 
 
 def label_of(record: dict[str, Any]) -> str:
@@ -114,6 +122,10 @@ def metric(record: dict[str, Any], path: str) -> float | None:
     return float(value)
 
 
-def format_tokens(n: int) -> str:
-    """8192 -> ``8K``; other lengths as plain numbers."""
-    return f"{n // 1024}K" if n % 1024 == 0 else str(n)
+def shape_words(rows: Sequence[dict[str, Any]], seq_len: int) -> str:
+    """``N = 8K tokens``, or ``Nq = 1, Nk = 8K tokens`` when the keys are not the queries
+    (a variant holds one key length then: it is part of its title)."""
+    kv_len = int(rows[0].get("kv_len") or seq_len) if rows else seq_len
+    if kv_len == seq_len:
+        return f"N = {format_tokens(seq_len)} tokens"
+    return f"Nq = {format_tokens(seq_len)}, Nk = {format_tokens(kv_len)} tokens"

@@ -31,19 +31,33 @@ class BandwidthServer {
   // The same with the current simulation time `now` (= now_ticks()) already at hand.
   Ticks serve(Ticks arrival, Ticks duration, Ticks now) {
     prune(now);
-    std::size_t at = 0;
-    const Ticks start = earliest(arrival, duration, &at);
-    book(at, start, start + duration);
-    busy_ticks_ += duration;
-    wait_ticks_ += start - arrival;
-    ++requests_;
-    activity_.record(start, start + duration);
-    return start;
+    return take(find(arrival, duration), arrival, duration);
   }
 
   // The start `serve` would give, without booking (to choose among equivalent servers).
   Ticks earliest_start(Ticks arrival, Ticks duration) const {
     return earliest(arrival, duration, nullptr);
+  }
+
+  // Choosing among equivalent servers without searching twice: `prune(now)` every candidate,
+  // `find` the start on each, then `take` the chosen one's. Same bookings and statistics as
+  // `serve(arrival, duration, now)`.
+  struct Slot {
+    Ticks start = 0;
+    std::size_t at = 0;  // index before which the booking goes
+  };
+  Slot find(Ticks arrival, Ticks duration) const {
+    Slot s;
+    s.start = earliest(arrival, duration, &s.at);
+    return s;
+  }
+  Ticks take(const Slot& s, Ticks arrival, Ticks duration) {
+    book(s.at, s.start, s.start + duration);
+    busy_ticks_ += duration;
+    wait_ticks_ += s.start - arrival;
+    ++requests_;
+    activity_.record(s.start, s.start + duration);
+    return s.start;
   }
 
   // End of the last booked interval.
@@ -59,6 +73,26 @@ class BandwidthServer {
     busy_ticks_ = 0;
     wait_ticks_ = 0;
     requests_ = 0;
+  }
+
+  // Drops the bookings that ended by `now` (they can never matter again). They leave from the
+  // front, so they are skipped by advancing head_ and the storage is compacted only once they
+  // make up most of it.
+  void prune(Ticks now) {
+    std::size_t n = head_;
+    while (n < booked_.size() && booked_[n].end <= now) ++n;
+    if (n == head_) return;
+    last_end_ = std::max(last_end_, booked_[n - 1].end);
+    if (n == booked_.size()) {
+      booked_.clear();
+      head_ = 0;
+      return;
+    }
+    head_ = n;
+    if (head_ >= 64 && head_ * 2 >= booked_.size()) {
+      booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
   }
 
  private:
@@ -100,25 +134,6 @@ class BandwidthServer {
       booked_.push_back(BusyInterval{start, end});
     else
       booked_.insert(booked_.begin() + static_cast<std::ptrdiff_t>(at), BusyInterval{start, end});
-  }
-
-  // Drops the bookings that ended by `now`. They leave from the front, so they are skipped by
-  // advancing head_ and the storage is compacted only once they make up most of it.
-  void prune(Ticks now) {
-    std::size_t n = head_;
-    while (n < booked_.size() && booked_[n].end <= now) ++n;
-    if (n == head_) return;
-    last_end_ = std::max(last_end_, booked_[n - 1].end);
-    if (n == booked_.size()) {
-      booked_.clear();
-      head_ = 0;
-      return;
-    }
-    head_ = n;
-    if (head_ >= 64 && head_ * 2 >= booked_.size()) {
-      booked_.erase(booked_.begin(), booked_.begin() + static_cast<std::ptrdiff_t>(head_));
-      head_ = 0;
-    }
   }
 
   // booked_[head_, size): future and current work, sorted and disjoint; [0, head_) are

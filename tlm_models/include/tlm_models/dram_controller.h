@@ -1,9 +1,12 @@
 // The memory controller of one DRAM channel (or pseudo-channel): bounded request queues per
 // bank, a scheduler (FCFS or FR-FCFS) choosing each bank's next request, read and write
 // phases switched by write-queue watermarks, a page policy, refresh that blocks the banks, and
-// command timing from DramTimingChecker. No SystemC process: the caller submits requests with
-// their arrival times and runs the controller until they have completed; commands are decided
-// one at a time, always the one that can issue earliest. docs/models/hbm.md has the rules.
+// command timing from DramTimingChecker. No SystemC process: commands are decided one at a
+// time, always the one that can issue earliest. Two ways to drive it: submit() then drain()
+// (the caller hands over requests and runs the controller until they have completed), or, for
+// a front end that keeps time, enqueue() requests as they arrive and run_until(now) whenever
+// time advances, which decides only commands due by `now` so that every request that arrived
+// before a decision is a candidate of it. docs/models/hbm.md has the rules.
 #ifndef TLM_MODELS_DRAM_CONTROLLER_H
 #define TLM_MODELS_DRAM_CONTROLLER_H
 
@@ -23,6 +26,15 @@
 #include "tlm_models/dram_timing_checker.h"
 
 namespace tlm_models {
+
+// Told when a request has issued its last column command (run_until / drain).
+class DramCompletionListener {
+ public:
+  virtual ~DramCompletionListener() = default;
+  // `tag` as submitted, its `bank` (whose queue has a free slot now, which the listener may
+  // fill with enqueue()); `end` = end of the request's last data burst.
+  virtual void completed(std::uint32_t tag, unsigned bank, Ticks end) = 0;
+};
 
 class DramController {
  public:
@@ -54,25 +66,39 @@ class DramController {
     // order they left): the request enters when the oldest of those had left.
     const std::size_t depth = b.departures.size();
     const Ticks slot = b.departures[(b.next_departure + b.queue.size()) % depth];
-    DramRequest r;
-    r.arrival = arrival;
-    r.admitted = std::max(arrival, slot);
-    r.row = row;
-    r.seq = seq_++;
-    r.bursts = bursts;
-    r.bytes = bytes;
-    r.tag = tag;
-    r.write = write;
-    if (r.admitted > arrival) {
-      ++stats_.backpressured;
-      stats_.backpressure_time += r.admitted - arrival;
-    }
-    if (stats_.reads + stats_.writes == 0) stats_.first_arrival = arrival;
-    ++(write ? stats_.writes : stats_.reads);
-    ++(write ? writes_queued_ : reads_queued_);
-    if (b.queue.empty()) active_.push_back(bank);
-    b.queue.push_back(r);
+    push(arrival, std::max(arrival, slot), bank, row, bursts, bytes, write, tag);
   }
+
+  // For a front end that keeps time: whether `bank`'s queue has a free slot now.
+  bool has_room(unsigned bank) const { return banks_[bank].queue.size() < cfg_.queue_depth; }
+
+  // Queues a request that arrived at `arrival` and enters its bank queue at `admitted` (later
+  // when it found the queue full and waited for a slot); the queue must have room.
+  void enqueue(Ticks arrival, Ticks admitted, unsigned bank, std::uint64_t row,
+               std::uint32_t bursts, std::uint32_t bytes, bool write, std::uint32_t tag) {
+    push(arrival, admitted, bank, row, bursts, bytes, write, tag);
+  }
+
+  // Issues, in time order, every command (and due refresh) that can issue at or before `now`;
+  // returns when the next one can (never_ready() when no request is queued). Decisions wait
+  // for their time so that requests enqueued until then compete for them.
+  Ticks run_until(Ticks now) {
+    while (!active_.empty()) {
+      const Choice c = choose();
+      const bool refresh = refresh_due(c.at);
+      const Ticks at = refresh ? refresh_.next_due() : c.at;
+      if (at > now) return at;
+      if (refresh)
+        issue_refresh();
+      else
+        issue(c);
+    }
+    return never_ready();
+  }
+  static constexpr Ticks never_ready() { return ~Ticks{0}; }
+
+  // Told of every request's completion (nullptr: off).
+  void set_completion_listener(DramCompletionListener* l) { listener_ = l; }
 
   // Where completion times go: (*sink)[tag] = end of the request's last data burst. The
   // vector must be long enough for every tag submitted.
@@ -120,6 +146,29 @@ class DramController {
     return checker_.issue(c, bank, group, at);
   }
 
+  void push(Ticks arrival, Ticks admitted, unsigned bank, std::uint64_t row,
+            std::uint32_t bursts, std::uint32_t bytes, bool write, std::uint32_t tag) {
+    Bank& b = banks_[bank];
+    DramRequest r;
+    r.arrival = arrival;
+    r.admitted = admitted;
+    r.row = row;
+    r.seq = seq_++;
+    r.bursts = bursts;
+    r.bytes = bytes;
+    r.tag = tag;
+    r.write = write;
+    if (r.admitted > arrival) {
+      ++stats_.backpressured;
+      stats_.backpressure_time += r.admitted - arrival;
+    }
+    if (stats_.reads + stats_.writes == 0) stats_.first_arrival = arrival;
+    ++(write ? stats_.writes : stats_.reads);
+    ++(write ? writes_queued_ : reads_queued_);
+    if (b.queue.empty()) active_.push_back(bank);
+    b.queue.push_back(r);
+  }
+
   static bool is_column(DramCommand c) { return c == DramCommand::rd || c == DramCommand::wr; }
 
   // Reads and writes are served in phases: a write phase starts when writes_high writes wait
@@ -141,6 +190,17 @@ class DramController {
 
   // Decides and issues one command (or a due refresh).
   void step() {
+    const Choice best = choose();
+    if (refresh_due(best.at))
+      issue_refresh();
+    else
+      issue(best);
+  }
+
+  bool refresh_due(Ticks at) const { return refresh_.enabled() && refresh_.next_due() <= at; }
+
+  // The command that can issue earliest: each bank's pick by the scheduler, in this phase.
+  Choice choose() {
     choose_phase();
     Choice best;
     for (unsigned bank : active_) {
@@ -161,11 +221,7 @@ class DramController {
         best = Choice{bank, i, cmd, at};
       }
     }
-    if (refresh_.enabled() && refresh_.next_due() <= best.at) {
-      issue_refresh();
-      return;
-    }
-    issue(best);
+    return best;
   }
 
   void issue(const Choice& c) {
@@ -225,6 +281,7 @@ class DramController {
     b.departures[b.next_departure] = c.at;
     b.next_departure = (b.next_departure + 1) % b.departures.size();
     if (done_) (*done_)[r.tag] = end;
+    const std::uint32_t tag = r.tag;
     const std::uint64_t row = r.row;
     b.queue.erase(b.queue.begin() + c.index);
     if (close_row_after_access(cfg_.page_policy, b.queue, row)) {
@@ -234,6 +291,8 @@ class DramController {
       b.open = false;
     }
     if (b.queue.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
+    // Last: the listener may enqueue into the slot just freed.
+    if (listener_) listener_->completed(tag, c.bank, end);
   }
 
   // Precharges what the due refresh needs, then issues REF (all banks) or REFpb (one bank).
@@ -272,6 +331,7 @@ class DramController {
   bool last_was_read_ = true, any_column_ = false;
   std::vector<Ticks>* done_ = nullptr;
   std::vector<DramCommandRecord>* log_ = nullptr;
+  DramCompletionListener* listener_ = nullptr;
   DramChannelStats stats_;
   ActivityLog activity_;
 };

@@ -1,7 +1,10 @@
 // Off-chip HBM (or any JEDEC DRAM): channels interleaved by address, each a bandwidth server
 // with a fixed latency ("bandwidth" fidelity, the fast default) or a memory controller issuing
 // ACT/PRE/RD/WR/REF under the full command timing set ("bank" fidelity, dram_controller.h).
-// Loosely timed: b_transport annotates the delay to the response; no processes. Optional sparse
+// Loosely timed: b_transport annotates the delay to the response. At bank fidelity with
+// request_mode "queued", b_transport instead waits until the request's arrival time, queues it
+// and waits until the channel's scheduler process has issued its commands, so that requests
+// other initiator threads have outstanding compete in the controller's queues. Optional sparse
 // backing storage with DMI per page. Parameters, timing formulas and statistics:
 // docs/models/hbm.md.
 #ifndef TLM_MODELS_HBM_H
@@ -9,12 +12,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <systemc>
+#include <sysc/kernel/sc_dynamic_processes.h>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -58,6 +63,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     unsigned write_high_watermark = 16;
     unsigned write_low_watermark = 4;
     std::string refresh = "all_bank";
+    // "immediate": each b_transport is served alone and returns at once (requests are committed
+    // in call order); "queued": b_transport waits in the controller's queue (bank fidelity,
+    // callers in SC_THREADs), so requests outstanding together are reordered.
+    std::string request_mode = "immediate";
     sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_ras = sc_core::sc_time(34, sc_core::SC_NS);
@@ -98,6 +107,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (refresh != "all_bank" && refresh != "per_bank")
         return "refresh must be 'all_bank' or 'per_bank', got '" + refresh + "'";
       if (queue_depth == 0) return "queue_depth must be at least 1";
+      if (request_mode != "immediate" && request_mode != "queued")
+        return "request_mode must be 'immediate' or 'queued', got '" + request_mode + "'";
+      if (request_mode == "queued" && fidelity != "bank")
+        return "request_mode 'queued' needs fidelity 'bank' (the bandwidth level has no queue)";
       if (write_low_watermark >= write_high_watermark)
         return "write_low_watermark must be below write_high_watermark";
       if (t_refi != sc_core::SC_ZERO_TIME && t_rfc >= t_refi)
@@ -125,6 +138,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     channels_.reserve(p.channels);
     for (unsigned i = 0; i < p.channels; ++i) channels_.emplace_back(c);
     if (bank_level_) build_controllers();
+    if (p.request_mode == "queued") spawn_schedulers();
     scratch_.assign(p.channels, 0);
     if (p.storage) storage_ = std::make_unique<SparseStorage>(p.size);
     target.register_b_transport(this, &HbmMemory::b_transport);
@@ -331,14 +345,21 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    if (!fronts_.empty() && delay != sc_core::SC_ZERO_TIME) {
+      // Queued: the request reaches the controller at its time, not before.
+      sc_core::wait(delay);
+      delay = sc_core::SC_ZERO_TIME;
+    }
     Ticks now = now_ticks();
     Ticks arrival = now + to_ticks(delay);
     if (requests_++ == 0) first_arrival_ = arrival;
     if (request_log_.enabled()) request_log_.record(arrival, addr, len, write);
     ++(write ? writes_ : reads_);
-    Ticks end = bank_level_ ? serve_banks(arrival, addr, len, write)
-                            : serve_channels(arrival, addr, len, write);
-    Ticks ready = end + latency_;
+    Ticks end = !fronts_.empty() ? serve_queued(arrival, addr, len, write)
+                : bank_level_    ? serve_banks(arrival, addr, len, write)
+                                 : serve_channels(arrival, addr, len, write);
+    if (!fronts_.empty()) now = now_ticks();
+    Ticks ready = std::max(end + latency_, now);
     latency_stats_.record(ready - arrival);
     if (storage_)
       storage_->access(write, addr, t.get_data_ptr(), len, ByteEnables::of(t));
@@ -391,6 +412,124 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     return end;
   }
 
+  // Queued mode: a request in flight through the controllers (several runs, maybe several
+  // channels); `runs` counts the runs not yet completed plus one while runs are still queued.
+  struct InFlight {
+    unsigned runs = 0;
+    Ticks end = 0;
+    sc_core::sc_event done;      // at the response time, end + latency
+    sc_core::sc_event admitted;  // the run that waited for a slot has entered its bank queue
+  };
+
+  // A run that found its bank queue full, in arrival order: a freed slot goes to the first
+  // one waiting for that bank, so waiting requests enter in the order they came.
+  struct Waiting {
+    unsigned bank;
+    std::uint64_t row;
+    Ticks arrival;
+    std::uint32_t bursts, bytes, tag;
+    bool write;
+  };
+
+  // Queued mode, one per channel: wakes the channel's scheduler process on arrivals and hears
+  // of completions.
+  struct ChannelFront : DramCompletionListener {
+    HbmMemory* owner = nullptr;
+    DramController* controller = nullptr;
+    sc_core::sc_event arrival;  // a run was queued (notified a delta later: all of now's arrive)
+    std::deque<Waiting> waiting;
+    void completed(std::uint32_t tag, unsigned bank, Ticks end) override {
+      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
+        if (w->bank != bank) continue;
+        controller->enqueue(w->arrival, now_ticks(), bank, w->row, w->bursts, w->bytes, w->write,
+                            w->tag);
+        owner->in_flight_[w->tag]->admitted.notify();
+        waiting.erase(w);
+        break;
+      }
+      owner->run_completed(tag, end);
+    }
+  };
+
+  void spawn_schedulers() {
+    for (unsigned i = 0; i < p_.channels; ++i) {
+      fronts_.push_back(std::make_unique<ChannelFront>());
+      ChannelFront& f = *fronts_.back();
+      f.owner = this;
+      f.controller = &controllers_[i];
+      controllers_[i].set_completion_listener(&f);
+      controllers_[i].set_completion_sink(nullptr);
+      sc_core::sc_spawn_options o;
+      o.spawn_method();
+      o.dont_initialize();
+      o.set_sensitivity(&f.arrival);
+      sc_core::sc_spawn([this, i] { schedule(i); }, ("scheduler" + std::to_string(i)).c_str(), &o);
+    }
+  }
+
+  // The scheduler process of channel i: issues what is due now, then sleeps until the next
+  // command can issue or a request arrives.
+  void schedule(unsigned i) {
+    const Ticks now = now_ticks();
+    const Ticks next = controllers_[i].run_until(now);
+    if (next == DramController::never_ready())
+      sc_core::next_trigger(fronts_[i]->arrival);
+    else
+      sc_core::next_trigger(from_ticks(next - now), fronts_[i]->arrival);
+  }
+
+  // A run's last command has issued (so its data end is known): when the request's last run
+  // has, its caller resumes at the response time.
+  void run_completed(std::uint32_t tag, Ticks end) {
+    InFlight& f = *in_flight_[tag];
+    f.end = std::max(f.end, end);
+    if (--f.runs == 0) f.done.notify(from_ticks(f.end + latency_ - now_ticks()));
+  }
+
+  // Queued mode: the runs of serve_banks, each entering its bank queue (after the requests
+  // that waited before it when the queue is full: the backpressure the caller feels); returns
+  // at the response time, when the controller has issued every run and the data has moved.
+  Ticks serve_queued(Ticks arrival, std::uint64_t addr, std::uint64_t len, bool write) {
+    std::uint32_t tag;
+    if (free_in_flight_.empty()) {
+      tag = static_cast<std::uint32_t>(in_flight_.size());
+      in_flight_.push_back(std::make_unique<InFlight>());
+    } else {
+      tag = free_in_flight_.back();
+      free_in_flight_.pop_back();
+    }
+    InFlight& f = *in_flight_[tag];
+    f.runs = 1;
+    f.end = arrival;
+    for (std::uint64_t stop = addr + len; addr < stop;) {
+      const DramAddress a = mapper_.map(addr);
+      const std::uint64_t n = std::min(stop - addr, mapper_.run_length(addr));
+      const auto bursts = static_cast<std::uint32_t>(
+          (a.column + n - 1) / p_.burst_bytes - a.column / p_.burst_bytes + 1);
+      DramController& c = controllers_[a.channel];
+      ChannelFront& front = *fronts_[a.channel];
+      ++f.runs;
+      if (c.has_room(a.bank)) {
+        c.enqueue(arrival, now_ticks(), a.bank, a.row, bursts, static_cast<std::uint32_t>(n),
+                  write, tag);
+        front.arrival.notify(sc_core::SC_ZERO_TIME);
+      } else {
+        front.waiting.push_back(
+            Waiting{a.bank, a.row, arrival, bursts, static_cast<std::uint32_t>(n), tag, write});
+        sc_core::wait(f.admitted);
+      }
+      addr += n;
+    }
+    if (--f.runs > 0) {
+      sc_core::wait(f.done);
+    } else {
+      const Ticks ready = f.end + latency_;
+      if (ready > now_ticks()) sc_core::wait(from_ticks(ready - now_ticks()));
+    }
+    free_in_flight_.push_back(tag);
+    return f.end;
+  }
+
   unsigned transport_dbg(tlm::tlm_generic_payload& t) {
     std::uint64_t addr = t.get_address();
     if (addr >= p_.size) return 0;
@@ -439,6 +578,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   std::vector<Ticks> done_;                  // completion of each run of the transaction
   std::vector<unsigned> touched_;            // channels the transaction queued runs at
   std::vector<std::uint64_t> scratch_;  // per-channel bytes of the transaction being split
+  std::vector<std::unique_ptr<ChannelFront>> fronts_;  // queued mode, per channel
+  std::vector<std::unique_ptr<InFlight>> in_flight_;   // queued mode: indexed by tag
+  std::vector<std::uint32_t> free_in_flight_;
   std::unique_ptr<SparseStorage> storage_;
   LatencyStats latency_stats_;
   RequestLog request_log_;

@@ -30,10 +30,15 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     double clock = 1e9;
     std::uint64_t width = 64;
     sc_core::sc_time hop_latency = sc_core::sc_time(1, sc_core::SC_NS);
+    std::string topology = "crossbar";  // crossbar | mesh (2-D, XY routing)
+    unsigned mesh_columns = 4;          // mesh: routers per row; input i sits at router i
 
     std::string check() const {
       if (!(clock > 0)) return "clock must be positive";
       if (width == 0) return "width must be at least 1 B per cycle";
+      if (topology != "crossbar" && topology != "mesh")
+        return "topology must be crossbar or mesh, found '" + topology + "'";
+      if (mesh_columns == 0) return "mesh_columns must be at least 1";
       return "";
     }
   };
@@ -42,11 +47,12 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     std::uint64_t base;
     std::uint64_t size;
     unsigned out;
+    std::uint64_t offset;  // the target sees address - offset
     std::uint64_t last() const { return base + size - 1; }
+    // The route's first and last address as the target sees them.
+    std::uint64_t target_first() const { return base - offset; }
+    std::uint64_t target_last() const { return last() - offset; }
   };
-
-  //! Links a forwarded transaction crosses (one crossbar stage).
-  static constexpr std::uint64_t kHops = 1;
 
   tlm_utils::multi_passthrough_target_socket<Interconnect> in;
   tlm_utils::multi_passthrough_initiator_socket<Interconnect> out;
@@ -63,6 +69,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       SC_REPORT_FATAL("tlm_models/interconnect", (std::string(this->name()) + ": " + err).c_str());
     period_ = period_ticks(p.clock);
     hop_ = to_ticks(p.hop_latency);
+    mesh_ = p.topology == "mesh";
     in.register_b_transport(this, &Interconnect::b_transport);
     in.register_nb_transport_fw(this, &Interconnect::nb_transport_fw);
     in.register_transport_dbg(this, &Interconnect::transport_dbg);
@@ -76,11 +83,18 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   // Maps [base, base + size) to output `out_index`; the target there sees address - base.
   // Overlapping routes are a platform error.
   void add_route(std::uint64_t base, std::uint64_t size, unsigned out_index) {
-    if (size == 0 || base + (size - 1) < base) {
-      report_route_error("route " + describe(Route{base, size, out_index}) + " is empty or wraps");
+    add_route(base, size, out_index, base);
+  }
+
+  // The same, the target seeing address - offset: offset 0 passes addresses through unchanged,
+  // for an output that leads to another interconnect which decodes the window itself.
+  void add_route(std::uint64_t base, std::uint64_t size, unsigned out_index, std::uint64_t offset) {
+    if (size == 0 || base + (size - 1) < base || offset > base) {
+      report_route_error("route " + describe(Route{base, size, out_index, offset}) +
+                         " is empty, wraps or has an offset above its base");
       return;
     }
-    Route r{base, size, out_index};
+    Route r{base, size, out_index, offset};
     for (const Route& o : routes_) {
       if (r.base <= o.last() && o.base <= r.last()) {
         report_route_error("route " + describe(r) + " overlaps route " + describe(o));
@@ -111,11 +125,19 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       og.add("busy_time", ticks_to_ns(links_[o].busy_ticks()), "ns", "time the output link was transferring");
       og.add("wait_time", ticks_to_ns(links_[o].wait_ticks()), "ns", "summed queueing for this link");
     }
-    // A crossbar: every forwarded byte crosses one link, so byte-hops equal the bytes forwarded.
-    std::uint64_t forwarded = 0;
-    for (auto b : out_bytes_) forwarded += b;
-    g.add("byte_hops", static_cast<double>(forwarded * kHops), "B",
-          "bytes forwarded x links crossed (1 per crossbar traversal)");
+    g.add("byte_hops", static_cast<double>(byte_hops_), "B",
+          "bytes forwarded x links crossed (crossbar: 1; mesh: the XY path's links + 1)");
+    if (mesh_) {
+      Ticks total = 0, busiest = 0;
+      for (const BandwidthServer& l : mesh_links_) {
+        total += l.busy_ticks();
+        busiest = std::max(busiest, l.busy_ticks());
+      }
+      StatsGroup& mg = g.child("mesh");
+      mg.add("links", static_cast<double>(mesh_links_.size()), "links", "directed router-to-router links");
+      mg.add("busy_time", ticks_to_ns(total), "ns", "summed busy time of the router-to-router links");
+      mg.add("busiest_link_busy_time", ticks_to_ns(busiest), "ns", "busy time of the busiest such link");
+    }
     g.add("unmapped", static_cast<double>(unmapped_), "requests", "transactions to no route (address error)");
     g.add("malformed", static_cast<double>(malformed_), "requests",
           "malformed payloads answered with an error, not forwarded");
@@ -123,6 +145,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
 
   void reset_stats() override {
     for (auto& l : links_) l.reset_stats();
+    for (auto& l : mesh_links_) l.reset_stats();
+    byte_hops_ = 0;
     std::fill(out_bytes_.begin(), out_bytes_.end(), 0);
     std::fill(in_requests_.begin(), in_requests_.end(), 0);
     std::fill(in_bytes_.begin(), in_bytes_.end(), 0);
@@ -133,6 +157,11 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   void end_of_elaboration() override {
     in_requests_.resize(static_cast<std::size_t>(in.size()), 0);
     in_bytes_.resize(static_cast<std::size_t>(in.size()), 0);
+    if (mesh_) {
+      const unsigned inputs = std::max(1u, static_cast<unsigned>(in.size()));
+      mesh_rows_ = (inputs + p_.mesh_columns - 1) / p_.mesh_columns;
+      mesh_links_.resize(static_cast<std::size_t>(p_.mesh_columns) * mesh_rows_ * 4);
+    }
     for (const Route& r : routes_)
       if (r.out >= static_cast<unsigned>(out.size()))
         report_route_error("route " + describe(r) + " names output " + std::to_string(r.out) +
@@ -184,15 +213,49 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     }
     Ticks now = now_ticks();
     Ticks xfer = ceil_div(len, p_.width) * period_;
-    Ticks grant = links_[r->out].serve(now + to_ticks(delay), xfer, now);
+    Ticks arrival = now + to_ticks(delay);
+    std::uint64_t hops = 1;  // the output link
+    if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r->out, arrival, xfer, now, hops);
+    Ticks grant = links_[r->out].serve(arrival, xfer, now);
     out_bytes_[r->out] += len;
+    byte_hops_ += len * hops;
     sc_core::sc_time fwd = from_ticks(grant + hop_ - now);
-    t.set_address(addr - r->base);
+    t.set_address(addr - r->offset);
     out[static_cast<int>(r->out)]->b_transport(t, fwd);
     t.set_address(addr);
     Ticks after = now_ticks();  // the target may have waited
-    Ticks done = std::max(after + to_ticks(fwd), grant + hop_ + xfer) + hop_;
+    Ticks done = std::max(after + to_ticks(fwd), grant + hop_ + xfer) + hops * hop_;
     delay = from_ticks(done - after);
+  }
+
+  // Mesh: input i sits at router (i mod C, i div C) of a C-column grid; output o leaves from the
+  // west edge (column 0, o even) or the east edge (column C - 1, o odd), the k-th output of an
+  // edge at row floor(k R / K) (K outputs on that edge, R rows). The request crosses the
+  // directed links of the XY path (all of X first, then Y), each booked for `xfer` at its
+  // earliest gap after the previous grant + one hop; returns when it reaches the output link.
+  Ticks cross_mesh(unsigned input, unsigned out_index, Ticks t, Ticks xfer, Ticks now,
+                   std::uint64_t& hops) {
+    const unsigned cols = p_.mesh_columns;
+    unsigned x = input % cols, y = std::min(input / cols, mesh_rows_ - 1);
+    const unsigned outs = std::max(1u, static_cast<unsigned>(out.size()));
+    const unsigned side = out_index % 2;
+    const unsigned on_side = (outs - side + 1) / 2;
+    const unsigned tx = side == 0 ? 0 : cols - 1;
+    const unsigned ty = (out_index / 2) * mesh_rows_ / std::max(1u, on_side);
+    auto step = [&](unsigned dir) {
+      BandwidthServer& link = mesh_links_[(static_cast<std::size_t>(y) * cols + x) * 4 + dir];
+      t = link.serve(t, xfer, now) + hop_;
+      ++hops;
+    };
+    while (x != tx) {
+      step(x < tx ? 0 : 1);  // east, west
+      x = x < tx ? x + 1 : x - 1;
+    }
+    while (y != ty) {
+      step(y < ty ? 2 : 3);  // south, north
+      y = y < ty ? y + 1 : y - 1;
+    }
+    return t;
   }
 
   unsigned transport_dbg(int id, tlm::tlm_generic_payload& t) {
@@ -203,7 +266,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     unsigned len = t.get_data_length();
     std::uint64_t room = r->last() - addr + 1;
     if (len > room) t.set_data_length(static_cast<unsigned>(room));
-    t.set_address(addr - r->base);
+    t.set_address(addr - r->offset);
     unsigned n = out[static_cast<int>(r->out)]->transport_dbg(t);
     t.set_address(addr);
     t.set_data_length(len);
@@ -218,14 +281,15 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       deny_gap(addr, dmi);
       return false;
     }
-    t.set_address(addr - r->base);
+    t.set_address(addr - r->offset);
     bool granted = out[static_cast<int>(r->out)]->get_direct_mem_ptr(t, dmi);
     t.set_address(addr);
     // The target's range, clipped to what this route exposes, in the initiator's addresses.
-    std::uint64_t end = std::min<std::uint64_t>(dmi.get_end_address(), r->size - 1);
-    std::uint64_t start = std::min<std::uint64_t>(dmi.get_start_address(), end);
-    dmi.set_start_address(start + r->base);
-    dmi.set_end_address(end + r->base);
+    std::uint64_t end = std::min<std::uint64_t>(dmi.get_end_address(), r->target_last());
+    std::uint64_t start = std::max<std::uint64_t>(dmi.get_start_address(), r->target_first());
+    start = std::min(start, end);
+    dmi.set_start_address(start + r->offset);
+    dmi.set_end_address(end + r->offset);
     sc_core::sc_time round_trip = from_ticks(2 * hop_);
     dmi.set_read_latency(dmi.get_read_latency() + round_trip);
     dmi.set_write_latency(dmi.get_write_latency() + round_trip);
@@ -246,10 +310,13 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
 
   void invalidate_direct_mem_ptr(int out_id, sc_dt::uint64 start, sc_dt::uint64 end) {
     for (const Route& r : routes_) {
-      if (r.out != static_cast<unsigned>(out_id) || start > r.size - 1) continue;
-      std::uint64_t hi = std::min<std::uint64_t>(end, r.size - 1);
+      if (r.out != static_cast<unsigned>(out_id) || start > r.target_last() ||
+          end < r.target_first())
+        continue;
+      std::uint64_t lo = std::max<std::uint64_t>(start, r.target_first());
+      std::uint64_t hi = std::min<std::uint64_t>(end, r.target_last());
       for (unsigned i = 0; i < static_cast<unsigned>(in.size()); ++i)
-        in[static_cast<int>(i)]->invalidate_direct_mem_ptr(start + r.base, hi + r.base);
+        in[static_cast<int>(i)]->invalidate_direct_mem_ptr(lo + r.offset, hi + r.offset);
     }
   }
 
@@ -271,6 +338,10 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   std::vector<BandwidthServer> links_;
   std::vector<std::uint64_t> out_bytes_;
   std::vector<std::uint64_t> in_requests_, in_bytes_;
+  bool mesh_ = false;
+  unsigned mesh_rows_ = 1;
+  std::vector<BandwidthServer> mesh_links_;  // 4 per router: east, west, south, north
+  std::uint64_t byte_hops_ = 0;
   std::uint64_t unmapped_ = 0;
   std::uint64_t malformed_ = 0;
 };

@@ -62,6 +62,8 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     ports_.resize(p.ports);
     port_bytes_.assign(p.ports, 0);
     banks_.resize(p.banks);
+    listed_.assign(p.banks, false);
+    own_.reserve(p.banks);
     extra_diff_.assign(p.banks + 1, 0);
     if (p.storage) data_.assign(p.capacity, 0);
     target.register_b_transport(this, &Sram::b_transport);
@@ -147,15 +149,17 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     Ticks duration = words * period_;
     // The port that can serve it first (lowest index on a tie) takes the request.
     unsigned port = 0;
-    Ticks best = ports_[0].earliest_start(arrival, duration);
+    ports_[0].prune(now);
+    BandwidthServer::Slot best = ports_[0].find(arrival, duration);
     for (unsigned i = 1; i < ports_.size(); ++i) {
-      const Ticks s = ports_[i].earliest_start(arrival, duration);
-      if (s < best) {
+      ports_[i].prune(now);
+      const BandwidthServer::Slot s = ports_[i].find(arrival, duration);
+      if (s.start < best.start) {
         best = s;
         port = i;
       }
     }
-    Ticks start = ports_[port].serve(arrival, duration, now);
+    Ticks start = ports_[port].take(best, arrival, duration);
     Ticks end = start + duration;
     account_banks(addr, len, start, end);
     port_bytes_[port] += len;
@@ -187,10 +191,11 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   // The bytes per bank are those of add_interleaved_bytes (interleave.h): the partial head and
   // tail words, whole rounds over all banks, and `extra` words in the banks after the head's.
   //
-  // Most requests touch every bank. While every bank has the same busy_until (uniform_), such a
-  // request changes all banks alike, so it is accounted once in shared_ counters that every
-  // bank's figures include, and its round-robin words as a range update of extra_diff_: O(1)
-  // instead of a pass over the banks.
+  // Most requests touch every bank, and most banks share one busy_until (common_until_). So the
+  // banks whose busy_until differs are listed (own_), and a request that touches every bank is
+  // accounted in shared counters that every bank's figures include, with a correction for each
+  // listed bank only, and its round-robin words as a range update of extra_diff_: O(listed)
+  // instead of a pass over the banks. A request that touches a few banks lists those.
   void account_banks(std::uint64_t addr, std::uint64_t len, Ticks start, Ticks end) {
     if (len == 0) return;
     const unsigned banks = p_.banks;
@@ -198,12 +203,11 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     const std::uint64_t last = (addr + len - 1) / bank_word_;
     const auto first_bank = static_cast<unsigned>(first % banks);
     if (first == last) {
-      if (banks == 1 && uniform_) {
+      if (banks == 1) {
         hold_all(start, end);
         shared_bytes_ += len;
         return;
       }
-      materialize();
       hold_bank(first_bank, len, start, end);
       return;
     }
@@ -211,45 +215,53 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     const std::uint64_t tail = addr + len - last * bank_word_;
     const auto last_bank = static_cast<unsigned>(last % banks);
     const std::uint64_t whole = last - first - 1;
-    const std::uint64_t round_bytes = (whole / banks) * bank_word_;
-    const auto extra = static_cast<unsigned>(whole % banks);
     const unsigned after_head = first_bank + 1 == banks ? 0 : first_bank + 1;
-    if (uniform_ && whole + 2 >= banks) {  // head, whole words and tail cover every bank
+    if (whole + 2 >= banks) {  // head, whole words and tail cover every bank
       hold_all(start, end);
-      shared_bytes_ += round_bytes;
-      add_extra(after_head, extra);
+      shared_bytes_ += (whole / banks) * bank_word_;
+      add_extra(after_head, static_cast<unsigned>(whole % banks));
       banks_[first_bank].bytes += head;
       banks_[last_bank].bytes += tail;
       return;
     }
-    materialize();
-    // Walk the banks starting after the head's: the first `extra` of them get one more word.
+    // Fewer than `banks` words: the head's bank, `whole` whole words, the tail's bank.
+    hold_bank(first_bank, head, start, end);
     unsigned b = after_head;
-    Ticks latest = 0;
-    bool all = true;
-    for (unsigned i = 0; i < banks; ++i) {
-      std::uint64_t bytes = round_bytes + (i < extra ? bank_word_ : 0);
-      if (b == first_bank) bytes += head;
-      if (b == last_bank) bytes += tail;
-      latest = std::max(latest, banks_[b].busy_until);
-      if (bytes)
-        hold_bank(b, bytes, start, end);
-      else
-        all = false;
+    for (std::uint64_t i = 0; i < whole; ++i) {
+      hold_bank(b, bank_word_, start, end);
       if (++b == banks) b = 0;
     }
-    if (all && latest <= end) {  // every bank now busy until `end`
-      uniform_ = true;
-      common_until_ = end;
-    }
+    hold_bank(last_bank, tail, start, end);
   }
 
-  // A hold of every bank while they share busy_until (common_until_).
+  // A hold of every bank: the shared counters take what a bank at common_until_ gets; each
+  // listed bank's own counters take the difference to what it gets (unsigned arithmetic wraps,
+  // so a negative difference is exact in the sums). Listed banks that end at common_until_
+  // leave the list.
   void hold_all(Ticks start, Ticks end) {
-    if (common_until_ > start) ++shared_conflicts_;
-    Ticks from = std::max(start, common_until_);
-    if (end > from) shared_busy_ += end - from;
+    const std::uint64_t shared_conflict = common_until_ > start ? 1 : 0;
+    const Ticks shared_busy = busy_added(common_until_, start, end);
+    shared_conflicts_ += shared_conflict;
+    shared_busy_ += shared_busy;
     common_until_ = std::max(common_until_, end);
+    std::size_t kept = 0;
+    for (unsigned b : own_) {
+      Bank& bank = banks_[b];
+      bank.conflicts += (bank.busy_until > start ? 1 : 0) - shared_conflict;
+      bank.busy += busy_added(bank.busy_until, start, end) - shared_busy;
+      bank.busy_until = std::max(bank.busy_until, end);
+      if (bank.busy_until == common_until_)
+        listed_[b] = false;
+      else
+        own_[kept++] = b;
+    }
+    own_.resize(kept);
+  }
+
+  // Busy time a hold of [start, end) adds to a bank busy until `until`.
+  static Ticks busy_added(Ticks until, Ticks start, Ticks end) {
+    const Ticks from = std::max(start, until);
+    return end > from ? end - from : 0;
   }
 
   // One more bank word in each of the `count` banks from `from` on (wrapping): a range update
@@ -267,18 +279,16 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     }
   }
 
-  // Leaves the uniform state: every bank gets its own busy_until again.
-  void materialize() {
-    if (!uniform_) return;
-    for (auto& bank : banks_) bank.busy_until = common_until_;
-    uniform_ = false;
-  }
-
+  // A hold of bank `b` alone; the bank is listed first, with busy_until = common_until_.
   void hold_bank(unsigned b, std::uint64_t bytes, Ticks start, Ticks end) {
     Bank& bank = banks_[b];
+    if (!listed_[b]) {
+      listed_[b] = true;
+      own_.push_back(b);
+      bank.busy_until = common_until_;
+    }
     if (bank.busy_until > start) ++bank.conflicts;
-    Ticks from = std::max(start, bank.busy_until);
-    if (end > from) bank.busy += end - from;
+    bank.busy += busy_added(bank.busy_until, start, end);
     bank.busy_until = std::max(bank.busy_until, end);
     bank.bytes += bytes;
   }
@@ -333,9 +343,10 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   std::uint64_t bank_word_ = 1;
   std::vector<BandwidthServer> ports_;
   std::vector<std::uint64_t> port_bytes_;
-  std::vector<Bank> banks_;  // busy_until is common_until_ for every bank while uniform_
-  bool uniform_ = true;
-  Ticks common_until_ = 0;
+  std::vector<Bank> banks_;  // busy_until is valid for listed banks only
+  std::vector<unsigned> own_;  // the listed banks: busy_until differs from common_until_
+  std::vector<bool> listed_;   // per bank: in own_
+  Ticks common_until_ = 0;     // busy_until of every bank not listed
   std::uint64_t shared_bytes_ = 0;  // in every bank's figures
   Ticks shared_busy_ = 0;
   std::uint64_t shared_conflicts_ = 0;

@@ -6,11 +6,16 @@
 // Timing: in absolute mode (.stl) request i is issued at time_ps[i]; in relative mode (.rstl) at
 // the previous request's completion plus time_ps[i] (the first one at time_ps[0]). Each request is
 // one b_transport with a zero delay issued at its own time, so a shared target sees arrivals in
-// nondecreasing time order; the latency is the annotated delay on return.
+// nondecreasing time order; the latency is the annotated delay on return. `max_outstanding`
+// threads issue the requests in trace order, as a traffic generator keeps that many in flight:
+// against a target whose b_transport waits (HbmMemory's queued mode) a request waits for a free
+// thread, i.e. is issued at max(its time, a completion); a target that answers at once never
+// holds a thread, so there the count changes nothing.
 #ifndef TLM_MODELS_STL_PLAYER_H
 #define TLM_MODELS_STL_PLAYER_H
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <stdexcept>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include <systemc>
+#include <sysc/kernel/sc_dynamic_processes.h>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
@@ -33,10 +39,15 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
     bool relative = false;  // .rstl: times are delays after the previous completion
     // Largest single request; bounds the data buffer a request may need.
     std::uint64_t max_length = std::uint64_t{64} << 20;
+    unsigned max_outstanding = 1;  // requests in flight at once (issuing threads)
 
     std::string check() const {
       if (max_length == 0 || max_length > 0xffffffffu)
         return "max_length must be 1 B .. 4 GiB - 1 (a TLM data length)";
+      if (max_outstanding == 0) return "max_outstanding must be at least 1";
+      if (relative && max_outstanding > 1)
+        return "max_outstanding > 1 needs absolute times (.stl): relative times follow the "
+               "previous request's completion";
       return "";
     }
   };
@@ -48,8 +59,8 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
     std::string err = p.check();
     if (!err.empty())
       SC_REPORT_FATAL("tlm_models/stl_player", (std::string(this->name()) + ": " + err).c_str());
-    SC_HAS_PROCESS(StlPlayer);
-    SC_THREAD(run);
+    for (unsigned i = 0; i < p.max_outstanding; ++i)
+      sc_core::sc_spawn([this] { run(); }, ("issuer" + std::to_string(i)).c_str());
   }
 
   // Appends `count` requests; the arrays are read once and may be reused at once. Before the
@@ -82,9 +93,11 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
     return span ? static_cast<double>(bytes_read_ + bytes_written_) / ticks_to_seconds(span) : 0.0;
   }
 
-  // Latency of every completed request in trace order, in ticks (ps at the default resolution).
+  // Latency of every completed request in trace order, in ticks (ps at the default resolution):
+  // completed() values, from the first request taken since reset_stats().
   void latency_copy(std::uint64_t* out) const {
-    std::copy(latencies_.begin(), latencies_.end(), out);
+    const std::uint64_t n = std::min<std::uint64_t>(completed_, latencies_.size() - latency_base_);
+    std::copy_n(latencies_.begin() + static_cast<std::ptrdiff_t>(latency_base_), n, out);
   }
 
   void collect_stats(StatsGroup& g) const override {
@@ -103,7 +116,7 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
   void reset_stats() override {
     completed_ = reads_ = writes_ = bytes_read_ = bytes_written_ = 0;
     latency_.reset();
-    latencies_.clear();
+    latency_base_ = next_;
   }
 
  private:
@@ -115,31 +128,41 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
     bool is_write;
   };
 
-  void run() {
+  // Checks what the player holds and sizes the shared buffers; the first issuing thread calls it.
+  bool prepare() {
     started_ = true;
     std::uint64_t longest = 0;
     for (const Request& r : requests_) longest = std::max<std::uint64_t>(longest, r.length);
     if (longest > p_.max_length) {
       fail_at(0, "a request of " + std::to_string(longest) + " B exceeds max_length");
-      return;
+      return false;
     }
-    std::vector<unsigned char> data(static_cast<std::size_t>(longest));
-    latencies_.reserve(requests_.size());
+    // One data buffer for every thread: the player never looks at the bytes it moves.
+    data_.resize(static_cast<std::size_t>(longest));
+    latencies_.assign(requests_.size(), 0);
+    return true;
+  }
+
+  // Body of each issuing thread: takes the next request in trace order until none is left.
+  void run() {
+    if (!started_ && !prepare()) return;
+    ++running_;
     tlm::tlm_generic_payload t;
     const Ticks ps = to_ticks(sc_core::sc_time(1, sc_core::SC_PS));
-    Ticks previous_done = 0;
-    for (std::uint64_t i = 0; i < requests_.size(); ++i) {
+    while (next_ < requests_.size() && error_.empty()) {
+      const std::uint64_t i = next_++;
       const Request& r = requests_[i];
       Ticks issue = r.time_ps * ps;
-      if (p_.relative && i > 0) issue += previous_done;
+      if (p_.relative && i > 0) issue += previous_done_;
       Ticks now = to_ticks(sc_core::sc_time_stamp());
       // An absolute time already passed cannot happen (the parser rejects decreasing times),
       // but a target that waits inside b_transport may leave us late: issue at once then.
       if (issue > now) sc_core::wait(from_ticks(issue - now));
       issue = std::max(issue, now);
+      if (i == 0) first_issue_ = issue;
       t.set_command(r.is_write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
       t.set_address(r.address);
-      t.set_data_ptr(data.data());
+      t.set_data_ptr(data_.data());
       t.set_data_length(r.length);
       t.set_streaming_width(r.length);
       t.set_byte_enable_ptr(nullptr);
@@ -155,11 +178,10 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
         return;
       }
       Ticks done = to_ticks(sc_core::sc_time_stamp()) + to_ticks(delay);
-      if (completed_ == 0) first_issue_ = issue;
       last_completion_ = std::max(last_completion_, done);
-      previous_done = done;
+      previous_done_ = done;
       latency_.record(done - issue);
-      latencies_.push_back(done - issue);
+      latencies_[i] = done - issue;
       ++completed_;
       if (r.is_write) {
         ++writes_;
@@ -169,7 +191,8 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
         bytes_read_ += r.length;
       }
     }
-    // End at the last completion so the kernel's time is the trace's simulated time.
+    if (--running_ > 0 || !error_.empty()) return;
+    // The last thread ends at the last completion so the kernel's time is the trace's time.
     Ticks now = to_ticks(sc_core::sc_time_stamp());
     if (last_completion_ > now) sc_core::wait(from_ticks(last_completion_ - now));
     finished_ = true;
@@ -189,7 +212,12 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
 
   Params p_;
   std::vector<Request> requests_;
-  std::vector<Ticks> latencies_;
+  std::vector<Ticks> latencies_;  // trace order
+  std::vector<unsigned char> data_;
+  std::uint64_t next_ = 0;        // the next request a thread takes
+  std::uint64_t latency_base_ = 0;  // the first request latency_copy reports
+  unsigned running_ = 0;          // issuing threads not yet done
+  Ticks previous_done_ = 0;       // relative mode: completion of the last request
   bool started_ = false, finished_ = false;
   std::string error_;
   std::uint64_t completed_ = 0, reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0;

@@ -16,7 +16,10 @@ using Ticks = std::uint64_t;
 inline Ticks to_ticks(const sc_core::sc_time& t) { return t.value(); }
 
 // One tick as an sc_time (reading it, like from_value of a non-zero value, fixes the time
-// resolution).
+// resolution). Inlined: every annotated delay goes through it.
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 inline const sc_core::sc_time& one_tick() {
   static const sc_core::sc_time tick = sc_core::sc_time::from_value(1);
   return tick;
@@ -38,7 +41,13 @@ inline sc_core::sc_time from_ticks(Ticks v) {
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
-inline Ticks now_ticks() { return sc_core::sc_get_curr_simcontext()->time_stamp().value(); }
+inline Ticks now_ticks() {
+  // sc_get_curr_simcontext() is inline but too large to be inlined (it may create the
+  // context); once the context exists it is this pointer.
+  sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
+  if (context == nullptr) context = sc_core::sc_get_curr_simcontext();
+  return context->time_stamp().value();
+}
 
 // Ticks in one second at the current time resolution (1e12 for the default 1 ps).
 inline double ticks_per_second() {

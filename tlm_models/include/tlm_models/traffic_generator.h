@@ -113,6 +113,7 @@ class TrafficGenerator : public sc_core::sc_module, public StatsProvider {
       if (i >= p_.max_outstanding) issue = std::max(issue, slot);
       Ticks now = to_ticks(sc_core::sc_time_stamp());
       if (issue > now) sc_core::wait(from_ticks(issue - now));
+      issue = std::max(issue, now);  // a target that waited in b_transport leaves us late
       t.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
       t.set_address(address_of(i, rng));
       t.set_data_ptr(data.data());
@@ -123,7 +124,7 @@ class TrafficGenerator : public sc_core::sc_module, public StatsProvider {
       t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
       sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
       socket->b_transport(t, delay);
-      Ticks done = issue + to_ticks(delay);
+      Ticks done = to_ticks(sc_core::sc_time_stamp()) + to_ticks(delay);
       slot = done;
       last_completion_ = std::max(last_completion_, done);
       ++completed_;

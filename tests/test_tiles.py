@@ -1,0 +1,172 @@
+"""Tiled platforms: the `tiles:` template, the partition of the work, and replaying every tile
+in one simulation (docs/models/tiles.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.dataflow_helpers import emit_all, offchip_elements
+from tests.tile_jobs import LOAD_BYTES, mesh_job, replay_job, two_stack_job
+from tlm_models.dataflows import Workload
+from tlm_models.dataflows.io_formulas import TRAFFIC
+from tlm_models.dataflows.partition import share_traffic, tile_share
+from tlm_models.errors import UserError
+from tlm_models.platform.compose import Platform
+from tlm_models.platform.loader import PlatformError
+from tlm_models.resolved_run import resolve_run
+from tlm_models.study.config import RunConfig
+from tlm_models.worker import run_in_worker
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_template_instantiated_per_tile() -> None:
+    config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
+    assert config.tile_count == 4
+    assert {"tile0_pe", "tile3_pe", "tile3_sram", "tile3_dma", "noc", "hbm"} <= set(
+        config.components
+    )
+    assert config.engines["tile2_dma1"].path == "tile2_dma.channel[1]"
+    bound = {str(b) for b in config.bindings}
+    assert "tile3_dma_noc.out[0] -> noc.in[3]" in bound
+    assert "tile3_dma.mem_port -> tile3_dma_noc.in[0]" in bound
+    info = config.tile_info(3)
+    assert (info.tile, info.tiles) == (3, 4)
+    assert info.scratchpad.name == "tile3_sram"
+    assert info.scratchpad.base == 0x10_0000_0000 + 3 * (16 << 20)
+    assert info.kv_buffer is not None and info.kv_buffer.base == 0x10_0010_0000 + 3 * (16 << 20)
+    assert info.engines == {"dma0": "dma", "dma1": "dma", "pe": "pe", "exp": "exp"}
+    assert info.capacity_elements() == 262_144
+
+
+def test_two_stacks_are_dealt_to_tile_groups() -> None:
+    config = Platform.load(ROOT / "platforms/attenio-x16.yaml").config
+    stacks = [config.tile_info(i).offchip.name for i in range(16)]
+    assert stacks == ["hbm0"] * 8 + ["hbm1"] * 8
+    # Every tile reaches both stacks through the crossbar.
+    routes = {(r.interconnect, r.target) for r in config.routes}
+    assert {("tile0_dma_noc", "hbm1"), ("tile15_dma_noc", "hbm0")} <= routes
+
+
+def test_each_stack_serves_its_tile_group() -> None:
+    """The tiles' DMA paths pass addresses through to the crossbar, which decodes the stacks."""
+    assert run_in_worker(two_stack_job) == {"hbm0": 8 * 4 * LOAD_BYTES, "hbm1": 8 * 4 * LOAD_BYTES}
+
+
+def test_bad_tile_count_names_the_line(tmp_path: Path) -> None:
+    text = (ROOT / "platforms/attenio-x4.yaml").read_text().replace("count: 4", "count: 0")
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(PlatformError) as err:
+        Platform.load(path).config  # noqa: B018
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if "count: 0" in t)
+    assert f"bad.yaml:{line}:" in str(err.value)
+    assert "tiles.count: expected a whole number of tiles from 1 to 64, found 0" in str(err.value)
+
+
+def test_tile_count_override() -> None:
+    config = Platform.load(ROOT / "platforms/attenio-x4.yaml", ["tiles.count=2"]).config
+    assert config.tile_count == 2 and "tile2_pe" not in config.components
+
+
+@pytest.mark.parametrize(("heads", "tiles"), [(96, 16), (8, 4), (5, 4), (3, 4), (1, 16), (2, 7)])
+def test_every_query_row_on_exactly_one_tile(heads: int, tiles: int) -> None:
+    n = 1000
+    shares = [tile_share(heads, n, t, tiles) for t in range(tiles)]
+    rows = [(r.head, i) for share in shares for r in share for i in range(r.row0, r.row1)]
+    assert sorted(rows) == [(h, i) for h in range(heads) for i in range(n)]
+    sizes = [sum(r.rows for r in share) for share in shares]
+    if heads >= tiles:  # whole heads, at most one head more on some tiles
+        assert all(r.row0 == 0 and r.row1 == n for share in shares for r in share)
+        assert max(sizes) - min(sizes) <= n
+    else:  # query rows split evenly
+        assert max(sizes) - min(sizes) <= 1
+
+
+def test_too_few_rows_for_the_tiles() -> None:
+    with pytest.raises(UserError, match="cannot be spread over 16 tiles"):
+        tile_share(1, 8, 0, 16)
+
+
+@pytest.mark.parametrize("dataflow", ["attenio", "flash2"])
+@pytest.mark.parametrize("heads", [8, 2, 3])
+def test_bytes_per_tile_and_total_equal_closed_forms(dataflow: str, heads: int) -> None:
+    config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
+    w = Workload(seq_len=1024, head_dim=64, heads=heads)
+    total: dict[str, int] = {}
+    for t in range(4):
+        header, recs = emit_all(dataflow, w, config.tile_info(t))
+        rows = min(int(header.params["a" if dataflow == "attenio" else "br"]), w.seq_len)
+        share = tile_share(w.head_count, w.seq_len, t, 4)
+        got = offchip_elements(header, recs)
+        assert got == share_traffic(share, w.seq_len, w.head_dim, rows)
+        for name, count in got.items():
+            total[name] = total.get(name, 0) + count
+    if heads % 4 == 0:  # whole heads per tile: the one-chip closed form, exactly
+        assert total == TRAFFIC[dataflow](w, config.info()).elements
+
+
+def test_dataflows_without_a_partition_are_refused() -> None:
+    with pytest.raises(UserError, match="does not partition its work across tiles"):
+        resolve_run(RunConfig("flat", 1024, 64, 4, "platforms/attenio-x4.yaml"))
+
+
+@pytest.mark.parametrize(
+    "extra", [{"mask": "causal"}, {"kv_heads": 2}, {"kv_len": 2048, "phase": "decode"}]
+)
+def test_tiles_refuse_workloads_other_than_dense(extra: dict[str, object]) -> None:
+    config = RunConfig("flash2", 1024, 64, 4, "platforms/attenio-x4.yaml", **extra)  # type: ignore[arg-type]
+    with pytest.raises(UserError, match="tiled platforms run dense self-attention"):
+        resolve_run(config)
+
+
+def test_compute_bound_time_scales_as_one_over_c() -> None:
+    """HBM far faster than needed: 4 tiles with 16 matmuls each take exactly a quarter of one
+    tile with 64 (every tile runs as it would alone)."""
+    one = run_in_worker(replay_job, 1, "1000 GB/s", "compute", 64)
+    four = run_in_worker(replay_job, 4, "1000 GB/s", "compute", 16)
+    assert four["times"] == [one["times"][0] / 4] * 4
+
+
+def test_shared_bottleneck_sets_the_throughput() -> None:
+    """Loads only, through one 1 GB/s HBM channel: 4 tiles move 4 x 16 loads in exactly the
+    time one tile moves 64; the HBM is busy bytes / bandwidth of it, no more, no less."""
+    one = run_in_worker(replay_job, 1, "1 GB/s", "load", 64)
+    four = run_in_worker(replay_job, 4, "1 GB/s", "load", 16)
+    total = 64 * LOAD_BYTES
+    assert four["hbm_bytes"] == one["hbm_bytes"] == total
+    assert four["hbm_busy"] == one["hbm_busy"] == total / 1.0  # ns at 1 B/ns
+    assert max(four["times"]) == one["times"][0]
+    # Start-up and the last response's latency are the only time the HBM is not transferring,
+    # the same with one tile and with four.
+    assert max(four["times"]) - four["hbm_busy"] == one["times"][0] - one["hbm_busy"]
+
+
+def test_cli_run_prints_per_tile_lines() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tlm_models.cli.main", "run", "--platform",
+         "platforms/attenio-x4.yaml", "--dataflow", "flash2", "--seq-len", "1024",
+         "--head-dim", "64", "--heads", "4"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("tiles                  4: time = max over tiles") for line in lines)
+    assert [line.split()[:2] for line in lines if line.startswith("  tile ")] == [
+        ["tile", str(i)] for i in range(4)
+    ]
+
+
+def test_mesh_xy_route_costs_a_hop_each_way_per_link() -> None:
+    """2 x 2 mesh, HBM port at the west edge of row 0 (router 0): tile 3 at (1, 1) crosses
+    two router links (west, then north) and pays 2 x 2 hops of 1 ns more than through the
+    crossbar; tile 0 at router 0 crosses none. Byte-hops count the links crossed."""
+    crossbar = run_in_worker(mesh_job, "crossbar", (3,))
+    mesh = run_in_worker(mesh_job, "mesh", (3,))
+    assert mesh["times"][3] == crossbar["times"][3] + 4.0
+    assert (crossbar["byte_hops"], mesh["byte_hops"]) == (LOAD_BYTES, 3 * LOAD_BYTES)
+    assert run_in_worker(mesh_job, "mesh", (0,))["times"][0] == crossbar["times"][3]

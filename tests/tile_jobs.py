@@ -1,0 +1,169 @@
+"""A small tiled platform, hand-written per-tile traces and the worker jobs that replay them
+(worker jobs must be importable by name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tlm_models.platform.compose import Platform
+from tlm_models.platform.schema import PlatformConfig
+from tlm_models.tile_replay import replay_tiles_in_this_process
+from tlm_models.trace.header import TensorInfo, TraceHeader
+from tlm_models.trace.record import RECORD_DTYPE, OpKind
+
+SRAM = 0x1_0000_0000
+STRIDE = 1 << 20
+#: Bytes of one load in the bottleneck trace.
+LOAD_BYTES = 4096
+
+
+def tiled_platform(tiles: int, hbm_bandwidth: str) -> PlatformConfig:
+    """``tiles`` tiles (one-channel DMA, 64x32 PE array without pipeline latency or SRAM
+    traffic, so a matmul takes exactly its cycles) sharing a one-channel HBM of
+    ``hbm_bandwidth`` through a 1 KiB-per-cycle crossbar."""
+    return Platform.from_dict(_tiled_dict(tiles, hbm_bandwidth)).config
+
+
+def _tiled_dict(tiles: int, hbm_bandwidth: str) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "name": f"tiled-{tiles}",
+        "components": {
+            "hbm": {"type": "hbm", "channels": 1, "channel_bandwidth": hbm_bandwidth,
+                    "latency": "100 ns", "size": "1 GiB"},
+            "noc": {"type": "interconnect", "width": "1 KiB", "hop_latency": "1 ns"},
+        },
+        "bindings": ["noc.out[0] -> hbm.target"],
+        "address_map": [{"base": 0, "size": "1 GiB", "target": "hbm"}],
+        "tiles": {
+            "count": tiles,
+            "address_stride": "1 MiB",
+            "template": {
+                "components": {
+                    "sram": {"type": "sram", "role": "scratchpad", "capacity": "512 KiB",
+                             "port_width": "1 KiB"},
+                    "link": {"type": "interconnect", "width": "1 KiB", "hop_latency": "1 ns"},
+                    "dma": {"type": "dma", "channels": 1, "max_burst": "4 KiB",
+                            "max_outstanding": 8},
+                    "pe": {"type": "pe_array", "pipeline_latency": 0, "sram_traffic": False},
+                    "exp": {"type": "exp_unit", "sram_traffic": False},
+                },
+                "bindings": [
+                    "dma.mem_port -> link.in[0]",
+                    "link.out[0] -> noc.in[{tile}]",
+                    "link.out[1] -> sram.target",
+                    "pe.sram_port -> sram.target",
+                    "exp.sram_port -> sram.target",
+                ],
+                "address_map": [{"base": SRAM, "target": "sram"}],
+                "engines": {"dma0": "dma.channel[0]", "pe": "pe", "exp": "exp"},
+            },
+        },
+    }  # fmt: skip
+    return data
+
+
+def header() -> TraceHeader:
+    return TraceHeader(
+        dataflow="hand-written",
+        engines=["dma0", "pe", "exp"],
+        tensors=[TensorInfo("K", 0, (1 << 16, 64), 2)],
+        window=64,
+    )
+
+
+def compute_trace(tile: int, matmuls: int) -> np.ndarray:
+    """matmul 0 needs nothing; matmul j >= 1 (64x32 outputs, k = 64: 64 cycles) waits for
+    load j of 1 KiB, which streams in during matmul j - 1: compute-bound."""
+    base = SRAM + tile * STRIDE
+    recs = np.zeros(2 * matmuls - 1, RECORD_DTYPE)
+    for j in range(matmuls):
+        if j:
+            load = recs[2 * j - 1]
+            load["kind"], load["engine"], load["tensor"] = OpKind.LOAD, 0, 0
+            load["m"], load["n"] = 1, 1024
+            load["src0"] = (tile * matmuls + j) * 1024
+            load["dst"] = base + 0x1000 + (j % 2) * 1024
+        mm = recs[max(0, 2 * j)]
+        mm["kind"], mm["engine"] = OpKind.MATMUL, 1
+        mm["m"], mm["n"], mm["k"] = 64, 32, 64
+        mm["src0"], mm["src1"], mm["dst"] = base + 0x4000, base + 0x1000, base + 0x8000
+        if j:
+            mm["deps"][0] = 1
+    return recs
+
+
+def load_trace(tile: int, loads: int) -> np.ndarray:
+    """``loads`` independent loads of LOAD_BYTES each: nothing but off-chip traffic."""
+    recs = np.zeros(loads, RECORD_DTYPE)
+    recs["kind"], recs["engine"], recs["tensor"] = OpKind.LOAD, 0, 0
+    recs["m"], recs["n"] = 1, LOAD_BYTES
+    recs["src0"] = (tile * loads + np.arange(loads)) * LOAD_BYTES
+    recs["dst"] = SRAM + tile * STRIDE + (np.arange(loads) % 64) * LOAD_BYTES
+    return recs
+
+
+def replay_job(tiles: int, hbm_bandwidth: str, kind: str, per_tile: int) -> dict[str, Any]:
+    """Replays ``kind`` ("compute" or "load") traces of ``per_tile`` units on every tile:
+    each tile's sim time, HBM busy time (ns) and the crossbar link's busy time (ns)."""
+    config = tiled_platform(tiles, hbm_bandwidth)
+    make = compute_trace if kind == "compute" else load_trace
+    out = replay_tiles_in_this_process(
+        config, [(header(), [make(t, per_tile)]) for t in range(tiles)]
+    )
+    hbm = next(c for c in out.platform["children"] if c["name"] == "hbm")
+    noc = next(c for c in out.platform["children"] if c["name"] == "noc")
+    return {
+        "times": [r["stats"]["sim_time"]["value"] for r in out.tiles],
+        "hbm_busy": sum(
+            ch["stats"]["busy_time"]["value"]
+            for ch in hbm["children"]
+            if ch["name"].startswith("channel")
+        ),
+        "hbm_bytes": hbm["stats"]["bytes_read"]["value"],
+        "link_busy": next(o for o in noc["children"] if o["name"] == "out0")["stats"]["busy_time"][
+            "value"
+        ],
+        "ops": out.ops,
+    }
+
+
+def two_stack_job() -> dict[str, float]:
+    """Four loads on each tile of attenio-x16, tiles 8-15 from the second stack's window:
+    bytes read by each stack (the tiles' DMA paths pass the address on to the crossbar)."""
+    config = _x16()
+    traces = []
+    for tile in range(16):
+        recs = load_trace(0, 4)
+        recs["src0"] += config.tile_info(tile).offchip.base
+        recs["dst"] = config.tile_info(tile).scratchpad.base + np.arange(4) * LOAD_BYTES
+        traces.append((header(), [recs]))
+    out = replay_tiles_in_this_process(config, traces)
+    return {
+        c["name"]: c["stats"]["bytes_read"]["value"]
+        for c in out.platform["children"]
+        if c["name"].startswith("hbm")
+    }
+
+
+def _x16() -> PlatformConfig:
+    return Platform.load(
+        Path(__file__).resolve().parent.parent / "platforms/attenio-x16.yaml"
+    ).config
+
+
+def mesh_job(topology: str, loaders: tuple[int, ...]) -> dict[str, Any]:
+    """One 4 KiB load on each tile in ``loaders`` of a 4-tile platform whose shared
+    interconnect is ``topology`` (mesh: 2 columns, so tiles 0 1 / 2 3 and the HBM port on the
+    west edge of row 0): each tile's time and the shared interconnect's statistics."""
+    data = Platform.from_dict(_tiled_dict(4, "1000 GB/s"))
+    config = data.with_overrides(f"noc.topology={topology}", "noc.mesh_columns=2").config
+    traces = [(header(), [load_trace(t, 1 if t in loaders else 0)]) for t in range(4)]
+    out = replay_tiles_in_this_process(config, traces)
+    noc = next(c for c in out.platform["children"] if c["name"] == "noc")
+    return {
+        "times": [r["stats"]["sim_time"]["value"] for r in out.tiles],
+        "byte_hops": noc["stats"]["byte_hops"]["value"],
+    }

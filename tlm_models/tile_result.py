@@ -1,0 +1,221 @@
+"""The result of a tiled run: each tile's figures and the chip's (docs/models/tiles.md).
+
+Every tile's replay is composed like a one-tile run (``result.compose_result``); the chip's
+figures follow from them and from the shared components' statistics:
+
+- time T = max over tiles of the tile's sim time (all tiles start at 0);
+- imbalance = T / mean tile time (1 = perfectly balanced);
+- off-chip bytes, MACs and exps: sums over tiles;
+- PE (Exp) busy fraction = sum_i busy_i t_i / (C T); MAC utilization = MACs / (C x MACs per
+  cycle x cycles of T);
+- stalls, exposed I/O, io-active and compute-active time: the mean over tiles (ns per tile),
+  so that shares of T read as for one tile; ``memory_stall_fraction`` =
+  1 - sum_i compute_active_i / (C T);
+- utilization of an off-chip memory = sum of its channels' busy time / (channels x T); of a
+  link (an interconnect output) = its busy time / T.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tlm_models.platform.info import PlatformInfo
+from tlm_models.platform.schema import PlatformConfig
+from tlm_models.platform.tiles import tile_prefix
+from tlm_models.readable import format_bytes, format_ns
+from tlm_models.result import child, compose_result, stat
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def _mean_stalls(tiles: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for tile in tiles:
+        for engine, causes in tile["stalls"].items():
+            into = out.setdefault(engine, {})
+            for cause, ns in causes.items():
+                into[cause] = into.get(cause, 0.0) + ns / len(tiles)
+    return out
+
+
+def memory_utilization(
+    config: PlatformConfig, platform: dict[str, Any], time_ns: float
+) -> dict[str, float]:
+    """Busy share of every off-chip memory's channels over ``time_ns``."""
+    out: dict[str, float] = {}
+    for comp in config.components.values():
+        group = child(platform, comp.name)
+        if comp.spec.memory != "offchip" or group is None or time_ns <= 0:
+            continue
+        channels = [c for c in group["children"] if c["name"].startswith("channel")]
+        busy = sum(stat(c, "busy_time") for c in channels)
+        out[comp.name] = busy / (len(channels) * time_ns) if channels else 0.0
+    return out
+
+
+def link_utilization(
+    config: PlatformConfig, platform: dict[str, Any], time_ns: float
+) -> dict[str, float]:
+    """Busy share of every interconnect output link over ``time_ns`` (``noc.out0``...)."""
+    out: dict[str, float] = {}
+    for comp in config.components.values():
+        group = child(platform, comp.name)
+        if not comp.spec.routes or group is None or time_ns <= 0:
+            continue
+        for link in group["children"]:
+            if link["name"].startswith("out"):
+                out[f"{comp.name}.{link['name']}"] = stat(link, "busy_time") / time_ns
+    return out
+
+
+def _tile_line(
+    index: int,
+    result: dict[str, Any],
+    config: PlatformConfig,
+    links: dict[str, float],
+    time_ns: float,
+) -> dict[str, Any]:
+    """One tile's figures; its link is the first output of its DMA path into the crossbar."""
+    stalls: dict[str, float] = {}
+    for causes in result["stalls"].values():
+        for cause, ns in causes.items():
+            stalls[cause] = stalls.get(cause, 0.0) + ns
+    tile_links = {
+        name: share * time_ns / result["sim_time_ns"] if result["sim_time_ns"] > 0 else 0.0
+        for name, share in links.items()
+        if name.startswith(tile_prefix(index))
+    }
+    return {
+        "tile": index,
+        "sim_time_ns": result["sim_time_ns"],
+        "offchip_bytes": result["offchip_bytes"],
+        "pe_busy_fraction": result["pe"]["busy_fraction"],
+        "exp_busy_fraction": result["exp"]["busy_fraction"],
+        "memory_stall_fraction": result["memory_stall_fraction"],
+        "stalls_ns": stalls,
+        "link_utilization": tile_links,
+        "ops": result["ops"],
+    }
+
+
+def _local_engines(replay: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """The replay tree with its engines under the template's names (``tile3_pe`` -> ``pe``),
+    the names a one-tile result and the tile's ``PlatformInfo`` use."""
+    engines = child(replay, "engines")
+    if engines is None:
+        return replay
+    renamed = {
+        **engines,
+        "children": [{**e, "name": e["name"].removeprefix(prefix)} for e in engines["children"]],
+    }
+    return {
+        **replay,
+        "children": [renamed if c is engines else c for c in replay["children"]],
+    }
+
+
+def compose_tiles_result(
+    config: PlatformConfig,
+    replays: Sequence[dict[str, Any]],
+    infos: Sequence[PlatformInfo],
+    platform: dict[str, Any],
+    identity: dict[str, Any],
+    wall_s: float,
+) -> dict[str, Any]:
+    """The result contract's fields for the whole chip plus a ``tiles`` section."""
+    per_tile = [
+        compose_result(_local_engines(r, tile_prefix(i)), info, identity, wall_s)
+        for i, (r, info) in enumerate(zip(replays, infos, strict=True))
+    ]
+    count = len(per_tile)
+    times = [r["sim_time_ns"] for r in per_tile]
+    time_ns = max(times)
+    total = dict(per_tile[0])
+    total["sim_time_ns"] = time_ns
+    read = sum(r["offchip_bytes"]["read"] for r in per_tile)
+    write = sum(r["offchip_bytes"]["write"] for r in per_tile)
+    total["offchip_bytes"] = {"read": read, "write": write, "total": read + write}
+    tensors: dict[str, dict[str, int]] = {}
+    for r in per_tile:
+        for name, moved in r["offchip_bytes_per_tensor"].items():
+            into = tensors.setdefault(name, {"read": 0, "write": 0})
+            into["read"] += moved["read"]
+            into["write"] += moved["write"]
+    total["offchip_bytes_per_tensor"] = tensors
+    span = count * time_ns
+    info = infos[0]
+    cycles = time_ns * 1e-9
+    for unit, count_key, peak in (
+        ("pe", "macs", info.pe_rows * info.pe_cols * info.pe_clock_hz * cycles),
+        ("exp", "exps", info.exp_lanes * info.exp_clock_hz * cycles),
+    ):
+        done = sum(r[unit][count_key] for r in per_tile)
+        busy = sum(r[unit]["busy_fraction"] * r["sim_time_ns"] for r in per_tile)
+        util_key = "mac_utilization" if unit == "pe" else "lane_utilization"
+        total[unit] = {
+            "busy_fraction": busy / span if span > 0 else 0.0,
+            util_key: done / (count * peak) if peak > 0 else None,
+            count_key: done,
+        }
+    compute = sum(r["compute_active_ns"] for r in per_tile)
+    io = sum(r["io_active_ns"] for r in per_tile)
+    exposed = sum(r["exposed_io_ns"] for r in per_tile)
+    total["memory_stall_fraction"] = 1.0 - compute / span if span > 0 else None
+    total["overlap_efficiency"] = 1.0 - exposed / io if io > 0 else None
+    total["exposed_io_ns"] = exposed / count
+    total["io_active_ns"] = io / count
+    total["compute_active_ns"] = compute / count
+    total["stalls"] = _mean_stalls(per_tile)
+    ops = sum(r["ops"] for r in per_tile)
+    total["ops"] = ops
+    total["ops_per_s"] = ops / wall_s if wall_s > 0 else None
+    links = link_utilization(config, platform, time_ns)
+    stalls_total: dict[str, float] = {}
+    lines = [_tile_line(i, r, config, links, time_ns) for i, r in enumerate(per_tile)]
+    for line in lines:
+        for cause, ns in line["stalls_ns"].items():
+            stalls_total[cause] = stalls_total.get(cause, 0.0) + ns
+    total["tiles"] = {
+        "count": count,
+        "time_ns": time_ns,
+        "imbalance": time_ns / _mean(times) if _mean(times) > 0 else 1.0,
+        "memory_utilization": memory_utilization(config, platform, time_ns),
+        "link_utilization": links,
+        "stalls_ns": stalls_total,
+        "per_tile": lines,
+    }
+    return total
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100.0 * value:.1f} %"
+
+
+def tile_lines(section: dict[str, Any]) -> list[str]:
+    """The ``tiles`` section as report lines: the chip's figures, then one line per tile."""
+    memories = ", ".join(f"{n} {_percent(u)}" for n, u in section["memory_utilization"].items())
+    shared = {n: u for n, u in section["link_utilization"].items() if not n.startswith("tile")}
+    links = ", ".join(f"{n} {_percent(u)}" for n, u in shared.items())
+    stalls = ", ".join(
+        f"{cause} {format_ns(ns)}" for cause, ns in section["stalls_ns"].items() if ns
+    )
+    lines = [
+        f"tiles                  {section['count']}: time = max over tiles "
+        f"{format_ns(section['time_ns'])}, imbalance (max / mean) {section['imbalance']:.4f}",
+        f"  off-chip utilization {memories or 'n/a'}",
+        f"  shared links         {links or 'n/a'}",
+        f"  stalls, all tiles    {stalls or 'none'} (engine idle time with work queued)",
+        "  (PE/Exp figures above: all tiles over the chip's time; stalls: mean per tile)",
+    ]
+    for t in section["per_tile"]:
+        link = max(t["link_utilization"].values(), default=0.0)
+        lines.append(
+            f"  tile {t['tile']:<3} {format_ns(t['sim_time_ns']):>10}  off-chip "
+            f"{format_bytes(t['offchip_bytes']['total']):>10}  PE busy "
+            f"{_percent(t['pe_busy_fraction']):>7}  memory stall "
+            f"{_percent(t['memory_stall_fraction']):>7}  busiest own link {_percent(link)}"
+        )
+    return lines
