@@ -285,3 +285,17 @@ def test_masks_without_overlap_and_at_larger_sizes(name: str) -> None:
     assert offchip_elements(header, recs) == TRAFFIC[name](w, p, None).elements
     order = ["pe", "exp", "dma1", "dma0"]
     assert relative_error(header, recs, p, workload_inputs(w), order, masked_attention) < TOL
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_iteration_kinds_let_fast_forward_skip_only_equal_blocks(name: str) -> None:
+    """Causal blocks all differ (no skip may cross them); a full sliding window's blocks and
+    a decode batch's are alike up to addresses."""
+    p = attenio_machine(16 * KIB)
+    causal = emit(name, Workload(512, 16, mask="causal"), p).iterations
+    sliding = emit(name, Workload(512, 16, mask="sliding", window=64), p).iterations
+    decode = emit(name, Workload(1, 16, heads=4, kv_heads=2, batch=8, kv_len=300), p).iterations
+    assert causal is not None and sliding is not None and decode is not None
+    assert causal.kinds is not None and len(set(causal.kinds)) == causal.total
+    assert sliding.kinds is not None and sliding.kinds[-3] == sliding.kinds[-2] != sliding.kinds[0]
+    assert decode.kinds is not None and len(set(decode.kinds)) == 1 and decode.total == 16

@@ -218,6 +218,15 @@ def masked_tile_runs(
     return runs
 
 
+def block_kind(
+    w: Workload, blk: QueryBlock, keys: tuple[int, int], tile: int
+) -> tuple[object, ...]:
+    """Equal for blocks whose records (``tile``-key tiles over ``keys``) differ only in
+    addresses: fast-forward's iteration kinds (``IterationControl``)."""
+    runs = tuple((r.count, r.width, r.mask) for r in masked_tile_runs(w, blk, keys, tile))
+    return (blk.heads, blk.rows, keys[1] - keys[0], runs)
+
+
 @dataclass(frozen=True)
 class KeyRun:
     """``count`` K/V tiles of ``width`` keys from key ``key0``, ``bc`` apart; ``index``: the
