@@ -36,6 +36,11 @@ def test_settings_differ_only_in_the_baselines() -> None:
     fa2 = next(c for c in published if c.dataflow == "flash2")
     assert dict(fa2.extra) == {"tiling": "paper", "overlap": "none"}
     assert max(c.seq_len for c in configs) <= 16384  # --quick
+    causal = [c for c in configs if c.mask == "causal"]
+    assert {c.dataflow for c in causal} == {"flash2", "attenio"}
+    # each causal run has its non-causal twin in the main grid
+    plain = {(c.dataflow, c.seq_len, c.head_dim, c.extra, c.overrides) for c in configs}
+    assert all((c.dataflow, c.seq_len, c.head_dim, c.extra, c.overrides) in plain for c in causal)
 
 
 def test_balance_bandwidth_is_the_closed_form() -> None:
@@ -60,9 +65,12 @@ def test_report_and_plot_from_results(tmp_path: Path) -> None:
     records = [result_record(c, fake_result(c)) for c in configs]
     text = study.render(records, study.QUICK, M, MACS_PER_S, "fig.png")
     assert "## Setting: as published" in text and "## Setting: strong baselines" in text
-    assert "Causal masking is left out" in text
+    # causal beside non-causal for FA2 and AttenIO (the fake model gives them equal times)
+    assert text.count("### Causal masking") == 2
+    assert "- Causal masks, **as published**: AttenIO is faster" in text
+    assert "| 2K | 64 | 0.066 | 0.066 | 1.00 | 0.044 | 0.044 | 1.00 | 1.50x |" in text
     # the fake model makes AttenIO 1.5x faster than FA2 everywhere
-    assert text.count("AttenIO is faster than FlashAttention-2 at every point") == 2
+    assert text.count("AttenIO is faster than FlashAttention-2 at every point") == 4  # + causal
     assert "| 2K | 64 | 0.131 | 0.087 | 0.066 | 0.044 | 1.50x | 2.00x | 3.00x | 1.50x |" in text
     # energy beside time: total mJ and pJ per attention FLOP (4 N^2 d) of each run
     att = next(

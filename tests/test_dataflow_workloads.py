@@ -17,6 +17,7 @@ from tlm_models.dataflows import Workload, emit, reference_machine
 from tlm_models.dataflows.builder import counting_ops
 from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic, flat_work, standard_work
 from tlm_models.dataflows.query_blocks import (
+    BlockShape,
     block_count,
     block_shape,
     key_span_sum,
@@ -268,3 +269,64 @@ def test_flat_fits_n1024_d64_on_the_paper_platform() -> None:
     assert int((recs["kind"] == OpKind.MATMUL).sum()) == 2 * math.ceil(1024 / r) * math.ceil(
         1024 / stage
     )
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_masks_without_overlap_and_at_larger_sizes(name: str) -> None:
+    """overlap=none (each tile waits for the previous one) with a causal GQA mask, and a
+    sliding window over a KV cache at d = 64 with several blocks."""
+    w = Workload(20, 16, heads=4, kv_heads=2, mask="causal")
+    p = attenio_machine(2 * KIB)
+    header, recs = emit_all(name, w, p, params={"overlap": "none"})
+    assert offchip_elements(header, recs) == TRAFFIC[name](w, p, {"overlap": "none"}).elements
+    assert worst_error(header, recs, p, workload_inputs(w), masked_attention) < TOL
+    w = Workload(300, 64, heads=2, kv_heads=1, kv_len=400, mask="sliding", window=150)
+    p = attenio_machine(32 * KIB)
+    header, recs = emit_all(name, w, p)
+    assert offchip_elements(header, recs) == TRAFFIC[name](w, p, None).elements
+    order = ["pe", "exp", "dma1", "dma0"]
+    assert relative_error(header, recs, p, workload_inputs(w), order, masked_attention) < TOL
+
+
+@pytest.mark.parametrize("name", EXACT)
+def test_iteration_kinds_let_fast_forward_skip_only_equal_blocks(name: str) -> None:
+    """Causal blocks all differ (no skip may cross them); a full sliding window's blocks and
+    a decode batch's are alike up to addresses."""
+    p = attenio_machine(16 * KIB)
+    causal = emit(name, Workload(512, 16, mask="causal"), p).iterations
+    sliding = emit(name, Workload(512, 16, mask="sliding", window=64), p).iterations
+    decode = emit(name, Workload(1, 16, heads=4, kv_heads=2, batch=8, kv_len=300), p).iterations
+    assert causal is not None and sliding is not None and decode is not None
+    assert causal.kinds is not None and len(set(causal.kinds)) == causal.total
+    assert sliding.kinds is not None and sliding.kinds[-3] == sliding.kinds[-2] != sliding.kinds[0]
+    assert decode.kinds is not None and len(set(decode.kinds)) == 1 and decode.total == 16
+
+
+@pytest.mark.parametrize(
+    "w",
+    [
+        Workload(8192, 128, heads=32, kv_heads=8, mask="causal"),
+        Workload(8192, 128, heads=32, kv_heads=8, mask="sliding", window=4096),
+        Workload(1000, 64, heads=6, kv_heads=2),
+        Workload(3, 128, heads=32, kv_heads=4, kv_len=8192, batch=2, phase="decode"),
+    ],
+    ids=lambda w: w.describe(),
+)
+def test_grouping_never_loads_more_kv_than_mha(w: Workload) -> None:
+    """Blocks take the number of heads that loads the fewest K/V rows: one head per block
+    (MHA's blocks) is among the choices, so a group never costs more than its heads alone."""
+    p = reference_machine.attenio_machine()
+    mha = Workload(w.seq_len, w.head_dim, heads=w.heads, batch=w.batch, kv_len=w.kv_len,
+                   mask=w.mask, window=w.window, phase=w.phase)  # fmt: skip
+    for name in EXACT:
+        assert TRAFFIC[name](w, p, None).elements["K"] <= TRAFFIC[name](mha, p, None).elements["K"]
+
+
+def test_block_shape_stacks_heads_where_it_saves_kv_rows() -> None:
+    # 29 rows (FLAT's R at d = 128, 512 KiB): 7 positions of 4 heads would need 1171 passes
+    # over K per K/V head, 29 positions of one head 4 x 283 = 1132.
+    prefill = Workload(8192, 128, heads=32, kv_heads=8, mask="causal")
+    assert block_shape(prefill, 29) == BlockShape(29, 1)
+    decode = Workload(3, 128, heads=32, kv_heads=4, kv_len=8192, phase="decode")
+    assert block_shape(decode, 29) == BlockShape(3, 8)  # the whole group in one block
+    assert block_shape(Workload(64, 64, heads=6, kv_heads=2), 300) == BlockShape(64, 3)

@@ -104,3 +104,11 @@ def test_useful_flops_count_only_visible_pairs() -> None:
     assert attention_flops(dense) == 4.0 * n * n * d * 2  # an older record: dense
     causal = {**dense, "mask": "causal", "kv_heads": 1, "batch": 3}
     assert attention_flops(causal) == 4.0 * (n * (n + 1) // 2) * d * 2 * 3
+
+
+def test_dense_runs_without_a_counterpart_stay_out_of_the_side_by_side_table() -> None:
+    lone = _record(RunConfig("flash2", 4096, 128), 1.0)
+    text = render_report([*_records(), lone])
+    section = text[text.index("## Workloads side by side") :]
+    assert "| flash2 | dense | 8K | 8K | 64 |" in section
+    assert "| flash2 | dense | 4K |" not in section

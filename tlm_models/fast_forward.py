@@ -50,8 +50,8 @@ class FastForwardSettings:
     confirm: int = 3
     #: A period of ``long_period`` iterations or more that repeats exactly is confirmed by
     #: ``confirm_long`` repetitions: that already compares 2 x 4 = 8 or more iterations, to the
-    #: picosecond and the byte. (AttenIO's Q blocks cycle through the HBM channels in 8
-    #: iterations, and its runs have 9-131 iterations.)
+    #: picosecond and the byte. (AttenIO at d = 128 repeats every 8 iterations, and its runs
+    #: have 9-131 iterations.)
     long_period: int = 4
     confirm_long: int = 2
     max_period: int = 32

@@ -32,6 +32,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
+    block_kind,
     block_shape,
     load_block,
     masked_tile_runs,
@@ -96,7 +97,8 @@ class _FlatEmitter:
         #: Blocks of stacked query rows, the outer loop (the iterations fast-forward may skip).
         self.blocks = query_blocks(w, block_shape(w, r))
         self.keys = [w.block_key_range(blk.row0, blk.rows) for blk in self.blocks]
-        self.iterations = IterationControl(len(self.blocks))
+        kinds = [block_kind(w, b, k, tk) for b, k in zip(self.blocks, self.keys, strict=True)]
+        self.iterations = IterationControl(len(self.blocks), kinds)
 
     def _tiles(self, index: int) -> int:
         """Staging tiles block ``index`` loads (K and V)."""

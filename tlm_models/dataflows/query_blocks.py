@@ -3,9 +3,9 @@
 With grouped-query attention the ``group`` query heads of a K/V head read the same K and V,
 so a block of query rows holds ``rows`` consecutive positions of ``heads`` of those query
 heads (the heads' rows one after another on chip): every K/V tile loaded for the block serves
-all of them. Blocks take as many heads of the group as fit beside the positions (decode with
-one query row per head stacks the whole group into one block), and positions stay together so
-that a mask's key range, which depends on the position only, stays narrow.
+all of them. Blocks take the number of the group's heads that loads the fewest K/V rows
+(decode with one query row per head stacks the whole group into one block), and positions stay
+together so that a mask's key range, which depends on the position only, stays narrow.
 """
 
 from __future__ import annotations
@@ -49,10 +49,20 @@ class BlockShape:
 
 
 def block_shape(w: Workload, height: int) -> BlockShape:
-    """The shape of blocks of at most ``height`` rows: as many positions as fit when every
-    head of the group comes along (at least one), then as many of the group's heads as fit."""
-    positions = min(w.seq_len, max(1, height // w.group))
-    return BlockShape(positions, min(w.group, max(1, height // positions)))
+    """The shape of blocks of at most ``height`` rows that loads the fewest K/V rows: h heads
+    of the group (1..g) with P = floor(height / h) positions each (at least one, at most Nq),
+    costing ceil(g / h) passes over the key ranges of the position blocks (``key_span_sum``);
+    ties go to more heads. Decode (P = 1 whatever h) stacks the whole group when it fits;
+    prefill with g * Nq > height often keeps one head per block, whose P rows then fill it
+    (floor(height / g) positions of g heads may leave rows of it unused)."""
+    best: tuple[int, BlockShape] | None = None
+    for heads in range(min(w.group, max(1, height)), 0, -1):
+        positions = min(w.seq_len, max(1, height // heads))
+        cost = -(-w.group // heads) * key_span_sum(w, positions)
+        if best is None or cost < best[0]:
+            best = (cost, BlockShape(positions, heads))
+    assert best is not None
+    return best[1]
 
 
 def query_blocks(w: Workload, shape: BlockShape) -> list[QueryBlock]:
@@ -216,6 +226,15 @@ def masked_tile_runs(
         if start < c0 + count:
             runs.append(TileRun(start, c0 + count - start, width, start == 0, None))
     return runs
+
+
+def block_kind(
+    w: Workload, blk: QueryBlock, keys: tuple[int, int], tile: int
+) -> tuple[object, ...]:
+    """Equal for blocks whose records (``tile``-key tiles over ``keys``) differ only in
+    addresses: fast-forward's iteration kinds (``IterationControl``)."""
+    runs = tuple((r.count, r.width, r.mask) for r in masked_tile_runs(w, blk, keys, tile))
+    return (blk.heads, blk.rows, keys[1] - keys[0], runs)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
+    block_kind,
     block_shape,
     load_block,
     masked_tile_runs,
@@ -98,7 +99,10 @@ class _StandardEmitter:
         self.softmax_layout = sm.layout()
         #: Panels of stacked query rows, the outer loop (the iterations fast-forward may skip).
         self.blocks = query_blocks(w, block_shape(w, t))
-        self.iterations = IterationControl(len(self.blocks))
+        kinds = [
+            block_kind(w, blk, w.block_key_range(blk.row0, blk.rows), t) for blk in self.blocks
+        ]
+        self.iterations = IterationControl(len(self.blocks), kinds)
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         b = TraceBuilder(self.s.header, chunk_ops)

@@ -7,8 +7,9 @@ Settings (docs/study.md, "Reproducing AttenIO"):
   overlap either, bank-level HBM (the paper used DRAMSim3);
 - **strong baselines**: every dataflow with the overlap its buffers allow (the defaults), the
   same bank-level HBM.
-AttenIO runs its paper design (``variants.py`` defaults) in both. Causal masking is left out:
-the workloads do not model masks yet.
+AttenIO runs its paper design (``variants.py`` defaults) in both. Causal masking: FA2 and
+AttenIO causal at every (N, d) of the main grid beside their non-causal runs (blocks skip the
+K/V tiles above the diagonal and mask the ones on it, docs/dataflows.md).
 """
 
 from __future__ import annotations
@@ -89,7 +90,12 @@ HBM_CHANNELS = 16
 
 
 def _config(
-    setting: Setting, dataflow: str, n: int, d: int, overrides: tuple[str, ...]
+    setting: Setting,
+    dataflow: str,
+    n: int,
+    d: int,
+    overrides: tuple[str, ...],
+    mask: str = "none",
 ) -> RunConfig:
     return RunConfig(
         dataflow=dataflow,
@@ -98,7 +104,12 @@ def _config(
         platform=DEFAULT_PLATFORM,
         overrides=overrides,
         extra=setting.params[dataflow],
+        mask=mask,
     )
+
+
+#: The dataflows of the causal-masking part (the online-softmax pair the paper compares).
+CAUSAL = ("flash2", "attenio")
 
 
 def main_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
@@ -108,6 +119,17 @@ def main_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
         for d in grid.head_dims
         for n in grid.seq_lens
         for df in EXACT
+    ]
+
+
+def causal_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
+    """FlashAttention-2 and AttenIO with a causal mask at every (N, d) of the main grid (the
+    non-causal runs are ``main_configs``')."""
+    return [
+        _config(setting, df, n, d, (BANK_HBM,), mask="causal")
+        for d in grid.head_dims
+        for n in grid.seq_lens
+        for df in CAUSAL
     ]
 
 
@@ -135,7 +157,7 @@ def study_configs(grid: StudyGrid) -> list[RunConfig]:
     """Every configuration of the study once (AttenIO's are shared by both settings)."""
     unique: dict[str, RunConfig] = {}
     for setting in SETTINGS:
-        for part in (main_configs, cache_configs, crossover_configs):
+        for part in (main_configs, causal_configs, cache_configs, crossover_configs):
             for config in part(grid, setting):
                 unique.setdefault(config.key(), config)
     return list(unique.values())
@@ -237,6 +259,8 @@ def _setting_section(
         "",
     ]
     lines += [*detail, ""]
+    causal_lines, _ = causal_section(index, grid, setting)
+    lines += causal_lines
     lines += [f"### Cache size ({format_tokens(grid.seq_lens[0])}, d = 64)", ""]
     lines += [
         "| cache | flash2 ms | attenio ms | flash2 MiB | attenio MiB |",
@@ -247,6 +271,42 @@ def _setting_section(
         fa2 = _get(index, _config(setting, "flash2", grid.seq_lens[0], 64, over))
         att = _get(index, _config(setting, "attenio", grid.seq_lens[0], 64, over))
         lines.append(f"| {kib} KiB | {_ms(fa2)} | {_ms(att)} | {_mib(fa2)} | {_mib(att)} |")
+    lines.append("")
+    return lines, ratios
+
+
+def causal_section(
+    index: dict[str, dict[str, Any]], grid: StudyGrid, setting: Setting
+) -> tuple[list[str], list[float]]:
+    """Causal vs non-causal time of FA2 and AttenIO per (N, d); the FA2 / AttenIO causal time
+    ratios (for the conclusion)."""
+    lines = [
+        "### Causal masking",
+        "",
+        "| N | d | "
+        + " | ".join(f"{df} ms | {df} causal ms | {df} causal / none" for df in CAUSAL)
+        + " | FA2 / AttenIO causal |",
+        "|---|---|" + "---|" * (3 * len(CAUSAL) + 1),
+    ]
+    ratios: list[float] = []
+    for d in grid.head_dims:
+        for n in grid.seq_lens:
+            cells = []
+            causal = {}
+            for df in CAUSAL:
+                dense = _get(index, _config(setting, df, n, d, (BANK_HBM,)))
+                masked = _get(index, _config(setting, df, n, d, (BANK_HBM,), mask="causal"))
+                causal[df] = masked
+                share = "—"
+                if dense is not None and masked is not None:
+                    share = f"{masked['sim_time_ns'] / dense['sim_time_ns']:.2f}"
+                cells += [_ms(dense), _ms(masked), share]
+            ratio = "—"
+            fa2, att = causal["flash2"], causal["attenio"]
+            if fa2 is not None and att is not None:
+                ratios.append(fa2["sim_time_ns"] / att["sim_time_ns"])
+                ratio = f"{ratios[-1]:.2f}x"
+            lines.append(f"| {format_tokens(n)} | {d} | {' | '.join(cells)} | {ratio} |")
     lines.append("")
     return lines, ratios
 
@@ -307,8 +367,10 @@ def render(
         section, ratios = _setting_section(index, grid, setting)
         sections += section
         lines.append("- " + conclusion(setting, ratios))
+    for setting in SETTINGS:
+        _, ratios = causal_section(index, grid, setting)
+        lines.append("- Causal masks, " + conclusion(setting, ratios))
     lines += [
-        "- Causal masking is left out: the workload model has no masks yet (workloads issue).",
         "",
         *sections,
         f"## Crossover over HBM bandwidth and head dim (N = {format_tokens(grid.crossover_n)})",

@@ -33,6 +33,16 @@ def _kind(record: dict[str, Any]) -> str:
     return ", ".join(words) or "dense"
 
 
+def _place(record: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        str(record.get("platform", "")),
+        str(record.get("overrides", [])),
+        label_of(record),
+        int(record.get("head_dim", 0)),
+        int(record.get("kv_len") or record.get("seq_len", 0)),
+    )
+
+
 def _order(record: dict[str, Any]) -> tuple[Any, ...]:
     dataflow = str(record.get("dataflow", ""))
     return (
@@ -52,14 +62,21 @@ def workload_section(records: Sequence[dict[str, Any]]) -> list[str]:
     ok = [r for r in records if "error" not in r]
     if len({_kind(r) for r in ok}) < 2:
         return []
+    # Dense runs are listed where they have a counterpart: a run of another kind with the
+    # same dataflow, head dim and key length on the same platform (a sweep's plain grid
+    # would otherwise fill the table).
+    others = {_place(r) for r in ok if _kind(r) != "dense"}
+    ok = [r for r in ok if _kind(r) != "dense" or _place(r) in others]
     lines = [
         f"## {WORKLOADS_HEADING}",
         "",
-        "Every finished run, the same dataflow's runs adjacent: causal beside non-causal, "
-        "decode beside prefill, GQA beside MHA. Nq query rows against Nk keys per head; "
-        "MACs and exps are those the PE array and Exp unit executed (a masked block that is "
-        "skipped costs none). × floor: off-chip traffic over the workload's compulsory "
-        "traffic. Per layer; the model's layers multiply time, bytes and energy.",
+        "Every finished run of a kind other than dense self-attention, with the dense runs of "
+        "the same dataflow, head dim and key length, the same dataflow's runs adjacent: "
+        "causal beside non-causal, decode beside prefill, GQA beside MHA. Nq query rows "
+        "against Nk keys per head; MACs and exps are those the PE array and Exp unit "
+        "executed (a masked block that is skipped costs none). × floor: off-chip traffic "
+        "over the workload's compulsory traffic. Per layer; the model's layers multiply "
+        "time, bytes and energy.",
         "",
         "| Dataflow | Workload | Nq | Nk | d | Hq/Hkv | B | Time | Off-chip | × floor "
         "| MACs | Exps |",
