@@ -3,12 +3,19 @@ returning every statistic (they must be importable by name)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.workload import Workload
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, flatten, settings_for
+from tlm_models.fast_forward import (
+    FAST_FORWARD_CHUNK_OPS,
+    HOST_FIGURES,
+    FastForward,
+    flatten,
+    settings_for,
+)
 from tlm_models.platform import load_platform
 from tlm_models.replay import replay_in_this_process
 
@@ -34,3 +41,19 @@ def replay_stats(
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
     }
+
+
+def worst_difference(exact: dict[str, Any], fast: dict[str, Any]) -> tuple[float, str]:
+    """The largest relative difference between two ``replay_stats``-like results' statistics
+    and where it is (figures of the simulating process left out)."""
+    worst, where = 0.0, ""
+    for path, want in exact["stats"].items():
+        if path.split("/")[-1] in HOST_FIGURES:
+            continue  # figures of the simulating process (its buffers), not of the machine
+        got = fast["stats"][path]
+        if math.isnan(want) and math.isnan(got):
+            continue
+        error = abs(got - want) / abs(want) if want else abs(got)
+        if error > worst:
+            worst, where = error, path
+    return worst, where

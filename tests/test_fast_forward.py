@@ -3,16 +3,14 @@ fast-forwarded against exact replays of every dataflow (sim time and every count
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.fast_forward_jobs import replay_stats
+from tests.fast_forward_jobs import replay_stats, worst_difference
 from tlm_models.fast_forward import (
     DERIVED,
-    HOST_FIGURES,
     Columns,
     FastForwardSettings,
     IterationControl,
@@ -141,24 +139,10 @@ def test_like_components_may_trade_bytes_when_their_sum_repeats() -> None:
     assert find_period(rows, its, starts, columns, FastForwardSettings(max_period=1)) is None
 
 
-def _compare(exact: dict[str, Any], fast: dict[str, Any]) -> tuple[float, str]:
-    worst, where = 0.0, ""
-    for path, want in exact["stats"].items():
-        if path.split("/")[-1] in HOST_FIGURES:
-            continue  # figures of the simulating process (its buffers), not of the machine
-        got = fast["stats"][path]
-        if math.isnan(want) and math.isnan(got):
-            continue
-        error = abs(got - want) / abs(want) if want else abs(got)
-        if error > worst:
-            worst, where = error, path
-    return worst, where
-
-
 def _check(dataflow: str, seq_len: int, head_dim: int, **shape: Any) -> dict[str, Any]:
     exact = run_in_worker(replay_stats, dataflow, seq_len, head_dim, False, **shape)
     fast = run_in_worker(replay_stats, dataflow, seq_len, head_dim, True, **shape)
-    worst, where = _compare(exact, fast)
+    worst, where = worst_difference(exact, fast)
     section = fast["fast_forward"]
     print(f"{dataflow} N={seq_len} d={head_dim} {shape}: {section} worst {worst:.3g} at {where}")
     assert worst <= BOUND, f"{where} differs by {worst:.3g}"

@@ -8,8 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from tlm_models.dataflows import Workload, emit
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, flatten, settings_for
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.schema import PlatformConfig
+from tlm_models.tile_fast_forward import TileFastForward, unbalanced_reason
 from tlm_models.tile_replay import replay_tiles_in_this_process
 from tlm_models.trace.header import TensorInfo, TraceHeader
 from tlm_models.trace.record import RECORD_DTYPE, OpKind
@@ -166,4 +169,32 @@ def mesh_job(topology: str, loaders: tuple[int, ...]) -> dict[str, Any]:
     return {
         "times": [r["stats"]["sim_time"]["value"] for r in out.tiles],
         "byte_hops": noc["stats"]["byte_hops"]["value"],
+    }
+
+
+def tiled_replay_stats(dataflow: str, seq_len: int, head_dim: int, heads: int, fast: bool) -> Any:
+    """Every statistic of a replay on attenio-x4 (each tile's replay as ``replay_tile<i>``,
+    the platform's) as {"/"-joined path: value}, plus the fast_forward section."""
+    config = Platform.load(Path(__file__).resolve().parent.parent / "platforms/attenio-x4.yaml")
+    platform = config.config
+    workload = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads)
+    emitted = [
+        emit(dataflow, workload, platform.tile_info(t), FAST_FORWARD_CHUNK_OPS)
+        for t in range(platform.tile_count)
+    ]
+    controls = [e.iterations for e in emitted]
+    assert unbalanced_reason(controls) is None
+    ff = (
+        TileFastForward.of([c for c in controls if c is not None], settings_for(platform))
+        if fast
+        else None
+    )
+    out = replay_tiles_in_this_process(platform, [(e.header, e.chunks) for e in emitted], ff)
+    values = flatten(out.platform, "platform")[0]
+    for tile, tree in enumerate(out.tiles):
+        values |= flatten(tree, f"replay_tile{tile}")[0]
+    return {
+        "stats": {"/".join(path): value for path, value in values.items()},
+        "fast_forward": out.fast_forward,
+        "simulated_ops": out.ops,
     }

@@ -174,6 +174,12 @@ def _window(values: Flat, group: Path) -> float:
     return own if own is not None else values.get((*group[:-1], "window"), 0.0)
 
 
+def _replay_root(values: Flat, group: Path) -> str:
+    """The replay a group's time is a fraction of: its own (a tile's ``replay_tile<i>``), else
+    the watched one's (platform components)."""
+    return group[0] if (group[0], "sim_time") in values else "replay"
+
+
 def _latency_mean(values: Flat, g: Path) -> float:
     count = _histogram_count(values, g)
     return values[(*g, "latency_sum")] / count if count else 0.0
@@ -187,7 +193,7 @@ DERIVED: dict[str, Callable[[Flat, Path], float]] = {
     "memory_stall_fraction": lambda v, g: (
         1.0 - _ratio(v[(*g, "compute_active")], v[(*g, "sim_time")])
     ),
-    "busy_fraction": lambda v, g: _ratio(v[(*g, "busy_time")], v[("replay", "sim_time")]),
+    "busy_fraction": lambda v, g: _ratio(v[(*g, "busy_time")], v[(_replay_root(v, g), "sim_time")]),
     "achieved_bandwidth": lambda v, g: (
         (v[(*g, "bytes_read")] + v[(*g, "bytes_written")]) / (_window(v, g) * 1e-9)
         if _window(v, g) > 0
@@ -469,8 +475,14 @@ class FastForward:
         if self.watched >= self.settings.budget:
             self.done_watching = True
 
-    def apply(self, replay: dict[str, Any], platform: dict[str, Any]) -> dict[str, Any]:
-        """Adds the skipped iterations to ``replay`` and ``platform`` (in place); returns the
+    def apply(
+        self,
+        replay: dict[str, Any],
+        platform: dict[str, Any],
+        others: dict[str, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Adds the skipped iterations to ``replay`` and ``platform`` (in place), and to the
+        ``others`` trees (the other tiles' replays, by their snapshot root names); returns the
         result's ``fast_forward`` section."""
         if self.session is not None:
             self.poll()  # count the snapshots taken since the last slice
@@ -492,16 +504,16 @@ class FastForward:
             )
             return section
         periods = skipped // self.period.iterations
-        flat_replay, replay_units = flatten(replay, "replay")
-        flat_platform, platform_units = flatten(platform, "platform")
-        values = _extrapolated(
-            {**flat_replay, **flat_platform},
-            {**replay_units, **platform_units},
-            self.period,
-            periods,
-        )
-        _write_back(replay, values, "replay")
-        _write_back(platform, values, "platform")
+        trees = {"replay": replay, "platform": platform, **(others or {})}
+        flat: Flat = {}
+        units: dict[Path, str] = {}
+        for root, tree in trees.items():
+            tree_values, tree_units = flatten(tree, root)
+            flat |= tree_values
+            units |= tree_units
+        values = _extrapolated(flat, units, self.period, periods)
+        for root, tree in trees.items():
+            _write_back(tree, values, root)
         assert self.skipped_range is not None
         section |= {
             "first_skipped": self.skipped_range[0],

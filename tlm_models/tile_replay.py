@@ -27,6 +27,7 @@ from tlm_models.replay import (
     SLICE_NS,
     records_of,
 )
+from tlm_models.tile_fast_forward import TileFastForward
 from tlm_models.trace.header import TraceHeader
 
 
@@ -38,6 +39,7 @@ class TileReplayOutput:
     platform: dict[str, Any]
     wall_s: float
     ops: int
+    fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
 
 
 def _bind_tile(
@@ -58,10 +60,14 @@ def _bind_tile(
 
 
 def replay_tiles_in_this_process(
-    config: PlatformConfig, traces: Sequence[tuple[TraceHeader, Iterable[np.ndarray]]]
+    config: PlatformConfig,
+    traces: Sequence[tuple[TraceHeader, Iterable[np.ndarray]]],
+    fast_forward: TileFastForward | None = None,
 ) -> TileReplayOutput:
     """Elaborates ``config`` and replays ``traces[i]`` on tile i, all in one simulation (once
-    per process). The platform must have as many tiles as there are traces."""
+    per process). The platform must have as many tiles as there are traces. With
+    ``fast_forward`` the chip's steady state is skipped on every tile together; the output's
+    ``fast_forward`` section says how much."""
     if config.tile_count != len(traces):
         raise UserError(
             f"platform '{config.name}' has {config.tile_count} tile(s) but {len(traces)} "
@@ -74,6 +80,9 @@ def replay_tiles_in_this_process(
         session.new_replayer(header.window, LOOKAHEAD_OPS)
         _bind_tile(session, config, tile, header)
         streams.append(records_of(chunks))
+    if fast_forward is not None:
+        session.select_replayer(0)
+        fast_forward.attach(session)
     started = time.perf_counter()
     while True:
         step = session.step(SLICE_NS)
@@ -81,10 +90,14 @@ def replay_tiles_in_this_process(
             break
         if step == NEEDS_INPUT:
             chunk = next(streams[session.selected_replayer()], None)
+            if fast_forward is not None:
+                fast_forward.poll()  # the chunk's iteration marks reach the replayer first
             if chunk is None:
                 session.end_of_input()
             else:
                 session.feed(chunk)
+        elif fast_forward is not None:
+            fast_forward.poll()
     wall = time.perf_counter() - started
     for tile in range(len(traces)):  # a failure stops the kernel: name it, not its victims
         session.select_replayer(tile)
@@ -102,4 +115,6 @@ def replay_tiles_in_this_process(
             )
         tiles.append(session.result())
         ops += session.records_read()
-    return TileReplayOutput(tiles, session.platform_stats(), wall, ops)
+    platform = session.platform_stats()
+    section = fast_forward.apply(tiles, platform) if fast_forward is not None else None
+    return TileReplayOutput(tiles, platform, wall, ops, section)

@@ -36,6 +36,9 @@ struct IterationSnapshots {
   std::vector<std::uint64_t> starts;  // issue time of the iteration's first record, in ticks
   std::size_t width = 0;
   std::string layout;  // JSON list of [path, unit], fixed by the first snapshot
+  // The replayer whose marked records are watched (a tiled platform's tile 0); the others'
+  // statistics join each row as `replay_tile<i>` so the whole chip's changes are compared.
+  tlm_models::Replayer* observed = nullptr;
 };
 
 struct Session {
@@ -127,7 +130,10 @@ void take_snapshot(Session* s, std::uint64_t pos, tlm_models::Ticks start) {
   auto it = snaps.marks.find(pos);
   if (it == snaps.marks.end()) return;
   tlm_models::StatsGroup root("snapshot");
-  s->replayer->collect_stats(root.child("replay"));
+  snaps.observed->collect_stats(root.child("replay"));
+  for (std::size_t i = 0; i < s->replayers.size(); ++i)
+    if (s->replayers[i] != snaps.observed)
+      s->replayers[i]->collect_stats(root.child("replay_tile" + std::to_string(i)));
   fill_platform(s, root.child("platform"));
   std::vector<double> values;
   flatten_values(root, values);
@@ -382,6 +388,7 @@ const char* attn_platform_stats_json(Session* s) {
 // simulation starts).
 int attn_observe_iterations(Session* s) {
   return guarded(s, [&] {
+    s->iterations.observed = &replayer(s);
     replayer(s).set_issue_observer(
         [s](std::uint64_t pos, tlm_models::Ticks start) { take_snapshot(s, pos, start); });
     return 0;
@@ -395,7 +402,7 @@ void attn_mark_iteration(Session* s, std::uint64_t iteration, std::uint64_t pos)
 
 // Stops snapshotting (the host has what it needs); marks not reached yet are dropped.
 void attn_stop_iteration_snapshots(Session* s) {
-  if (s->replayer != nullptr) s->replayer->set_issue_observer(nullptr);
+  if (s->iterations.observed != nullptr) s->iterations.observed->set_issue_observer(nullptr);
   s->iterations.marks.clear();
 }
 

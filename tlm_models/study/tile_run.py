@@ -11,23 +11,35 @@ from typing import Any
 from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
 from tlm_models.dataflows.partition import share_traffic, tile_share
 from tlm_models.diagnosis import peaks_of
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.resolved_run import ResolvedRun
 from tlm_models.study.run import bounds_bytes, finish_result, run_identity
+from tlm_models.tile_fast_forward import TileFastForward, unbalanced_reason
 from tlm_models.tile_replay import replay_tiles_in_this_process
 from tlm_models.tile_result import compose_tiles_result
 
 
 def run_tiled(run: ResolvedRun) -> dict[str, Any]:
-    """The result JSON of ``run`` on its tiled platform (exact: every iteration simulated)."""
+    """The result JSON of ``run`` on its tiled platform, its steady state fast-forwarded on
+    every tile together where the tiles' loops are alike (``tile_fast_forward.py``)."""
     started = time.perf_counter()
     platform, workload = run.platform, run.workload
     count = platform.tile_count
     infos = [platform.tile_info(i) for i in range(count)]
+    chunk_ops = DEFAULT_CHUNK_OPS if run.config.exact else FAST_FORWARD_CHUNK_OPS
     emitted = [
-        emit(run.config.dataflow, workload, info, DEFAULT_CHUNK_OPS, params=run.params)
-        for info in infos
+        emit(run.config.dataflow, workload, info, chunk_ops, params=run.params) for info in infos
     ]
-    out = replay_tiles_in_this_process(platform, [(e.header, e.chunks) for e in emitted])
+    controls = [e.iterations for e in emitted]
+    exact_reason = "--exact" if run.config.exact else unbalanced_reason(controls)
+    fast_forward = (
+        TileFastForward.of([c for c in controls if c is not None], settings_for(platform))
+        if exact_reason is None
+        else None
+    )
+    out = replay_tiles_in_this_process(
+        platform, [(e.header, e.chunks) for e in emitted], fast_forward
+    )
     identity = run_identity(run, emitted[0].header.params)
     result = compose_tiles_result(platform, out.tiles, infos, out.platform, identity, out.wall_s)
     variant = emitted[0].header.params.get("variant")
@@ -56,9 +68,9 @@ def run_tiled(run: ResolvedRun) -> dict[str, Any]:
         "exps_per_s": tile["exps_per_s"] * count,
         "offchip_bytes_per_s": tile["offchip_bytes_per_s"],  # every off-chip memory's
     }
-    result = finish_result(result, run, out.platform, None, out.ops, started, out.wall_s, chip)
-    result["fast_forward"] = {
-        "enabled": False,
-        "reason": "a tiled platform replays every iteration of every tile",
-    }
+    result = finish_result(
+        result, run, out.platform, out.fast_forward, out.ops, started, out.wall_s, chip
+    )
+    if exact_reason is not None:
+        result["fast_forward"] = {"enabled": False, "reason": exact_reason}
     return result
