@@ -3,6 +3,7 @@ in one simulation (docs/models/tiles.md)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -213,6 +214,22 @@ def test_cli_run_prints_per_tile_lines() -> None:
     assert [line.split()[:2] for line in lines if line.startswith("  tile ")] == [
         ["tile", str(i)] for i in range(4)
     ]
+
+
+@pytest.mark.parametrize("dataflow", ["standard", "flat"])
+def test_tiled_result_states_its_closed_form(dataflow: str) -> None:
+    """The result's closed form is the sum of the tiles' shares, score panels included (3 heads
+    on 4 tiles: every tile holds part of a head)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tlm_models.cli.main", "run", "--platform",
+         "platforms/attenio-x4.yaml", "--dataflow", dataflow, "--seq-len", "1024",
+         "--head-dim", "64", "--heads", "3", "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    expected = {"standard": 29_097_984, "flat": 5_505_024}[dataflow]
+    assert result["offchip_bytes"]["total"] == result["bounds"]["closed_form"] == expected
 
 
 def test_mesh_xy_route_costs_a_hop_each_way_per_link() -> None:
