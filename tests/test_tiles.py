@@ -3,20 +3,24 @@ in one simulation (docs/models/tiles.md)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.dataflow_helpers import emit_all, offchip_elements
-from tests.tile_jobs import LOAD_BYTES, mesh_job, replay_job, two_stack_job
+from tests.tile_jobs import LOAD_BYTES, dataflow_job, mesh_job, replay_job, two_stack_job
+from tests.workload_reference import masked_attention, workload_inputs
 from tlm_models.dataflows import Workload
-from tlm_models.dataflows.io_formulas import TRAFFIC
-from tlm_models.dataflows.partition import share_traffic, tile_share
+from tlm_models.dataflows.io_formulas import TRAFFIC, tile_traffic
+from tlm_models.dataflows.partition import TILED_DATAFLOWS, tile_share
 from tlm_models.errors import UserError
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.loader import PlatformError
+from tlm_models.reference import run_attention
 from tlm_models.resolved_run import resolve_run
 from tlm_models.study.config import RunConfig
 from tlm_models.worker import run_in_worker
@@ -92,27 +96,78 @@ def test_too_few_rows_for_the_tiles() -> None:
         tile_share(1, 8, 0, 16)
 
 
-@pytest.mark.parametrize("dataflow", ["attenio", "flash2"])
+@pytest.mark.parametrize("dataflow", TILED_DATAFLOWS)
 @pytest.mark.parametrize("heads", [8, 2, 3])
 def test_bytes_per_tile_and_total_equal_closed_forms(dataflow: str, heads: int) -> None:
     config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
-    w = Workload(seq_len=1024, head_dim=64, heads=heads)
+    # N = 512 keeps Standard's panel (T = 317) and FLAT's block (R = 394) below N, so the
+    # ranges of split heads end in short blocks.
+    w = Workload(seq_len=1024 if dataflow in ("attenio", "flash2") else 512, head_dim=64,
+                 heads=heads)  # fmt: skip
     total: dict[str, int] = {}
     for t in range(4):
-        header, recs = emit_all(dataflow, w, config.tile_info(t))
-        rows = min(int(header.params["a" if dataflow == "attenio" else "br"]), w.seq_len)
+        info = config.tile_info(t)
+        header, recs = emit_all(dataflow, w, info)
         share = tile_share(w.head_count, w.seq_len, t, 4)
         got = offchip_elements(header, recs)
-        assert got == share_traffic(share, w.seq_len, w.head_dim, rows)
+        assert got == tile_traffic(dataflow, w, info, share)
         for name, count in got.items():
             total[name] = total.get(name, 0) + count
     if heads % 4 == 0:  # whole heads per tile: the one-chip closed form, exactly
         assert total == TRAFFIC[dataflow](w, config.info()).elements
 
 
+@pytest.mark.parametrize("dataflow", TILED_DATAFLOWS)
+def test_tiles_together_compute_attention(dataflow: str) -> None:
+    """3 heads on 4 tiles (every tile holds part of a head): each tile's trace, executed,
+    writes its share's rows of O, and the shares together are softmax attention."""
+    config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
+    w = Workload(seq_len=512, head_dim=64, heads=3)
+    inputs = workload_inputs(w)
+    out = np.full((3, 512, 64), np.nan, dtype=np.float32)
+    header = None
+    for t in range(4):
+        info = config.tile_info(t)
+        header, recs = emit_all(dataflow, w, info)
+        o = run_attention(header, [recs], info, inputs)
+        for r in tile_share(3, 512, t, 4):
+            out[r.head, r.row0 : r.row1] = o[r.head, r.row0 : r.row1]
+    assert header is not None
+    ref = masked_attention(header, inputs)
+    assert float(np.abs(out - ref).max() / np.abs(ref).max()) < 1e-3
+
+
+#: Memory far faster than four tiles need: 1024 GB/s HBM channels and a 16 KiB-wide crossbar
+#: (every request holds the shared link one 1 ns cycle).
+FAST_MEMORY = ("components.hbm.channel_bandwidth=1024 GB/s", "components.noc.width=16 KiB")
+
+
+@pytest.mark.parametrize("dataflow", ["standard", "flat"])
+def test_standard_and_flat_replay_a_head_per_tile(dataflow: str) -> None:
+    """4 heads of N = 256 on attenio-x4, one head per tile. With memory far faster than needed,
+    tile t takes exactly one tile's time alone plus t ns: the four tiles' first requests reach
+    the shared link in the same cycle, are granted one per cycle and stay that far apart. At
+    the stack's 128 GB/s, off-chip bytes per tile and in total equal the closed forms."""
+    alone = run_in_worker(dataflow_job, dataflow, 1, 1, FAST_MEMORY)
+    four = run_in_worker(dataflow_job, dataflow, 4, 4, FAST_MEMORY)
+    assert four["times"] == [alone["time"] + t for t in range(4)]
+    assert four["time"] == alone["time"] + 3
+    shared = run_in_worker(dataflow_job, dataflow, 4, 4, ())
+    config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
+    w = Workload(seq_len=256, head_dim=64, heads=4)
+    expected = [
+        sum(tile_traffic(dataflow, w, config.tile_info(t), tile_share(4, 256, t, 4)).values())
+        * w.elem_bytes
+        for t in range(4)
+    ]
+    assert shared["tile_bytes"] == four["tile_bytes"] == expected
+    assert shared["bytes"] == sum(expected) == TRAFFIC[dataflow](w, config.info()).total_bytes
+    assert min(shared["times"]) >= alone["time"]  # sharing the stack only delays
+
+
 def test_dataflows_without_a_partition_are_refused() -> None:
     with pytest.raises(UserError, match="does not partition its work across tiles"):
-        resolve_run(RunConfig("flat", 1024, 64, 4, "platforms/attenio-x4.yaml"))
+        resolve_run(RunConfig("approx", 1024, 64, 4, "platforms/attenio-x4.yaml"))
 
 
 @pytest.mark.parametrize(
@@ -159,6 +214,22 @@ def test_cli_run_prints_per_tile_lines() -> None:
     assert [line.split()[:2] for line in lines if line.startswith("  tile ")] == [
         ["tile", str(i)] for i in range(4)
     ]
+
+
+@pytest.mark.parametrize("dataflow", ["standard", "flat"])
+def test_tiled_result_states_its_closed_form(dataflow: str) -> None:
+    """The result's closed form is the sum of the tiles' shares, score panels included (3 heads
+    on 4 tiles: every tile holds part of a head)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tlm_models.cli.main", "run", "--platform",
+         "platforms/attenio-x4.yaml", "--dataflow", dataflow, "--seq-len", "1024",
+         "--head-dim", "64", "--heads", "3", "--json"],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    expected = {"standard": 29_097_984, "flat": 5_505_024}[dataflow]
+    assert result["offchip_bytes"]["total"] == result["bounds"]["closed_form"] == expected
 
 
 def test_mesh_xy_route_costs_a_hop_each_way_per_link() -> None:

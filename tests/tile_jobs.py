@@ -198,3 +198,26 @@ def tiled_replay_stats(dataflow: str, seq_len: int, head_dim: int, heads: int, f
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
     }
+
+
+def dataflow_job(
+    dataflow: str, tiles: int, heads: int, overrides: tuple[str, ...]
+) -> dict[str, Any]:
+    """``dataflow`` at N = 256, d = 64 with ``heads`` heads on attenio-x4 with ``tiles`` tiles
+    (``overrides`` applied after the count): time, each tile's time and off-chip bytes."""
+    from tlm_models.resolved_run import resolve_run
+    from tlm_models.study.config import RunConfig
+    from tlm_models.study.tile_run import run_tiled
+
+    config = RunConfig(
+        dataflow, 256, 64, heads, "platforms/attenio-x4.yaml",
+        overrides=(f"tiles.count={tiles}", *overrides),
+    )  # fmt: skip
+    result = run_tiled(resolve_run(config))
+    per_tile = result["tiles"]["per_tile"]
+    return {
+        "time": result["sim_time_ns"],
+        "times": [t["sim_time_ns"] for t in per_tile],
+        "bytes": result["offchip_bytes"]["total"],
+        "tile_bytes": [t["offchip_bytes"]["total"] for t in per_tile],
+    }

@@ -33,10 +33,9 @@ from tlm_models.dataflows.builder import (
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
     block_kind,
-    block_shape,
     load_block,
     masked_tile_runs,
-    query_blocks,
+    share_query_blocks,
     store_block,
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
@@ -95,7 +94,7 @@ class _FlatEmitter:
         self.t = a.alloc("tilestat", r)
         self.stage = (a.alloc("KV_stage.0", tk, d), a.alloc("KV_stage.1", tk, d))
         #: Blocks of stacked query rows, the outer loop (the iterations fast-forward may skip).
-        self.blocks = query_blocks(w, block_shape(w, r))
+        self.blocks = share_query_blocks(setup, r)
         self.keys = [w.block_key_range(blk.row0, blk.rows) for blk in self.blocks]
         kinds = [block_kind(w, b, k, tk) for b, k in zip(self.blocks, self.keys, strict=True)]
         self.iterations = IterationControl(len(self.blocks), kinds)

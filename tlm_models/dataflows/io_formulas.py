@@ -13,6 +13,7 @@ from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
+from tlm_models.dataflows.partition import RowRange, share_traffic
 from tlm_models.dataflows.query_blocks import BlockShape, block_shape, key_span_sum, score_elements
 from tlm_models.dataflows.standard import standard_tiling
 from tlm_models.dataflows.variants import resolve
@@ -180,6 +181,30 @@ def approx_tiled_order(n: int, d: int, r: int, m: int) -> float:
     """N d * r(d+1)/M: the growth of re-reading the inputs once per M-sized slice of H when
     H (r x (d+1)) does not fit; evaluated with constant 1."""
     return n * d * r * (d + 1) / m
+
+
+def tile_traffic(
+    dataflow: str, w: Workload, p: PlatformInfo, share: tuple[RowRange, ...], params: Params = None
+) -> dict[str, int]:
+    """Off-chip elements of one tile's ``share`` of dense self-attention (``partition.py``):
+    Q = O = sum_k r_k d and K = V = sum_k N d ceil(r_k / x) over its row ranges (x: the
+    dataflow's query block, AttenIO a, FlashAttention-2 Br, Standard T, FLAT R, at most N),
+    plus Standard's S and P panels, each written and read once, 2 N r elements each, and FLAT's
+    spilled score rows (R = 1), 2 N r (r = sum_k r_k, the tile's query rows)."""
+    n, d = w.seq_len, w.head_dim
+    rows = sum(r.rows for r in share)
+    extra: dict[str, int] = {}
+    if dataflow == "standard":
+        resolve("standard", params)
+        block = standard_tiling(w, p.capacity_elements(w.elem_bytes)).tile
+        extra = {"S": 2 * n * rows, "P": 2 * n * rows}
+    elif dataflow == "flat":
+        resolve("flat", params)
+        t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
+        block, extra = t.rows, ({"S": 2 * n * rows} if t.spill else {})
+    else:
+        block = int(TRAFFIC[dataflow](w, p, params).tile["a" if dataflow == "attenio" else "br"])
+    return share_traffic(share, n, d, min(block, n)) | extra
 
 
 TRAFFIC: dict[str, Callable[[Workload, PlatformInfo, Params], Traffic]] = {

@@ -25,14 +25,11 @@ from tlm_models.dataflows.builder import (
     Template,
     TraceBuilder,
 )
-from tlm_models.dataflows.partition import share_blocks, whole_workload
 from tlm_models.dataflows.query_blocks import (
     BlockPlan,
-    QueryBlock,
     block_plan,
-    block_shape,
     load_block,
-    query_blocks,
+    share_query_blocks,
     store_block,
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
@@ -129,16 +126,8 @@ class OnlineSoftmaxLoop:
         w = setup.workload
         self.fill = mask_fill(w.elem_bytes)
         #: Blocks of stacked query rows, K/V head by K/V head: the outer loop (the iterations
-        #: fast-forward may skip). A tile of a tiled platform computes its share of the rows,
-        #: head by head (tiled platforms take dense workloads only: partition.check_tiled).
-        self.blocks = (
-            query_blocks(w, block_shape(w, br))
-            if whole_workload(setup.share, w.head_count, w.seq_len)
-            else [
-                QueryBlock(w.kv_head_of(head), head, 1, row0, rows)
-                for head, row0, rows in share_blocks(setup.share, br)
-            ]
-        )
+        #: fast-forward may skip); a tile of a tiled platform's share only.
+        self.blocks = share_query_blocks(setup, br)
         plans: dict[tuple[int, int, int], BlockPlan] = {}
         self.plans: list[BlockPlan] = []
         for blk in self.blocks:

@@ -9,7 +9,7 @@ and V of every head it touches, since its query rows need every key.
 
 A tile's share is a list of ``RowRange``s; the emitters block each range by their own tile size
 (``share_blocks``), so the closed-form traffic of a share follows from the ranges alone
-(``share_traffic``).
+(``share_traffic``; Standard's S/P panels and FLAT's spilled rows: ``io_formulas.tile_traffic``).
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ def share_traffic(
     return {"Q": q, "K": kv, "V": kv, "O": q}
 
 
-#: Dataflows whose emitters compute a tile's share (the Q-outer online-softmax loop); the others
-#: would compute every head on every tile.
-TILED_DATAFLOWS = ("attenio", "flash2")
+#: Dataflows whose emitters compute a tile's share (their query blocks: ``share_query_blocks``);
+#: approx builds each head's H from every key row and is not partitioned yet.
+TILED_DATAFLOWS = ("attenio", "flash2", "flat", "standard")
 
 
 def check_tiled(dataflow: str, workload: Workload, tiles: int) -> None:

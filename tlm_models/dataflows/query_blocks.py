@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tlm_models.dataflows.builder import DepRef, OpSink, tile_runs
+from tlm_models.dataflows.partition import share_blocks, whole_workload
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.dataflows.workload import Workload
 
@@ -77,6 +78,20 @@ def query_blocks(w: Workload, shape: BlockShape) -> list[QueryBlock]:
             for h0 in range(0, g, shape.heads):
                 out.append(QueryBlock(kv, first + h0, min(shape.heads, g - h0), r0, rows))
     return out
+
+
+def share_query_blocks(setup: DataflowSetup, height: int) -> list[QueryBlock]:
+    """The blocks of at most ``height`` stacked rows this trace computes: every block of the
+    workload (``query_blocks``), or on a tiled platform the tile's share (``partition.py``),
+    range by range in blocks of ``height`` rows of one head (tiled platforms take dense
+    workloads only: ``partition.check_tiled``)."""
+    w = setup.workload
+    if whole_workload(setup.share, w.head_count, w.seq_len):
+        return query_blocks(w, block_shape(w, height))
+    return [
+        QueryBlock(w.kv_head_of(head), head, 1, row0, rows)
+        for head, row0, rows in share_blocks(setup.share, height)
+    ]
 
 
 def block_count(w: Workload, shape: BlockShape) -> int:

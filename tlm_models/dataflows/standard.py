@@ -39,10 +39,9 @@ from tlm_models.dataflows.builder import (
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
     block_kind,
-    block_shape,
     load_block,
     masked_tile_runs,
-    query_blocks,
+    share_query_blocks,
     store_block,
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
@@ -98,7 +97,7 @@ class _StandardEmitter:
         self.sm_ = sm.alloc("rowsum", rs)
         self.softmax_layout = sm.layout()
         #: Panels of stacked query rows, the outer loop (the iterations fast-forward may skip).
-        self.blocks = query_blocks(w, block_shape(w, t))
+        self.blocks = share_query_blocks(setup, t)
         kinds = [
             block_kind(w, blk, w.block_key_range(blk.row0, blk.rows), t) for blk in self.blocks
         ]

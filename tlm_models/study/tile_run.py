@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
-from tlm_models.dataflows.partition import share_traffic, tile_share
+from tlm_models.dataflows.io_formulas import tile_traffic
+from tlm_models.dataflows.partition import tile_share
 from tlm_models.diagnosis import peaks_of
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.resolved_run import ResolvedRun
@@ -45,16 +46,17 @@ def run_tiled(run: ResolvedRun) -> dict[str, Any]:
     variant = emitted[0].header.params.get("variant")
     result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     bounds = bounds_bytes(workload, run.info, run.config.dataflow, run.params)
-    block = emitted[0].header.params.get("a", emitted[0].header.params.get("br"))
-    rows = min(int(block), workload.seq_len) if isinstance(block, int) else workload.seq_len
+    # Each tile's share in closed form (io_formulas.tile_traffic: its rows, its dataflow's
+    # blocks and, for Standard and FLAT, the score panels it spills).
     bounds["closed_form"] = float(
         sum(
             sum(
-                share_traffic(
+                tile_traffic(
+                    run.config.dataflow,
+                    workload,
+                    infos[i],
                     tile_share(workload.head_count, workload.seq_len, i, count),
-                    workload.seq_len,
-                    workload.head_dim,
-                    rows,
+                    run.params,
                 ).values()
             )
             for i in range(count)
