@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fast_forward_jobs import worst_difference
-from tests.tile_jobs import tiled_replay_stats
+from tests.tile_jobs import tiled_replay_stats, tiled_result_job
 from tlm_models.dataflows import Workload, emit
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS
@@ -75,3 +75,16 @@ def test_unbalanced_shares_run_exactly() -> None:
         )
         is None
     )
+
+
+def test_tiled_run_result_says_what_was_skipped() -> None:
+    """``run_tiled`` (the CLI's and the study's path): FlashAttention-2 N = 4K, 8 heads on
+    attenio-x4 fast-forwarded takes the exact run's time to the picosecond and its bytes equal
+    the closed form; ``--exact`` says so."""
+    fast = run_in_worker(tiled_result_job, "flash2", 4096, 8, False)
+    exact = run_in_worker(tiled_result_job, "flash2", 4096, 8, True)
+    assert fast["fast_forward"]["skipped_iterations"] > 0
+    assert fast["fast_forward"]["tiles_skipped_together"] == 4
+    assert exact["fast_forward"] == {"enabled": False, "reason": "--exact"}
+    assert fast["time"] == pytest.approx(exact["time"], rel=0, abs=1e-3)
+    assert fast["bytes"] == exact["bytes"] == fast["closed_form"]

@@ -221,3 +221,20 @@ def dataflow_job(
         "bytes": result["offchip_bytes"]["total"],
         "tile_bytes": [t["offchip_bytes"]["total"] for t in per_tile],
     }
+
+
+def tiled_result_job(dataflow: str, seq_len: int, heads: int, exact: bool) -> dict[str, Any]:
+    """A whole tiled run's result (attenio-x4, d = 64): its time, bytes, closed form and
+    fast_forward section."""
+    from tlm_models.resolved_run import resolve_run
+    from tlm_models.study.config import RunConfig
+    from tlm_models.study.tile_run import run_tiled
+
+    config = RunConfig(dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", exact=exact)
+    result = run_tiled(resolve_run(config))
+    return {
+        "time": result["sim_time_ns"],
+        "bytes": result["offchip_bytes"]["total"],
+        "closed_form": result["bounds"]["closed_form"],
+        "fast_forward": result["fast_forward"],
+    }
