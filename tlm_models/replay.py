@@ -94,11 +94,15 @@ def report_progress_to(sink: Callable[[float, int], None] | None) -> None:
     _progress = sink
 
 
-def _drive(
-    session: NativeSession, chunks: Iterator[np.ndarray], fast_forward: FastForward | None
+def drive(
+    session: NativeSession,
+    next_chunk: Callable[[], np.ndarray | None],
+    poll: Callable[[], None] | None = None,
 ) -> None:
-    """Runs the kernel until the replay has finished, feeding records when it asks for them
-    (the slicing and the end-of-events rule are in ``attn_step``, native/session_api.cpp)."""
+    """Runs the kernel until no replayer needs more (the slicing and the end-of-events rule
+    are in ``attn_step``, native/session_api.cpp), feeding ``next_chunk()`` to the replayer
+    that asks (None: its trace has ended) and calling ``poll`` (fast-forward) between
+    slices. Shared by one-replayer and tiled runs; failures are the caller's to read."""
     # The replayer copies each chunk, so `chunk` may go once feed returns.
     next_report = time.monotonic()
     while True:
@@ -109,15 +113,22 @@ def _drive(
         if step in (DONE, RAN_DRY):
             break
         if step == NEEDS_INPUT:
-            chunk = next(chunks, None)
-            if fast_forward is not None:
-                fast_forward.poll()  # the chunk's iteration marks reach the replayer first
+            chunk = next_chunk()
+            if poll is not None:
+                poll()  # the chunk's iteration marks reach the replayer first
             if chunk is None:
                 session.end_of_input()
             else:
                 session.feed(chunk)
-        elif fast_forward is not None:
-            fast_forward.poll()
+        elif poll is not None:
+            poll()
+
+
+def _drive(
+    session: NativeSession, chunks: Iterator[np.ndarray], fast_forward: FastForward | None
+) -> None:
+    """Drives a one-replayer session to the end; a failed or stuck replay raises."""
+    drive(session, lambda: next(chunks, None), fast_forward.poll if fast_forward else None)
     failure = session.failure()
     if failure is not None:
         raise UserError(f"replay failed: {failure}")

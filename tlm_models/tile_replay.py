@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from tlm_models.errors import SimulationError, UserError
-from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
+from tlm_models.native_session import NativeSession
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.platform.tiles import tile_prefix
 from tlm_models.replay import (
     _SIMULATION_OBJECTS,
     ENGINE_KINDS,
     LOOKAHEAD_OPS,
-    SLICE_NS,
+    drive,
     records_of,
 )
 from tlm_models.tile_fast_forward import TileFastForward
@@ -84,20 +84,11 @@ def replay_tiles_in_this_process(
         session.select_replayer(0)
         fast_forward.attach(session)
     started = time.perf_counter()
-    while True:
-        step = session.step(SLICE_NS)
-        if step in (DONE, RAN_DRY):
-            break
-        if step == NEEDS_INPUT:
-            chunk = next(streams[session.selected_replayer()], None)
-            if fast_forward is not None:
-                fast_forward.poll()  # the chunk's iteration marks reach the replayer first
-            if chunk is None:
-                session.end_of_input()
-            else:
-                session.feed(chunk)
-        elif fast_forward is not None:
-            fast_forward.poll()
+    drive(
+        session,
+        lambda: next(streams[session.selected_replayer()], None),
+        fast_forward.poll if fast_forward is not None else None,
+    )
     wall = time.perf_counter() - started
     for tile in range(len(traces)):  # a failure stops the kernel: name it, not its victims
         session.select_replayer(tile)
