@@ -138,11 +138,6 @@ class Workload:
         return self.seq_len * self.head_dim
 
     @property
-    def kv_tensor_elements(self) -> int:
-        """Elements of one head of K or V (Nk x d)."""
-        return self.kv_len * self.head_dim
-
-    @property
     def dense(self) -> bool:
         """Plain self-attention: no mask, MHA, Nq = Nk."""
         return self.mask == "none" and self.group == 1 and self.kv_len == self.seq_len
