@@ -238,3 +238,21 @@ def tiled_result_job(dataflow: str, seq_len: int, heads: int, exact: bool) -> di
         "closed_form": result["bounds"]["closed_form"],
         "fast_forward": result["fast_forward"],
     }
+
+
+def fed_in_chunks_job(
+    dataflow: str, platform: str, seq_len: int, heads: int, chunk_ops: int
+) -> dict[str, Any]:
+    """``dataflow`` (d = 64, ``heads`` heads) replayed on ``platform``'s tiles with every
+    tile's trace fed in chunks of ``chunk_ops`` records: every statistic of every tile and
+    of the platform as {"/"-joined path: value}."""
+    config = Platform.load(Path(__file__).resolve().parent.parent / platform).config
+    workload = Workload(seq_len=seq_len, head_dim=64, heads=heads)
+    emitted = [
+        emit(dataflow, workload, config.tile_info(t), chunk_ops) for t in range(config.tile_count)
+    ]
+    out = replay_tiles_in_this_process(config, [(e.header, e.chunks) for e in emitted])
+    values = flatten(out.platform, "platform")[0]
+    for tile, tree in enumerate(out.tiles):
+        values |= flatten(tree, f"replay_tile{tile}")[0]
+    return {"/".join(path): value for path, value in values.items()}

@@ -34,6 +34,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_replayer_new": (_c.c_int, [_P, _c.c_uint32, _U64]),
     "attn_select_replayer": (_c.c_int, [_P, _U]),
     "attn_selected_replayer": (_U, [_P]),
+    "attn_gate_replayers": (_c.c_int, [_P]),
+    "attn_gate_handoffs": (_U64, [_P]),
     "attn_bind_engine": (_c.c_int, [_P, _U, _S, _U]),
     "attn_bind_executor": (_c.c_int, [_P, _U, _P, _S, _U]),
     "attn_set_tensor": (_c.c_int, [_P, _U, _S]),
@@ -163,6 +165,16 @@ class NativeSession:
     def selected_replayer(self) -> int:
         """The replayer addressed now; after ``step`` answered NEEDS_INPUT, the one to feed."""
         return int(self.lib.attn_selected_replayer(self.handle))
+
+    def gate_replayers(self) -> None:
+        """Orders the replayers' operations by simulated start time, ties by creation order
+        (issue_gate.h): replayers sharing components then give results that do not depend
+        on how their traces are fed."""
+        self._check(self.lib.attn_gate_replayers(self.handle))
+
+    def gate_handoffs(self) -> int:
+        """Times a gated replayer gave way to another (thread switches the gate caused)."""
+        return int(self.lib.attn_gate_handoffs(self.handle))
 
     def bind_engine(self, index: int, engine: str, kind: int) -> None:
         self._check(self.lib.attn_bind_engine(self.handle, index, engine.encode(), kind))

@@ -4,7 +4,10 @@ Each tile's trace drives that tile's engines through its own C++ replayer (its e
 the template's, ``dma0`` or ``pe``, bound to ``tile{i}_dma0``...), so every tile schedules its
 operations as a one-tile replay would; the tiles meet only in the shared components (the
 crossbar and the off-chip memories), whose bandwidth servers resolve their contention. The
-kernel pauses whenever one replayer needs records; that replayer is fed from its own stream.
+replayers issue through one gate (issue_gate.h): operations of all tiles reach the shared
+components in order of start time, ties by tile index, so the result does not depend on how
+the traces are fed. The kernel pauses whenever one replayer needs records; that replayer is
+fed from its own stream.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ class TileReplayOutput:
     wall_s: float
     ops: int
     fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
+    #: Times a tile's replayer gave way to another at the issue gate (host thread switches:
+    #: a cost of the simulation, not a simulated figure; it may vary with the feed).
+    gate_handoffs: int = 0
 
 
 def _bind_tile(
@@ -80,6 +86,8 @@ def replay_tiles_in_this_process(
         session.new_replayer(header.window, LOOKAHEAD_OPS)
         _bind_tile(session, config, tile, header)
         streams.append(records_of(chunks))
+    if len(traces) > 1:  # the tiles' order at shared servers: simulated time, then index
+        session.gate_replayers()
     if fast_forward is not None:
         session.select_replayer(0)
         fast_forward.attach(session)
@@ -108,4 +116,4 @@ def replay_tiles_in_this_process(
         ops += session.records_read()
     platform = session.platform_stats()
     section = fast_forward.apply(tiles, platform) if fast_forward is not None else None
-    return TileReplayOutput(tiles, platform, wall, ops, section)
+    return TileReplayOutput(tiles, platform, wall, ops, section, session.gate_handoffs())

@@ -18,6 +18,7 @@
 
 #include "component.h"
 #include "tlm_models/engine_kind.h"
+#include "tlm_models/issue_gate.h"
 #include "tlm_models/replayer.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/trace_op.h"
@@ -51,6 +52,8 @@ struct Session {
   // the same simulation. `replayer` is the one the set-up, feed and result calls address.
   std::vector<tlm_models::Replayer*> replayers;
   tlm_models::Replayer* replayer = nullptr;
+  // Orders the replayers' operations by simulated time when they share components (tiles).
+  tlm_models::IssueGate* gate = nullptr;
   bool started = false;  // the kernel has run once
   std::string error;
   std::string text;  // the last string handed out; valid until the next call that sets it
@@ -236,6 +239,21 @@ int attn_replayer_new(Session* s, std::uint32_t window, std::uint64_t lookahead)
     return 0;
   });
 }
+
+// Makes every replayer created so far issue its operations through one gate, in order of
+// start time and then of creation (issue_gate.h); before the kernel first runs.
+int attn_gate_replayers(Session* s) {
+  return guarded(s, [&] {
+    if (s->gate != nullptr) return fail(s, "the replayers are gated already");
+    s->gate = new tlm_models::IssueGate(static_cast<unsigned>(s->replayers.size()));
+    for (std::size_t i = 0; i < s->replayers.size(); ++i)
+      s->replayers[i]->set_issue_gate(s->gate, static_cast<unsigned>(i));
+    return 0;
+  });
+}
+
+// Times a gated replayer gave way to another (0 without a gate).
+std::uint64_t attn_gate_handoffs(Session* s) { return s->gate == nullptr ? 0 : s->gate->handoffs(); }
 
 // Makes replayer `index` (in order of creation) the one later calls address.
 int attn_select_replayer(Session* s, unsigned index) {

@@ -27,6 +27,7 @@
 #include <systemc>
 
 #include "tlm_models/engine_kind.h"
+#include "tlm_models/issue_gate.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/op_window.h"
 #include "tlm_models/replay_metrics.h"
@@ -102,6 +103,14 @@ class Replayer : public sc_core::sc_module {
   // may be set or cleared whenever the kernel is paused.
   using IssueObserver = std::function<void(std::uint64_t pos, Ticks start)>;
   void set_issue_observer(IssueObserver observer) { observer_ = std::move(observer); }
+
+  // Replayers sharing components (a chip's tiles) order their operations through one gate
+  // (issue_gate.h); `member` is this replayer's index there, the tie-break at equal starts.
+  void set_issue_gate(IssueGate* gate, unsigned member) {
+    require_setup("set_issue_gate");
+    gate_ = gate;
+    gate_member_ = member;
+  }
 
   void set_input_mode(InputMode mode) {
     require_setup("set_input_mode");
@@ -230,6 +239,7 @@ class Replayer : public sc_core::sc_module {
     try {
       schedule();
     } catch (const ReplayStop& e) {
+      leave_gate();
       failed_ = true;
       error_ = e.what();
       error_record_ = e.record;
@@ -265,6 +275,7 @@ class Replayer : public sc_core::sc_module {
       if (fill_state == Fill::at_cap) ++lookahead_limited_;
       issue(pick);
     }
+    leave_gate();  // before waiting for the last completion: the others go on meanwhile
     const Ticks now = now_ticks();
     if (metrics_.last_done() > now) wait(from_ticks(metrics_.last_done() - now));
   }
@@ -421,6 +432,7 @@ class Replayer : public sc_core::sc_module {
     OpWindow::Slot& slot = window_buf_.at(pick.pos);
     const TraceOp& op = slot.op;
 
+    if (gate_) gate_->acquire(gate_member_, pick.start);  // before time may advance to start
     const Ticks now = now_ticks();
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
@@ -457,6 +469,10 @@ class Replayer : public sc_core::sc_module {
     e.queue.pop_front();
     if (e.queue.empty()) ++headless_;
     advance_oldest_unissued();
+  }
+
+  void leave_gate() {
+    if (gate_) gate_->leave(gate_member_);
   }
 
   void advance_oldest_unissued() {
@@ -507,6 +523,8 @@ class Replayer : public sc_core::sc_module {
   InputMode input_mode_ = InputMode::pause;
   bool stop_on_error_ = true;
   IssueObserver observer_;
+  IssueGate* gate_ = nullptr;
+  unsigned gate_member_ = 0;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
 
