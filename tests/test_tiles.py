@@ -177,15 +177,6 @@ def test_dataflows_without_a_partition_are_refused() -> None:
         resolve_run(RunConfig("approx", 1024, 64, 4, "platforms/attenio-x4.yaml"))
 
 
-@pytest.mark.parametrize(
-    "extra", [{"mask": "causal"}, {"kv_heads": 2}, {"kv_len": 2048, "phase": "decode"}]
-)
-def test_tiles_refuse_workloads_other_than_dense(extra: dict[str, object]) -> None:
-    config = RunConfig("flash2", 1024, 64, 4, "platforms/attenio-x4.yaml", **extra)  # type: ignore[arg-type]
-    with pytest.raises(UserError, match="tiled platforms run dense self-attention"):
-        resolve_run(config)
-
-
 def test_compute_bound_time_scales_as_one_over_c() -> None:
     """HBM far faster than needed: 4 tiles with 16 matmuls each take exactly a quarter of one
     tile with 64 (every tile runs as it would alone)."""

@@ -256,3 +256,19 @@ def fed_in_chunks_job(
     for tile, tree in enumerate(out.tiles):
         values |= flatten(tree, f"replay_tile{tile}")[0]
     return {"/".join(path): value for path, value in values.items()}
+
+
+def workload_run_job(dataflow: str, workload: dict[str, Any]) -> dict[str, Any]:
+    """``dataflow`` on attenio-x4's 4 tiles for the workload fields ``workload`` (RunConfig's
+    names), exact: the result's time, bytes, closed form, imbalance and each tile's bytes."""
+    from tlm_models.resolved_run import resolve_run
+    from tlm_models.study.config import RunConfig
+    from tlm_models.study.tile_run import run_tiled
+
+    config = RunConfig(dataflow, platform="platforms/attenio-x4.yaml", exact=True, **workload)
+    result = run_tiled(resolve_run(config))
+    return {
+        "bytes": result["offchip_bytes"]["total"],
+        "closed_form": result["bounds"]["closed_form"],
+        "tiles": result["tiles"],
+    }

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tlm_models.dataflows import check_dataflow_params
-from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
+from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic, tiled_block_count
 from tlm_models.dataflows.partition import check_tiled
 from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
@@ -78,7 +78,9 @@ def resolve_run(
     check_dataflow_params(config.dataflow, params)
     _check_plan(config.dataflow, workload, info, params)
     if platform.tiles is not None:
-        check_tiled(config.dataflow, workload, platform.tile_count)
+        dense = workload.dense
+        blocks = None if dense else tiled_block_count(config.dataflow, workload, info, params)
+        check_tiled(config.dataflow, workload, platform.tile_count, blocks)
     return ResolvedRun(
         config=config, platform=platform, info=info, workload=workload, params=params
     )

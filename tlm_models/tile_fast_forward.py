@@ -27,10 +27,15 @@ def unbalanced_reason(controls: Sequence[IterationControl | None]) -> str | None
     assert first is not None
     for tile, control in enumerate(controls):
         assert control is not None
-        if control.total != first.total or control.kinds != first.kinds:
+        if control.total != first.total:
             return (
                 f"tile {tile}'s loop ({control.total} iterations) differs from tile 0's "
                 f"({first.total}): unbalanced shares run exactly"
+            )
+        if control.kinds != first.kinds:
+            return (
+                f"tile {tile}'s iterations differ in kind from tile 0's (e.g. masked blocks "
+                "of other key ranges): shares of unlike blocks run exactly"
             )
     return None
 

@@ -4,7 +4,8 @@ Every tile's replay is composed like a one-tile run (``result.compose_result``);
 figures follow from them and from the shared components' statistics:
 
 - time T = max over tiles of the tile's sim time (all tiles start at 0);
-- imbalance = T / mean tile time (1 = perfectly balanced);
+- imbalance = T / mean tile time (1 = perfectly balanced); work imbalance = the most MACs
+  of a tile / the mean (the split alone, without contention);
 - off-chip bytes, MACs and exps: sums over tiles;
 - PE (Exp) busy fraction = sum_i busy_i t_i / (C T); MAC utilization = MACs / (C x MACs per
   cycle x cycles of T);
@@ -178,10 +179,13 @@ def compose_tiles_result(
     for line in lines:
         for cause, ns in line["stalls_ns"].items():
             stalls_total[cause] = stalls_total.get(cause, 0.0) + ns
+    macs = [r["pe"]["macs"] for r in per_tile]
     total["tiles"] = {
         "count": count,
         "time_ns": time_ns,
         "imbalance": time_ns / _mean(times) if _mean(times) > 0 else 1.0,
+        # The split of the work itself, apart from contention: most MACs of a tile / mean.
+        "work_imbalance": max(macs) / _mean(macs) if _mean(macs) > 0 else 1.0,
         "memory_utilization": memory_utilization(config, platform, time_ns),
         "link_utilization": links,
         "stalls_ns": stalls_total,
@@ -204,7 +208,9 @@ def tile_lines(section: dict[str, Any]) -> list[str]:
     )
     lines = [
         f"tiles                  {section['count']}: time = max over tiles "
-        f"{format_ns(section['time_ns'])}, imbalance (max / mean) {section['imbalance']:.4f}",
+        f"{format_ns(section['time_ns'])}, imbalance (max / mean) {section['imbalance']:.4f}, "
+        f"work (MACs) {section.get('work_imbalance', 1.0):.4f}",
+        f"  split                {section.get('assignment', 'n/a')}",
         f"  off-chip utilization {memories or 'n/a'}",
         f"  shared links         {links or 'n/a'}",
         f"  stalls, all tiles    {stalls or 'none'} (engine idle time with work queued)",

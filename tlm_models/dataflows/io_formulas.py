@@ -13,8 +13,15 @@ from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
-from tlm_models.dataflows.partition import RowRange, share_traffic
-from tlm_models.dataflows.query_blocks import BlockShape, block_shape, key_span_sum, score_elements
+from tlm_models.dataflows.partition import RowRange, share_traffic, tile_share
+from tlm_models.dataflows.query_blocks import (
+    BlockShape,
+    block_count,
+    block_shape,
+    key_span_sum,
+    score_elements,
+    tile_query_blocks,
+)
 from tlm_models.dataflows.standard import standard_tiling
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -183,6 +190,50 @@ def approx_tiled_order(n: int, d: int, r: int, m: int) -> float:
     return n * d * r * (d + 1) / m
 
 
+def query_block_height(dataflow: str, w: Workload, p: PlatformInfo, params: Params = None) -> int:
+    """The most query rows a block of ``dataflow`` stacks on chip (AttenIO a,
+    FlashAttention-2 Br, Standard T, FLAT R)."""
+    if dataflow == "standard":
+        resolve("standard", params)
+        return standard_tiling(w, p.capacity_elements(w.elem_bytes)).tile
+    if dataflow == "flat":
+        resolve("flat", params)
+        return flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).rows
+    return int(TRAFFIC[dataflow](w, p, params).tile["a" if dataflow == "attenio" else "br"])
+
+
+def tiled_block_count(dataflow: str, w: Workload, p: PlatformInfo, params: Params = None) -> int:
+    """Blocks a masked, grouped or decode workload has to deal over tiles (``block_deal.py``)."""
+    return block_count(w, block_shape(w, query_block_height(dataflow, w, p, params)))
+
+
+def tiled_traffic(
+    dataflow: str, w: Workload, p: PlatformInfo, params: Params = None
+) -> dict[str, int]:
+    """Off-chip elements of tile ``p.tile`` of ``p.tiles``'s share of any workload: dense
+    self-attention's row ranges (``tile_traffic``), otherwise the sum over the tile's whole
+    blocks (``query_blocks.tile_query_blocks``) of Q = O = h d, K = V = (hi - lo) d, plus
+    Standard's S and P, 2 h (hi - lo) each, and FLAT's spilled S, 2 h (hi - lo) (h: the
+    block's stacked rows, [lo, hi): its key range). Over all tiles: ``TRAFFIC[dataflow]``."""
+    if w.dense:
+        share = tile_share(w.head_count, w.seq_len, p.tile, p.tiles)
+        return tile_traffic(dataflow, w, p, share, params)
+    height = query_block_height(dataflow, w, p, params)
+    rows = keys = scores = 0
+    for blk in tile_query_blocks(w, height, p.tile, p.tiles):
+        lo, hi = w.block_key_range(blk.row0, blk.rows)
+        rows += blk.height
+        keys += hi - lo
+        scores += blk.height * (hi - lo)
+    d = w.head_dim
+    out = {"Q": rows * d, "K": keys * d, "V": keys * d, "O": rows * d}
+    if dataflow == "standard":
+        out |= {"S": 2 * scores, "P": 2 * scores}
+    elif dataflow == "flat" and flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).spill:
+        out |= {"S": 2 * scores}
+    return out
+
+
 def tile_traffic(
     dataflow: str, w: Workload, p: PlatformInfo, share: tuple[RowRange, ...], params: Params = None
 ) -> dict[str, int]:
@@ -195,15 +246,10 @@ def tile_traffic(
     rows = sum(r.rows for r in share)
     extra: dict[str, int] = {}
     if dataflow == "standard":
-        resolve("standard", params)
-        block = standard_tiling(w, p.capacity_elements(w.elem_bytes)).tile
         extra = {"S": 2 * n * rows, "P": 2 * n * rows}
-    elif dataflow == "flat":
-        resolve("flat", params)
-        t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
-        block, extra = t.rows, ({"S": 2 * n * rows} if t.spill else {})
-    else:
-        block = int(TRAFFIC[dataflow](w, p, params).tile["a" if dataflow == "attenio" else "br"])
+    elif dataflow == "flat" and flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).spill:
+        extra = {"S": 2 * n * rows}
+    block = query_block_height(dataflow, w, p, params)
     return share_traffic(share, n, d, min(block, n)) | extra
 
 

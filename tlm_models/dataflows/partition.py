@@ -7,6 +7,9 @@ rows, head-major, are cut into C contiguous ranges of floor(H N / C) or one more
 holds part of one head (or the end of one and the start of the next). Each tile reads all of K
 and V of every head it touches, since its query rows need every key.
 
+Masked, grouped-query and decode workloads are split by whole query blocks instead
+(``block_deal.py``).
+
 A tile's share is a list of ``RowRange``s; the emitters block each range by their own tile size
 (``share_blocks``), so the closed-form traffic of a share follows from the ranges alone
 (``share_traffic``; Standard's S/P panels and FLAT's spilled rows: ``io_formulas.tile_traffic``).
@@ -84,20 +87,21 @@ def share_traffic(
 TILED_DATAFLOWS = ("attenio", "flash2", "flat", "standard")
 
 
-def check_tiled(dataflow: str, workload: Workload, tiles: int) -> None:
+def check_tiled(dataflow: str, workload: Workload, tiles: int, blocks: int | None = None) -> None:
     """UserError unless ``dataflow`` can be spread over ``tiles`` tiles (checked in the caller,
-    before any worker starts)."""
+    before any worker starts). ``blocks``: how many whole query blocks a masked, grouped or
+    decode workload deals over the tiles (``block_deal.py``); each tile needs one."""
     heads, seq_len = workload.head_count, workload.seq_len
-    if not workload.dense:
-        # The shares and their closed forms (share_traffic) are those of dense self-attention:
-        # a mask, GQA's shared K/V heads or a KV cache of another length change both.
-        raise UserError(
-            "tiled platforms run dense self-attention (no mask, kv_heads = heads, kv_len = "
-            f"seq_len) so far; this workload is {workload.describe()}"
-        )
     if dataflow not in TILED_DATAFLOWS:
         raise UserError(
             f"dataflow {dataflow!r} does not partition its work across tiles yet; on a tiled "
             f"platform use one of {', '.join(TILED_DATAFLOWS)}"
         )
-    tile_share(heads, seq_len, tiles - 1, tiles)  # the last tile has the fewest rows
+    if workload.dense:
+        tile_share(heads, seq_len, tiles - 1, tiles)  # the last tile has the fewest rows
+    elif blocks is not None and blocks < tiles:
+        raise UserError(
+            f"{dataflow} computes {workload.describe()} in {blocks} query block(s), fewer than "
+            f"the {tiles} tiles (each tile takes whole blocks); use at most {blocks} tiles "
+            "(--set tiles.count=N)"
+        )

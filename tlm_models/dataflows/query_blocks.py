@@ -14,6 +14,7 @@ import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tlm_models.dataflows.block_deal import deal_blocks
 from tlm_models.dataflows.builder import DepRef, OpSink, tile_runs
 from tlm_models.dataflows.partition import share_blocks, whole_workload
 from tlm_models.dataflows.setup import DataflowSetup
@@ -80,12 +81,21 @@ def query_blocks(w: Workload, shape: BlockShape) -> list[QueryBlock]:
     return out
 
 
+def tile_query_blocks(w: Workload, height: int, tile: int, tiles: int) -> list[QueryBlock]:
+    """Tile ``tile`` of ``tiles``'s whole blocks of a masked, grouped or decode workload
+    (``block_deal.py``: whole K/V groups, or zig-zag when there are fewer groups than tiles)."""
+    blocks = query_blocks(w, block_shape(w, height))
+    return deal_blocks(blocks, [b.kv_head for b in blocks], w.kv_head_count, tile, tiles)
+
+
 def share_query_blocks(setup: DataflowSetup, height: int) -> list[QueryBlock]:
     """The blocks of at most ``height`` stacked rows this trace computes: every block of the
-    workload (``query_blocks``), or on a tiled platform the tile's share (``partition.py``),
-    range by range in blocks of ``height`` rows of one head (tiled platforms take dense
-    workloads only: ``partition.check_tiled``)."""
+    workload (``query_blocks``), or on a tiled platform the tile's share: dense
+    self-attention's row ranges (``partition.py``) in blocks of ``height`` rows of one head,
+    any other workload's whole blocks (``tile_query_blocks``)."""
     w = setup.workload
+    if setup.platform.tiles > 1 and not w.dense:
+        return tile_query_blocks(w, height, setup.platform.tile, setup.platform.tiles)
     if whole_workload(setup.share, w.head_count, w.seq_len):
         return query_blocks(w, block_shape(w, height))
     return [

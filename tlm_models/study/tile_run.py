@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
-from tlm_models.dataflows.io_formulas import tile_traffic
-from tlm_models.dataflows.partition import tile_share
+from tlm_models.dataflows.block_deal import assignment
+from tlm_models.dataflows.io_formulas import tiled_traffic
 from tlm_models.diagnosis import peaks_of
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.resolved_run import ResolvedRun
@@ -43,23 +43,16 @@ def run_tiled(run: ResolvedRun) -> dict[str, Any]:
     )
     identity = run_identity(run, emitted[0].header.params)
     result = compose_tiles_result(platform, out.tiles, infos, out.platform, identity, out.wall_s)
+    result["tiles"]["assignment"] = assignment(workload, count)
     variant = emitted[0].header.params.get("variant")
     result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     bounds = bounds_bytes(workload, run.info, run.config.dataflow, run.params)
-    # Each tile's share in closed form (io_formulas.tile_traffic: its rows, its dataflow's
-    # blocks and, for Standard and FLAT, the score panels it spills).
+    # Each tile's share in closed form (io_formulas.tiled_traffic: its rows or whole blocks,
+    # its dataflow's blocks and, for Standard and FLAT, the score panels it spills).
     bounds["closed_form"] = float(
         sum(
-            sum(
-                tile_traffic(
-                    run.config.dataflow,
-                    workload,
-                    infos[i],
-                    tile_share(workload.head_count, workload.seq_len, i, count),
-                    run.params,
-                ).values()
-            )
-            for i in range(count)
+            sum(tiled_traffic(run.config.dataflow, workload, info, run.params).values())
+            for info in infos
         )
         * workload.elem_bytes
     )
