@@ -217,11 +217,23 @@ def tile_lines(section: dict[str, Any]) -> list[str]:
         "  (PE/Exp figures above: all tiles over the chip's time; stalls: mean per tile)",
     ]
     for t in section["per_tile"]:
-        link = max(t["link_utilization"].values(), default=0.0)
+        tile, time, moved, busy, stall, link = tile_cells(t)
         lines.append(
-            f"  tile {t['tile']:<3} {format_ns(t['sim_time_ns']):>10}  off-chip "
-            f"{format_bytes(t['offchip_bytes']['total']):>10}  PE busy "
-            f"{_percent(t['pe_busy_fraction']):>7}  memory stall "
-            f"{_percent(t['memory_stall_fraction']):>7}  busiest own link {_percent(link)}"
+            f"  tile {tile:<3} {time:>10}  off-chip {moved:>10}  PE busy {busy:>7}  "
+            f"memory stall {stall:>7}  busiest own link {link}"
         )
     return lines
+
+
+def tile_cells(line: dict[str, Any]) -> tuple[str, str, str, str, str, str]:
+    """One tile's figures formatted: index, time, off-chip bytes, PE busy, memory stall and
+    its busiest own link (the CLI's tile lines and the report's per-tile tables)."""
+    link = max(line["link_utilization"].values(), default=0.0)
+    return (
+        str(line["tile"]),
+        format_ns(line["sim_time_ns"]),
+        format_bytes(line["offchip_bytes"]["total"]),
+        _percent(line["pe_busy_fraction"]),
+        _percent(line["memory_stall_fraction"]),
+        _percent(link),
+    )

@@ -14,7 +14,13 @@ from typing import Any
 from tlm_models.errors import UserError
 from tlm_models.study.config import record_workload_words
 from tlm_models.study.variants import label_of
-from tlm_models.units import parse_bandwidth, parse_frequency, parse_size, parse_time
+from tlm_models.units import (
+    UnitError,
+    parse_bandwidth,
+    parse_frequency,
+    parse_size,
+    parse_time,
+)
 
 __all__ = [
     "METRICS",
@@ -38,7 +44,7 @@ def _numeric(value: str) -> float | None:
     for parse in _PARSERS:
         try:
             return float(parse(value))
-        except UserError:
+        except (UserError, UnitError):  # a bare count such as tiles.count=4 has no unit
             continue
     try:
         return float(value)

@@ -41,6 +41,7 @@ from tlm_models.study.design_space import (
 )
 from tlm_models.study.energy_report import energy_heading
 from tlm_models.study.explain import BOUND_NAMES
+from tlm_models.study.tile_report import TILE_HEADING, plot_tile_scaling, tile_series
 from tlm_models.study.variants import (
     Variant,
     approx_heading,
@@ -92,6 +93,10 @@ def write_plots(
         png = f"design-{index + 1}.png"
         plot_design_axis(axis, directory / png)
         figures[design_heading(axis)] = [(f"Time and off-chip traffic against {axis.key}", png)]
+    series = tile_series(records)
+    if series:
+        plot_tile_scaling(series, directory / "tile-scaling.png")
+        figures[TILE_HEADING] = [("Speedup against tiles", "tile-scaling.png")]
     traces = sorted((directory / TIMELINE_DIR).glob("*.json"), key=_dataflow_order)
     if traces:
         plot_timelines(traces, directory / "timeline.png")

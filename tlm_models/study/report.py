@@ -34,6 +34,7 @@ from tlm_models.study.explain import (
 from tlm_models.study.report_html import HTML_FILE, markdown_to_html
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
+from tlm_models.study.tile_report import TILE_HEADING, tile_section
 from tlm_models.study.variants import (
     Variant,
     approx_heading,
@@ -118,6 +119,7 @@ def render_report(
             heading = approx_heading(variant, titled)
             lines += _approx_section(variant, heading, figures.get(heading, ()))
     lines += workload_section(records)
+    lines += tile_section(records, figures.get(TILE_HEADING, ()))
     for axis in swept_axes(records):
         lines += _design_section(axis, figures.get(design_heading(axis), ()))
     whole = figures.get("", ())
