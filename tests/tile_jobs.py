@@ -272,3 +272,16 @@ def workload_run_job(dataflow: str, workload: dict[str, Any]) -> dict[str, Any]:
         "closed_form": result["bounds"]["closed_form"],
         "tiles": result["tiles"],
     }
+
+
+def timeline_job(path: str) -> dict[str, Any]:
+    """FlashAttention-2, N = 1K, 4 heads on attenio-x4's 4 tiles with a Perfetto timeline of
+    the first 20 µs written to ``path``: the result's tile times."""
+    from tlm_models.replay import TimelineWindow
+    from tlm_models.resolved_run import resolve_run
+    from tlm_models.study.config import RunConfig
+    from tlm_models.study.tile_run import run_tiled
+
+    config = RunConfig("flash2", 1024, 64, 4, "platforms/attenio-x4.yaml", exact=True)
+    result = run_tiled(resolve_run(config), Path(path), TimelineWindow(0.0, 20_000.0))
+    return {"times": [t["sim_time_ns"] for t in result["tiles"]["per_tile"]]}

@@ -27,11 +27,17 @@ from tlm_models.replay import (
     _SIMULATION_OBJECTS,
     ENGINE_KINDS,
     LOOKAHEAD_OPS,
+    TimelineWindow,
+    _memory_tracks,
     drive,
     records_of,
 )
 from tlm_models.tile_fast_forward import TileFastForward
+from tlm_models.timeline import MEMORY_PROCESS, TIMELINE_DTYPE, Timeline, engine_tracks
 from tlm_models.trace.header import TraceHeader
+
+#: Perfetto process of tile i's engines: TILE_PROCESS + i (1 and 2 are the one-tile groups).
+TILE_PROCESS = 10
 
 
 @dataclass
@@ -46,6 +52,34 @@ class TileReplayOutput:
     #: Times a tile's replayer gave way to another at the issue gate (host thread switches:
     #: a cost of the simulation, not a simulated figure; it may vary with the feed).
     gate_handoffs: int = 0
+    timeline: Timeline | None = None  # one track group per tile, and the memory channels
+
+
+def _tiles_timeline(
+    session: NativeSession,
+    headers: Sequence[TraceHeader],
+    window: TimelineWindow,
+) -> Timeline:
+    """Each tile's engines as a track group of their own (``tile3``: dma0, pe, ...), then the
+    off-chip memories' channels, which every tile shares."""
+    timeline = Timeline(processes={MEMORY_PROCESS: "memory channels"})
+    entries = 0
+    for tile, header in enumerate(headers):
+        session.select_replayer(tile)
+        rows = session.timeline_entries(TIMELINE_DTYPE)
+        entries += len(rows)
+        timeline.processes[TILE_PROCESS + tile] = f"tile{tile}"
+        for track in engine_tracks(rows, header.engines):
+            track.process = TILE_PROCESS + tile
+            timeline.tracks.append(track)
+    timeline.tracks.extend(_memory_tracks(session))
+    timeline.metadata = {
+        "window_ns": [window.start_ns, window.end_ns],
+        "max_entries": window.max_entries,
+        "entries": entries,
+        "tiles": len(headers),
+    }
+    return timeline
 
 
 def _bind_tile(
@@ -69,11 +103,13 @@ def replay_tiles_in_this_process(
     config: PlatformConfig,
     traces: Sequence[tuple[TraceHeader, Iterable[np.ndarray]]],
     fast_forward: TileFastForward | None = None,
+    timeline: TimelineWindow | None = None,
 ) -> TileReplayOutput:
     """Elaborates ``config`` and replays ``traces[i]`` on tile i, all in one simulation (once
     per process). The platform must have as many tiles as there are traces. With
     ``fast_forward`` the chip's steady state is skipped on every tile together; the output's
-    ``fast_forward`` section says how much."""
+    ``fast_forward`` section says how much. ``timeline``: every tile's operations (at most
+    ``max_entries`` a tile) and the memory channels' activity within the window."""
     if config.tile_count != len(traces):
         raise UserError(
             f"platform '{config.name}' has {config.tile_count} tile(s) but {len(traces)} "
@@ -85,6 +121,8 @@ def replay_tiles_in_this_process(
     for tile, (header, chunks) in enumerate(traces):
         session.new_replayer(header.window, LOOKAHEAD_OPS)
         _bind_tile(session, config, tile, header)
+        if timeline is not None:
+            session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
         streams.append(records_of(chunks))
     if len(traces) > 1:  # the tiles' order at shared servers: simulated time, then index
         session.gate_replayers()
@@ -116,4 +154,7 @@ def replay_tiles_in_this_process(
         ops += session.records_read()
     platform = session.platform_stats()
     section = fast_forward.apply(tiles, platform) if fast_forward is not None else None
-    return TileReplayOutput(tiles, platform, wall, ops, section, session.gate_handoffs())
+    recorded = (
+        _tiles_timeline(session, [h for h, _ in traces], timeline) if timeline is not None else None
+    )
+    return TileReplayOutput(tiles, platform, wall, ops, section, session.gate_handoffs(), recorded)

@@ -52,6 +52,10 @@ class Track:
 class Timeline:
     tracks: list[Track] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    #: Track groups (Perfetto processes) by number: a tiled run adds one per tile.
+    processes: dict[int, str] = field(
+        default_factory=lambda: {ENGINE_PROCESS: "engines", MEMORY_PROCESS: "memory channels"}
+    )
 
     def event_count(self) -> int:
         return sum(len(t.starts_ns) for t in self.tracks)
@@ -71,20 +75,8 @@ def engine_tracks(entries: np.ndarray, engine_names: Sequence[str]) -> list[Trac
 def to_chrome_json(timeline: Timeline) -> dict[str, Any]:
     """The Chrome trace JSON object of a timeline (times converted from ns to us)."""
     events: list[dict[str, Any]] = [
-        {
-            "ph": "M",
-            "pid": ENGINE_PROCESS,
-            "tid": 0,
-            "name": "process_name",
-            "args": {"name": "engines"},
-        },
-        {
-            "ph": "M",
-            "pid": MEMORY_PROCESS,
-            "tid": 0,
-            "name": "process_name",
-            "args": {"name": "memory channels"},
-        },
+        {"ph": "M", "pid": pid, "tid": 0, "name": "process_name", "args": {"name": name}}
+        for pid, name in timeline.processes.items()
     ]
     for tid, track in enumerate(timeline.tracks, start=1):
         events.append(

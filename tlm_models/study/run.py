@@ -69,7 +69,7 @@ def bounds_bytes(
     return bounds
 
 
-def _describe(config: RunConfig) -> str:
+def describe_run(config: RunConfig) -> str:
     """``flash2, N = 8K, d = 64`` (and heads, the workload's mask, K/V heads, phase, batch when
     not the default, parameters, overrides): a run's name in timeline files and pictures."""
     parts = [config.dataflow, f"N = {format_tokens(config.seq_len)}", f"d = {config.head_dim}"]
@@ -137,11 +137,9 @@ def run_one(
     if run.platform.tiles is not None:
         from tlm_models.study.tile_run import run_tiled
 
-        if timeline or vcd or export_stl:
-            raise UserError(
-                "timelines, VCD and STL export are not available on a tiled platform yet"
-            )
-        return run_tiled(run)
+        if vcd or export_stl:
+            raise UserError("VCD and STL export are not available on a tiled platform yet")
+        return run_tiled(run, Path(timeline) if timeline else None, window)
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
     # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
     # few iterations ahead of the replay and the skip starts soon after the loop repeats.
@@ -168,7 +166,7 @@ def run_one(
             stl_clock_hz,
         )
     if timeline and out.timeline is not None:
-        out.timeline.metadata["run"] = _describe(config)
+        out.timeline.metadata["run"] = describe_run(config)
         write_chrome_json(out.timeline, Path(timeline))
     if vcd and out.timeline is not None:
         write_vcd(out.timeline, Path(vcd))

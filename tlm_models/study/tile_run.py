@@ -6,6 +6,7 @@ for that tile (``dataflows/partition.py``) and replayed with the others in one s
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
@@ -13,16 +14,21 @@ from tlm_models.dataflows.block_deal import assignment
 from tlm_models.dataflows.io_formulas import tiled_traffic
 from tlm_models.diagnosis import peaks_of
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
+from tlm_models.replay import TimelineWindow
 from tlm_models.resolved_run import ResolvedRun
-from tlm_models.study.run import bounds_bytes, finish_result, run_identity
+from tlm_models.study.run import bounds_bytes, describe_run, finish_result, run_identity
 from tlm_models.tile_fast_forward import TileFastForward, unbalanced_reason
 from tlm_models.tile_replay import replay_tiles_in_this_process
 from tlm_models.tile_result import compose_tiles_result
+from tlm_models.timeline import write_chrome_json
 
 
-def run_tiled(run: ResolvedRun) -> dict[str, Any]:
+def run_tiled(
+    run: ResolvedRun, timeline: Path | None = None, window: TimelineWindow | None = None
+) -> dict[str, Any]:
     """The result JSON of ``run`` on its tiled platform, its steady state fast-forwarded on
-    every tile together where the tiles' loops are alike (``tile_fast_forward.py``)."""
+    every tile together where the tiles' loops are alike (``tile_fast_forward.py``); with
+    ``timeline`` a Perfetto file of ``window`` (one track group per tile) is written there."""
     started = time.perf_counter()
     platform, workload = run.platform, run.workload
     count = platform.tile_count
@@ -39,8 +45,14 @@ def run_tiled(run: ResolvedRun) -> dict[str, Any]:
         else None
     )
     out = replay_tiles_in_this_process(
-        platform, [(e.header, e.chunks) for e in emitted], fast_forward
+        platform,
+        [(e.header, e.chunks) for e in emitted],
+        fast_forward,
+        (window or TimelineWindow()) if timeline is not None else None,
     )
+    if timeline is not None and out.timeline is not None:
+        out.timeline.metadata["run"] = describe_run(run.config)
+        write_chrome_json(out.timeline, timeline)
     identity = run_identity(run, emitted[0].header.params)
     result = compose_tiles_result(platform, out.tiles, infos, out.platform, identity, out.wall_s)
     result["tiles"]["assignment"] = assignment(workload, count)
