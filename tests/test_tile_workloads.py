@@ -12,16 +12,17 @@ import pytest
 
 from tests.dataflow_helpers import emit_all, offchip_elements
 from tests.tile_jobs import workload_run_job
-from tests.workload_reference import masked_attention, workload_inputs
+from tests.workload_reference import masked_attention, masked_polynomial, workload_inputs
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.block_deal import deal_blocks, zigzag_tile
 from tlm_models.dataflows.io_formulas import (
     TRAFFIC,
+    approx_traffic,
     query_block_height,
     tiled_block_count,
     tiled_traffic,
 )
-from tlm_models.dataflows.partition import TILED_DATAFLOWS
+from tlm_models.dataflows.partition import QUERY_BLOCK_DATAFLOWS
 from tlm_models.dataflows.query_blocks import block_shape, query_blocks, tile_query_blocks
 from tlm_models.errors import UserError
 from tlm_models.platform.compose import Platform
@@ -46,7 +47,7 @@ WORKLOADS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("dataflow", TILED_DATAFLOWS)
+@pytest.mark.parametrize("dataflow", QUERY_BLOCK_DATAFLOWS)
 @pytest.mark.parametrize("name", WORKLOADS)
 def test_bytes_per_tile_and_total_equal_closed_forms(dataflow: str, name: str) -> None:
     """Every tile's trace moves exactly ``tiled_traffic`` (the sum over its whole blocks) and
@@ -159,3 +160,56 @@ def test_causal_run_on_tiles_states_its_closed_form() -> None:
     assert per_tile == [one_tile // 4] * 4
     times = [t["sim_time_ns"] for t in result["tiles"]["per_tile"]]
     assert result["tiles"]["imbalance"] == max(times) / (sum(times) / 4) < 1.05
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "params"),
+    [
+        ("case I, GQA, causal", {"seq_len": 512, "heads": 8, "kv_heads": 4, "mask": "causal"}, {}),
+        ("columns (d = 128)", {"seq_len": 512, "head_dim": 128, "heads": 4}, {}),
+        ("features (degree 6)", {"seq_len": 16, "head_dim": 16, "heads": 6}, {"degree": "6"}),
+    ],
+)
+def test_approx_bytes_per_tile_are_its_groups_share(
+    name: str, fields: dict[str, Any], params: dict[str, str]
+) -> None:
+    """approx takes whole K/V groups per tile (6 heads on 4 tiles: 1, 2, 1, 2): every tile's
+    trace moves g_t / G of each tensor of the one-tile closed form, the tiles together all."""
+    w = Workload(**{"head_dim": 64, **fields})
+    total: dict[str, int] = {}
+    for t in range(4):
+        info = X4.tile_info(t)
+        header, recs = emit_all("approx", w, info, params=params)
+        got = offchip_elements(header, recs)
+        assert got == tiled_traffic("approx", w, info, params), name
+        for tensor, count in got.items():
+            total[tensor] = total.get(tensor, 0) + count
+    assert total == approx_traffic(w, X4.info(), params).elements
+
+
+def test_approx_tiles_together_compute_polynomial_attention() -> None:
+    """GQA (8 query heads, 4 K/V heads), causal, on 4 tiles: tile t builds H of K/V group t
+    and writes its 2 query heads' rows; together they are the one-tile polynomial attention."""
+    w = Workload(seq_len=128, head_dim=64, heads=8, kv_heads=4, mask="causal")
+    inputs = workload_inputs(w)
+    out = np.full((8, 128, 64), np.nan, dtype=np.float32)
+    header = None
+    for t in range(4):
+        info = X4.tile_info(t)
+        header, recs = emit_all("approx", w, info)
+        o = run_attention(header, [recs], info, inputs)
+        out[2 * t : 2 * t + 2] = o[2 * t : 2 * t + 2]
+    assert header is not None
+    ref = masked_polynomial(header, inputs)
+    assert float(np.abs(out - ref).max() / np.abs(ref).max()) < 1e-3
+
+
+def test_approx_run_on_tiles_states_its_closed_form() -> None:
+    """approx, GQA 8 / 4 heads, causal, N = 512 on attenio-x4's 4 tiles, replayed: off-chip
+    bytes = the tiles' closed form = the one-tile closed form; a K/V group per tile."""
+    fields = {"seq_len": 512, "head_dim": 64, "heads": 8, "kv_heads": 4, "mask": "causal"}
+    result = run_in_worker(workload_run_job, "approx", fields)
+    one_tile = approx_traffic(Workload(**fields), X4.info()).total_bytes
+    assert result["bytes"] == result["closed_form"] == one_tile
+    assert result["tiles"]["assignment"] == "whole K/V groups per tile (4 groups on 4 tiles)"
+    assert result["tiles"]["work_imbalance"] == 1.0

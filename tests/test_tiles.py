@@ -23,7 +23,7 @@ from tests.tile_jobs import (
 from tests.workload_reference import masked_attention, workload_inputs
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.io_formulas import TRAFFIC, tile_traffic
-from tlm_models.dataflows.partition import TILED_DATAFLOWS, tile_share
+from tlm_models.dataflows.partition import QUERY_BLOCK_DATAFLOWS, tile_share
 from tlm_models.errors import UserError
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.loader import PlatformError
@@ -103,7 +103,7 @@ def test_too_few_rows_for_the_tiles() -> None:
         tile_share(1, 8, 0, 16)
 
 
-@pytest.mark.parametrize("dataflow", TILED_DATAFLOWS)
+@pytest.mark.parametrize("dataflow", QUERY_BLOCK_DATAFLOWS)
 @pytest.mark.parametrize("heads", [8, 2, 3])
 def test_bytes_per_tile_and_total_equal_closed_forms(dataflow: str, heads: int) -> None:
     config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
@@ -124,7 +124,7 @@ def test_bytes_per_tile_and_total_equal_closed_forms(dataflow: str, heads: int) 
         assert total == TRAFFIC[dataflow](w, config.info()).elements
 
 
-@pytest.mark.parametrize("dataflow", TILED_DATAFLOWS)
+@pytest.mark.parametrize("dataflow", QUERY_BLOCK_DATAFLOWS)
 def test_tiles_together_compute_attention(dataflow: str) -> None:
     """3 heads on 4 tiles (every tile holds part of a head): each tile's trace, executed,
     writes its share's rows of O, and the shares together are softmax attention."""
@@ -172,9 +172,9 @@ def test_standard_and_flat_replay_a_head_per_tile(dataflow: str) -> None:
     assert min(shared["times"]) >= alone["time"]  # sharing the stack only delays
 
 
-def test_dataflows_without_a_partition_are_refused() -> None:
-    with pytest.raises(UserError, match="does not partition its work across tiles"):
-        resolve_run(RunConfig("approx", 1024, 64, 4, "platforms/attenio-x4.yaml"))
+def test_approx_needs_a_kv_group_per_tile() -> None:
+    with pytest.raises(UserError, match=r"has 2 group\(s\), fewer than the 4 tiles"):
+        resolve_run(RunConfig("approx", 1024, 64, 2, "platforms/attenio-x4.yaml"))
 
 
 def test_compute_bound_time_scales_as_one_over_c() -> None:

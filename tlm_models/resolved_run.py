@@ -78,8 +78,8 @@ def resolve_run(
     check_dataflow_params(config.dataflow, params)
     _check_plan(config.dataflow, workload, info, params)
     if platform.tiles is not None:
-        dense = workload.dense
-        blocks = None if dense else tiled_block_count(config.dataflow, workload, info, params)
+        by_rows = workload.dense or config.dataflow == "approx"  # approx: whole K/V groups
+        blocks = None if by_rows else tiled_block_count(config.dataflow, workload, info, params)
         check_tiled(config.dataflow, workload, platform.tile_count, blocks)
     return ResolvedRun(
         config=config, platform=platform, info=info, workload=workload, params=params

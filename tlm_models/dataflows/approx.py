@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tlm_models.dataflows.allocator import Buffer
+from tlm_models.dataflows.block_deal import group_range
 from tlm_models.dataflows.builder import (
     DEFAULT_CHUNK_OPS,
     DepRef,
@@ -444,7 +445,7 @@ class _ApproxEmitter:
         # The last matmul that read u/vs of each parity, the last store that read o of each.
         self.mm_by_parity: list[int | None] = [None, None]
         self.st_by_parity: list[int | None] = [None, None]
-        for kv in range(w.kv_head_count):
+        for kv in tile_groups(self.setup):
             for block in range(t.blocks):
                 col0 = block * t.cols
                 width = min(t.cols, d - col0)
@@ -816,7 +817,7 @@ class _FeatureEmitter:
         last_store: int | None = None
         rows_done = 0
         init = True
-        for kv in range(w.kv_head_count):
+        for kv in tile_groups(self.setup):
             # K/V rows of head kv; the stacked query rows of its group (adjacent off chip).
             key_bytes = kv * n * d * eb
             first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
@@ -840,6 +841,12 @@ class _FeatureEmitter:
                 rows_done += queries
                 last_store = prev.handle("st")
         yield from b.finish()
+
+
+def tile_groups(setup: DataflowSetup) -> range:
+    """The K/V groups this trace computes: all, or a tiled platform's tile's whole groups
+    (``block_deal.group_range``; ``partition.check_tiled`` asks for a group per tile)."""
+    return group_range(setup.workload.kv_head_count, setup.platform.tile, setup.platform.tiles)
 
 
 def emit_approx(

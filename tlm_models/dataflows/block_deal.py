@@ -46,9 +46,15 @@ def deal_blocks(
     if not 0 <= tile < tiles:
         raise ValueError(f"tile {tile} of {tiles}")
     if groups >= tiles:
-        lo, hi = tile * groups // tiles, (tile + 1) * groups // tiles
-        return [b for b, kv in zip(blocks, kv_of, strict=True) if lo <= kv < hi]
+        mine = group_range(groups, tile, tiles)
+        return [b for b, kv in zip(blocks, kv_of, strict=True) if kv in mine]
     return [b for i, b in enumerate(blocks) if zigzag_tile(i, tiles) == tile]
+
+
+def group_range(groups: int, tile: int, tiles: int) -> range:
+    """The K/V groups tile ``tile`` of ``tiles`` takes whole: [floor(t G / C), floor((t+1) G /
+    C)) (approx's split too: each tile builds the state H of its own groups)."""
+    return range(tile * groups // tiles, (tile + 1) * groups // tiles)
 
 
 def zigzag_tile(index: int, tiles: int) -> int:

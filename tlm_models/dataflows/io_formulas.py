@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
+from tlm_models.dataflows.block_deal import group_range
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
 from tlm_models.dataflows.partition import RowRange, share_traffic, tile_share
@@ -214,7 +215,13 @@ def tiled_traffic(
     self-attention's row ranges (``tile_traffic``), otherwise the sum over the tile's whole
     blocks (``query_blocks.tile_query_blocks``) of Q = O = h d, K = V = (hi - lo) d, plus
     Standard's S and P, 2 h (hi - lo) each, and FLAT's spilled S, 2 h (hi - lo) (h: the
-    block's stacked rows, [lo, hi): its key range). Over all tiles: ``TRAFFIC[dataflow]``."""
+    block's stacked rows, [lo, hi): its key range). approx: its whole K/V groups, g_t of G,
+    carry g_t / G of every tensor of ``approx_traffic`` (each is a per-group count times G).
+    Over all tiles: the one-tile closed form (``TRAFFIC``, ``approx_traffic``)."""
+    if dataflow == "approx":
+        groups = w.kv_head_count
+        mine = len(group_range(groups, p.tile, p.tiles))
+        return {k: v * mine // groups for k, v in approx_traffic(w, p, params).elements.items()}
     if w.dense:
         share = tile_share(w.head_count, w.seq_len, p.tile, p.tiles)
         return tile_traffic(dataflow, w, p, share, params)

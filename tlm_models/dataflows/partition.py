@@ -82,9 +82,11 @@ def share_traffic(
     return {"Q": q, "K": kv, "V": kv, "O": q}
 
 
-#: Dataflows whose emitters compute a tile's share (their query blocks: ``share_query_blocks``);
-#: approx builds each head's H from every key row and is not partitioned yet.
-TILED_DATAFLOWS = ("attenio", "flash2", "flat", "standard")
+#: Dataflows that split their query blocks over tiles (``query_blocks.share_query_blocks``).
+QUERY_BLOCK_DATAFLOWS = ("attenio", "flash2", "flat", "standard")
+#: Every dataflow that runs on tiles; approx, which builds each K/V head's state H from every
+#: key row, takes whole K/V groups per tile (``approx.tile_groups``).
+TILED_DATAFLOWS = (*QUERY_BLOCK_DATAFLOWS, "approx")
 
 
 def check_tiled(dataflow: str, workload: Workload, tiles: int, blocks: int | None = None) -> None:
@@ -97,7 +99,15 @@ def check_tiled(dataflow: str, workload: Workload, tiles: int, blocks: int | Non
             f"dataflow {dataflow!r} does not partition its work across tiles yet; on a tiled "
             f"platform use one of {', '.join(TILED_DATAFLOWS)}"
         )
-    if workload.dense:
+    groups = workload.kv_head_count
+    if dataflow == "approx":
+        if groups < tiles:
+            raise UserError(
+                f"approx splits its work by whole K/V groups (each tile builds the state H of "
+                f"its own groups): {workload.describe()} has {groups} group(s), fewer than the "
+                f"{tiles} tiles; use at most {groups} tiles (--set tiles.count=N)"
+            )
+    elif workload.dense:
         tile_share(heads, seq_len, tiles - 1, tiles)  # the last tile has the fewest rows
     elif blocks is not None and blocks < tiles:
         raise UserError(
