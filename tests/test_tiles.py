@@ -30,6 +30,7 @@ from tlm_models.platform.loader import PlatformError
 from tlm_models.reference import run_attention
 from tlm_models.resolved_run import resolve_run
 from tlm_models.study.config import RunConfig
+from tlm_models.tile_replay import reaches_only_its_tile
 from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -207,6 +208,19 @@ def test_shared_link_serves_tiles_in_time_order() -> None:
     four = run_in_worker(replay_job, 4, "1 GB/s", "load", 16)
     last = four["times"][3]
     assert four["times"] == [last - 4096.0 * (3 - t) for t in range(4)]
+
+
+def test_only_engines_reaching_shared_components_take_the_gate() -> None:
+    """On attenio-x4 a tile's DMA channels reach the shared crossbar and HBM (their order
+    among the tiles' operations matters); its PE array and Exp unit reach only the tile's own
+    SRAM and local interconnect, so they issue without the gate."""
+    config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
+    local = {
+        name: reaches_only_its_tile(config, 2, engine.component)
+        for name, engine in config.engines.items()
+        if name.startswith("tile2_")
+    }
+    assert local == {"tile2_dma0": False, "tile2_dma1": False, "tile2_pe": True, "tile2_exp": True}
 
 
 def test_result_does_not_depend_on_how_traces_are_fed() -> None:

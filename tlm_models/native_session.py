@@ -36,6 +36,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_selected_replayer": (_U, [_P]),
     "attn_gate_replayers": (_c.c_int, [_P]),
     "attn_gate_handoffs": (_U64, [_P]),
+    "attn_ungate_engine": (_c.c_int, [_P, _U]),
     "attn_bind_engine": (_c.c_int, [_P, _U, _S, _U]),
     "attn_bind_executor": (_c.c_int, [_P, _U, _P, _S, _U]),
     "attn_set_tensor": (_c.c_int, [_P, _U, _S]),
@@ -171,6 +172,11 @@ class NativeSession:
         (issue_gate.h): replayers sharing components then give results that do not depend
         on how their traces are fed."""
         self._check(self.lib.attn_gate_replayers(self.handle))
+
+    def ungate_engine(self, index: int) -> None:
+        """The selected replayer's engine ``index`` issues without the gate (it reaches only
+        its own tile's components)."""
+        self._check(self.lib.attn_ungate_engine(self.handle, index))
 
     def gate_handoffs(self) -> int:
         """Times a gated replayer gave way to another (thread switches the gate caused)."""

@@ -82,6 +82,22 @@ def _tiles_timeline(
     return timeline
 
 
+def reaches_only_its_tile(config: PlatformConfig, tile: int, component: str) -> bool:
+    """Whether every component ``component`` reaches through the bindings (its initiator
+    sockets, and theirs onward) belongs to tile ``tile``, itself included."""
+    prefix = tile_prefix(tile)
+    seen, todo = {component}, [component]
+    while todo:
+        here = todo.pop()
+        if not here.startswith(prefix):
+            return False
+        for binding in config.bindings:
+            if binding.initiator.component == here and binding.target.component not in seen:
+                seen.add(binding.target.component)
+                todo.append(binding.target.component)
+    return True
+
+
 def _bind_tile(
     session: NativeSession, config: PlatformConfig, tile: int, header: TraceHeader
 ) -> None:
@@ -95,6 +111,8 @@ def _bind_tile(
                 f"platform '{config.name}' does not declare"
             )
         session.bind_engine(index, name, ENGINE_KINDS[engine.kind])
+        if reaches_only_its_tile(config, tile, engine.component):
+            session.ungate_engine(index)  # its order among the other tiles' changes nothing
     for index, tensor in enumerate(header.tensors):
         session.set_tensor(index, tensor.name)
 

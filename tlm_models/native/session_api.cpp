@@ -252,6 +252,15 @@ int attn_gate_replayers(Session* s) {
   });
 }
 
+// The selected replayer's engine `index` issues without the gate (it reaches only its own
+// tile's components).
+int attn_ungate_engine(Session* s, unsigned index) {
+  return guarded(s, [&] {
+    replayer(s).set_engine_gated(index, false);
+    return 0;
+  });
+}
+
 // Times a gated replayer gave way to another (0 without a gate).
 std::uint64_t attn_gate_handoffs(Session* s) { return s->gate == nullptr ? 0 : s->gate->handoffs(); }
 

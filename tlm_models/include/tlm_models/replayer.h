@@ -112,6 +112,17 @@ class Replayer : public sc_core::sc_module {
     gate_member_ = member;
   }
 
+  // An engine that reaches only components of its own tile (a tile's PE array or Exp unit)
+  // issues without the gate: the other tiles never see its requests, so its order among
+  // theirs cannot change a result. It still takes the gate before waiting in time.
+  void set_engine_gated(unsigned index, bool gated) {
+    require_setup("set_engine_gated");
+    if (index >= engines_.size() || engines_[index].exec == nullptr)
+      throw std::invalid_argument("set_engine_gated: engine " + std::to_string(index) +
+                                  " is not bound");
+    engines_[index].gated = gated;
+  }
+
   void set_input_mode(InputMode mode) {
     require_setup("set_input_mode");
     input_mode_ = mode;
@@ -217,6 +228,7 @@ class Replayer : public sc_core::sc_module {
     OpExecutor* exec = nullptr;
     std::deque<std::uint64_t> queue;  // positions of its read, unissued records, in trace order
     Ticks free = 0;
+    bool gated = true;  // issues through the gate, when there is one
   };
 
   struct Pick {
@@ -432,7 +444,10 @@ class Replayer : public sc_core::sc_module {
     OpWindow::Slot& slot = window_buf_.at(pick.pos);
     const TraceOp& op = slot.op;
 
-    if (gate_) gate_->acquire(gate_member_, pick.start);  // before time may advance to start
+    // Through the gate before time may advance to the start (and for every operation whose
+    // engine reaches shared components).
+    if (gate_ && (e.gated || pick.start - now_ticks() > quantum_))
+      gate_->acquire(gate_member_, pick.start);
     const Ticks now = now_ticks();
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
