@@ -47,14 +47,21 @@ WORKLOADS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("dataflow", QUERY_BLOCK_DATAFLOWS)
-@pytest.mark.parametrize("name", WORKLOADS)
+@pytest.mark.parametrize(
+    ("dataflow", "name"),
+    # AttenIO stacks MQA's 4 causal heads of N = 1024 into 3 blocks: refused on 4 tiles.
+    [
+        (d, n)
+        for d in QUERY_BLOCK_DATAFLOWS
+        for n in WORKLOADS
+        if (d, n) != ("attenio", "mqa-causal")
+    ],
+)
 def test_bytes_per_tile_and_total_equal_closed_forms(dataflow: str, name: str) -> None:
     """Every tile's trace moves exactly ``tiled_traffic`` (the sum over its whole blocks) and
     the tiles together exactly the one-tile closed form: dealing whole blocks adds no byte."""
     w = Workload(**WORKLOADS[name])
-    if tiled_block_count(dataflow, w, X4.info()) < 4:
-        pytest.skip("fewer blocks than tiles (refused; test_too_few_blocks_are_refused)")
+    assert tiled_block_count(dataflow, w, X4.info()) >= 4
     total: dict[str, int] = {}
     for t in range(4):
         info = X4.tile_info(t)
