@@ -85,13 +85,23 @@ class IterationControl:
     equal for iterations whose records differ only in addresses) keeps a skip from crossing
     an iteration that differs from the one a period before it: masked attention's blocks
     change along the diagonal, and a loop over heads changes at each head's last block.
+    ``shapes`` (optional, one ``(shape, counts)`` per iteration) let a loop whose blocks grow
+    along a causal diagonal be skipped by the linear-growth rule (``linear_growth.py``).
     """
 
-    def __init__(self, total: int, kinds: Sequence[Hashable] | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        kinds: Sequence[Hashable] | None = None,
+        shapes: Sequence[tuple[Hashable, tuple[int, ...]]] | None = None,
+    ) -> None:
         if kinds is not None and len(kinds) != total:
             raise ValueError(f"{len(kinds)} iteration kinds for {total} iterations")
+        if shapes is not None and len(shapes) != total:
+            raise ValueError(f"{len(shapes)} iteration shapes for {total} iterations")
         self.total = total
         self.kinds = kinds
+        self.shapes = shapes
         self.marks: list[tuple[int, int]] = []  # (iteration, first record) not yet sent
         self.next_fixed = 0  # the iteration the emitter emits next; it can no longer be skipped
         self.skip: tuple[int, int] | None = None
@@ -111,12 +121,25 @@ class IterationControl:
         self.next_fixed = max(self.next_fixed, nxt)
         return nxt
 
-    def plan_skip(self, period: int, tail: int) -> tuple[int, int] | None:
+    def plan_skip(
+        self, period: int, tail: int, growth_from: int | None = None
+    ) -> tuple[int, int] | None:
         """Skips whole periods from the first iteration still open up to ``tail`` before the
-        end; returns the skipped range, or None when too little is left to skip."""
+        end; returns the skipped range, or None when too little is left to skip. With
+        ``growth_from`` (the loop grows linearly, ``linear_growth.py``) the skip stops before
+        the first iteration whose shape breaks linear growth from ``growth_from`` on."""
         first = self.next_fixed + 1
         count = (self.total - tail - first) // period * period
-        if self.kinds is not None and count > 0 and first >= period:
+        if growth_from is not None:
+            from tlm_models.linear_growth import grows_linearly
+
+            assert self.shapes is not None
+            # The two iterations after the skip must grow alike too: the first corrects the
+            # boundary, and it prefetches for the second (``Growth.correction``).
+            limit = first + count + 2
+            stop = grows_linearly(self.shapes, period, growth_from + 2 * period, limit)
+            count = max(0, stop - 2 - first) // period * period
+        elif self.kinds is not None and count > 0 and first >= period:
             # Only iterations equal to the one a period earlier, back to the simulated ones.
             same = 0
             while same < count and self.kinds[first + same] == self.kinds[first + same - period]:
@@ -418,6 +441,8 @@ class FastForward:
     control: IterationControl
     settings: FastForwardSettings = field(default_factory=FastForwardSettings)
     period: Period | None = None
+    #: A loop growing linearly (``linear_growth.Growth``) when no period was found.
+    growth: Any = None
     skipped_range: tuple[int, int] | None = None
     done_watching: bool = False
     watched: int = 0
@@ -451,6 +476,11 @@ class FastForward:
     def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
         """Adds snapshot rows and plans the skip once the loop repeats."""
         assert self.columns is not None
+        if self.growth is not None and self.skipped_range is not None:
+            self.done_watching = self.growth.observe(
+                rows, iterations, starts, self.skipped_range[1]
+            )
+            return
         self.watched += len(rows)
         keep = iterations >= self.settings.warmup
         if len(self.rows) == 0:
@@ -466,7 +496,9 @@ class FastForward:
             self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
             self.done_watching = True
             return
-        depth = self.settings.confirm * self.settings.max_period + 1
+        if self._take_growth():
+            return
+        depth = (self.settings.confirm + 1) * self.settings.max_period + 1
         self.rows, self.iterations, self.starts = (
             self.rows[-depth:],
             self.iterations[-depth:],
@@ -474,6 +506,27 @@ class FastForward:
         )
         if self.watched >= self.settings.budget:
             self.done_watching = True
+
+    def _take_growth(self) -> bool:
+        """Plans the skip when the loop grows linearly (``linear_growth.py``) and the emitter's
+        iteration shapes agree over the measured iterations; whether it did."""
+        if self.control.shapes is None:
+            return False
+        from tlm_models.linear_growth import find_growth, grows_linearly
+
+        assert self.columns is not None
+        growth = find_growth(self.rows, self.iterations, self.starts, self.columns, self.settings)
+        if growth is None:
+            return False
+        p, start = growth.iterations, growth.measured_from
+        end = growth.origin + p
+        if grows_linearly(self.control.shapes, p, start + 2 * p, end) < end:
+            return False  # the statistics grow alike, but the iterations differ in shape
+        self.growth = growth
+        self.skipped_range = self.control.plan_skip(p, self.settings.tail, growth_from=start)
+        # Watching goes on up to the first iteration after the skip (``Growth.correction``).
+        self.done_watching = self.skipped_range is None
+        return True
 
     def apply(
         self,
@@ -496,14 +549,18 @@ class FastForward:
             "simulated_fraction": (total - skipped) / total if total else 1.0,
             "watched_iterations": self.watched,
         }
-        if not skipped or self.period is None:
+        period = self.period
+        if period is None and self.growth is not None and skipped:
+            assert self.skipped_range is not None
+            period = self.growth.over(self.skipped_range[0], skipped)  # all skipped periods
+        if not skipped or period is None:
             section["reason"] = (
                 f"the loop did not repeat exactly within {self.watched} watched iterations"
-                if self.period is None
+                if period is None and self.growth is None
                 else "too few iterations left to skip"
             )
             return section
-        periods = skipped // self.period.iterations
+        periods = skipped // period.iterations
         trees = {"replay": replay, "platform": platform, **(others or {})}
         flat: Flat = {}
         units: dict[Path, str] = {}
@@ -511,17 +568,19 @@ class FastForward:
             tree_values, tree_units = flatten(tree, root)
             flat |= tree_values
             units |= tree_units
-        values = _extrapolated(flat, units, self.period, periods)
+        values = _extrapolated(flat, units, period, periods)
         for root, tree in trees.items():
             _write_back(tree, values, root)
         assert self.skipped_range is not None
         section |= {
             "first_skipped": self.skipped_range[0],
-            "period_iterations": self.period.iterations,
+            "period_iterations": period.iterations,
             "periodicity": "exact"
-            if self.period.exact
+            if period.exact
             else f"times within {self.settings.time_tolerance:g} of each other",
-            "period_ns": self.period.time_ps / 1e3,
-            "skipped_time_ns": periods * self.period.time_ps / 1e3,
+            "period_ns": period.time_ps / 1e3,
+            "skipped_time_ns": periods * period.time_ps / 1e3,
         }
+        if self.growth is not None and self.period is None:
+            section |= self.growth.section(self.skipped_range[0])
         return section

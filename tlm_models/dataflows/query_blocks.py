@@ -296,6 +296,17 @@ class BlockPlan:
         )
         return (self.height, self.period, runs)
 
+    def growth_shape(self, w: Workload) -> tuple[tuple[object, ...], tuple[int, ...]]:
+        """The signature with the counts of the runs no mask crosses set apart: blocks along
+        a causal diagonal differ only in those (fast-forward's linear-growth rule)."""
+        runs = tuple(
+            (None, r.width, False, None)
+            if not r.masked
+            else (r.count, r.width, True, self.diagonal(w, r.key0))
+            for r in self.runs
+        )
+        return (self.height, self.period, runs), tuple(r.count for r in self.runs if not r.masked)
+
 
 def block_plan(w: Workload, blk: QueryBlock, bc: int) -> BlockPlan:
     """Tiles of ``bc`` keys over the block's key range; a tile is masked unless every row sees
