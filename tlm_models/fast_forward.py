@@ -443,6 +443,7 @@ class FastForward:
     period: Period | None = None
     #: A loop growing linearly (``linear_growth.Growth``) when no period was found.
     growth: Any = None
+    shape_watch: Any = None  # linear_growth.ShapeWatch over the emitter's iteration shapes
     skipped_range: tuple[int, int] | None = None
     done_watching: bool = False
     watched: int = 0
@@ -512,16 +513,17 @@ class FastForward:
         iteration shapes agree over the measured iterations; whether it did."""
         if self.control.shapes is None:
             return False
-        from tlm_models.linear_growth import find_growth, grows_linearly
+        from tlm_models.linear_growth import ShapeWatch, find_growth
 
         assert self.columns is not None
-        growth = find_growth(self.rows, self.iterations, self.starts, self.columns, self.settings)
+        if self.shape_watch is None:
+            self.shape_watch = ShapeWatch(self.control.shapes)
+        growth = find_growth(
+            self.rows, self.iterations, self.starts, self.columns, self.settings, self.shape_watch
+        )
         if growth is None:
             return False
         p, start = growth.iterations, growth.measured_from
-        end = growth.origin + p
-        if grows_linearly(self.control.shapes, p, start + 2 * p, end) < end:
-            return False  # the statistics grow alike, but the iterations differ in shape
         self.growth = growth
         self.skipped_range = self.control.plan_skip(p, self.settings.tail, growth_from=start)
         # Watching goes on up to the first iteration after the skip (``Growth.correction``).

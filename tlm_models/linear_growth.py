@@ -64,6 +64,27 @@ def grows_linearly(shapes: Sequence[Shape], period: int, start: int, stop: int) 
     return stop
 
 
+class ShapeWatch:
+    """Where linear growth of the emitter's iteration shapes last broke, per period, scanned
+    incrementally as the watched iterations advance (each iteration is compared once per
+    period, not once per decision)."""
+
+    def __init__(self, shapes: Sequence[Shape]) -> None:
+        self.shapes = shapes
+        self.scanned: dict[int, tuple[int, int]] = {}  # period -> (scanned up to, last break)
+
+    def since(self, period: int, end: int) -> int:
+        """The first iteration from which every one before ``end`` grows linearly."""
+        scanned, broken = self.scanned.get(period, (0, -1))
+        while scanned < end:
+            scanned = grows_linearly(self.shapes, period, scanned, end)
+            if scanned < end:
+                broken = scanned
+                scanned += 1
+        self.scanned[period] = (scanned, broken)
+        return broken + 1
+
+
 @dataclass
 class Growth:
     """A loop growing linearly with period ``iterations``: the changes of the additive columns
@@ -162,10 +183,13 @@ def find_growth(
     starts: np.ndarray,
     columns: Columns,
     settings: FastForwardSettings,
+    shapes: ShapeWatch | None = None,
 ) -> Growth | None:
     """The shortest period over whose last repetitions every additive statistic and the
     iteration start times grew linearly (module docstring): exactly if any period does, else
-    with times within ``time_tolerance``."""
+    with times within ``time_tolerance``; with ``shapes``, only periods over which the
+    iterations' shapes grow linearly too (up to the last watched one, whose records the one
+    before prefetches for)."""
     periods = range(1, settings.max_period + 1)
     for tolerance, p in itertools.product((0.0, settings.time_tolerance), periods):
         reps = settings.repetitions(p, exact=tolerance == 0.0)
@@ -173,6 +197,9 @@ def find_growth(
         if len(rows) >= need:
             if np.any(np.diff(iterations[-need:].astype(np.int64)) != 1):
                 return None  # not consecutive iterations: watching stopped and resumed
+            start, end = int(iterations[-need]), int(iterations[-1]) + 1
+            if shapes is not None and shapes.since(p, end) > start + 2 * p:
+                continue
             growth = _growth_of(rows, iterations, starts, columns, p, reps, tolerance)
             if growth is not None and growth.time_ps >= settings.min_period_ps:
                 return growth
@@ -189,6 +216,11 @@ def _growth_of(
     tolerance: float,
 ) -> Growth | None:
     need = (reps + 1) * p + 1
+    lengths = np.diff(starts[-need:].astype(np.int64)).reshape(reps + 1, p)
+    second = np.diff(lengths, axis=0)
+    slack = tolerance * np.abs(lengths[1:]) + TIME_TOLERANCE_NS * 1e3
+    if np.any(np.abs(second - second[-1]) > slack):
+        return None  # the iteration lengths do not grow alike: no need to look further
     values = np.column_stack(
         [rows[-need:, columns.additive], starts[-need:].astype(np.int64).astype(np.float64)]
     )

@@ -252,6 +252,17 @@ def block_kind(
     return (blk.heads, blk.rows, keys[1] - keys[0], runs)
 
 
+def block_growth_shape(
+    w: Workload, blk: QueryBlock, keys: tuple[int, int], tile: int
+) -> tuple[tuple[object, ...], tuple[int, ...]]:
+    """``block_kind`` with the key span and the counts of the runs no mask crosses set apart:
+    blocks along a causal diagonal differ only in those (fast-forward's linear-growth rule)."""
+    runs = masked_tile_runs(w, blk, keys, tile)
+    shape = tuple((None if r.mask is None else r.count, r.width, r.mask) for r in runs)
+    counts = (keys[1] - keys[0], *(r.count for r in runs if r.mask is None))
+    return (blk.heads, blk.rows, shape), counts
+
+
 @dataclass(frozen=True)
 class KeyRun:
     """``count`` K/V tiles of ``width`` keys from key ``key0``, ``bc`` apart; ``index``: the
