@@ -29,14 +29,16 @@ def replay_stats(
     head_dim: int,
     fast: bool,
     overrides: tuple[str, ...] = (),
+    params: dict[str, str] | None = None,
     **shape: Any,
 ) -> dict[str, Any]:
     """Every statistic of one replay as {"/"-joined path: value}, plus the fast_forward section
     and the closed-form off-chip bytes; ``overrides``: platform overrides ("sram.capacity=..."),
-    ``shape``: further ``Workload`` fields (heads, kv_heads, kv_len, batch, mask, ...)."""
+    ``params``: the dataflow's parameters, ``shape``: further ``Workload`` fields (heads,
+    kv_heads, kv_len, batch, mask, ...)."""
     config = load_platform(PLATFORM, overrides)
     workload = Workload(seq_len=seq_len, head_dim=head_dim, **shape)
-    emitted = emit(dataflow, workload, config.info(), FAST_FORWARD_CHUNK_OPS)
+    emitted = emit(dataflow, workload, config.info(), FAST_FORWARD_CHUNK_OPS, params=params)
     assert emitted.iterations is not None
     ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
     out = replay_in_this_process(config, emitted.header, emitted.chunks, fast_forward=ff)
@@ -45,7 +47,7 @@ def replay_stats(
         "stats": {"/".join(path): value for path, value in values.items()},
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
-        "closed_form_bytes": TRAFFIC[dataflow](workload, config.info(), {}).total_bytes,
+        "closed_form_bytes": TRAFFIC[dataflow](workload, config.info(), params or {}).total_bytes,
     }
 
 

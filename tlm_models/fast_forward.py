@@ -136,9 +136,10 @@ class IterationControl:
             assert self.shapes is not None
             # The two iterations after the skip must grow alike too: the first corrects the
             # boundary, and it prefetches for the second (``Growth.correction``).
-            limit = first + count + 2
+            limit = min(first + count + 2, self.total)
             stop = grows_linearly(self.shapes, period, growth_from + 2 * period, limit)
-            count = max(0, stop - 2 - first) // period * period
+            if stop < limit:
+                count = min(count, max(0, stop - 2 - first) // period * period)
         elif self.kinds is not None and count > 0 and first >= period:
             # Only iterations equal to the one a period earlier, back to the simulated ones.
             same = 0
