@@ -13,10 +13,10 @@ from tlm_models.dataflows.workload import Workload
 from tlm_models.fast_forward import (
     FAST_FORWARD_CHUNK_OPS,
     HOST_FIGURES,
-    FastForward,
     flatten,
     settings_for,
 )
+from tlm_models.growth_fast_forward import fast_forward_for
 from tlm_models.platform import load_platform
 from tlm_models.replay import replay_in_this_process
 
@@ -40,7 +40,7 @@ def replay_stats(
     workload = Workload(seq_len=seq_len, head_dim=head_dim, **shape)
     emitted = emit(dataflow, workload, config.info(), FAST_FORWARD_CHUNK_OPS, params=params)
     assert emitted.iterations is not None
-    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
+    ff = fast_forward_for(emitted.iterations, settings_for(config)) if fast else None
     out = replay_in_this_process(config, emitted.header, emitted.chunks, fast_forward=ff)
     values = {**flatten(out.replay, "replay")[0], **flatten(out.platform, "platform")[0]}
     return {

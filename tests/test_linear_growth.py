@@ -171,9 +171,23 @@ def test_causal_fast_forward_matches_exact_replay(
     _check(dataflow, seq_len, head_dim, expect_period=period, **kw)
 
 
-@pytest.mark.slow
-def test_a_causal_skip_stops_at_the_next_head() -> None:
+def test_each_head_of_a_causal_run_is_skipped_on_its_own() -> None:
     # Two heads of 128 blocks: the skip in head 0 stops before head 1's first blocks, whose
-    # shapes differ (and head 1 is simulated whole: a run skips once).
+    # shapes differ; head 1 is watched anew and skipped at the same blocks of its own.
     section = _check("flash2", 8192, 64, expect_period=16, heads=2)
-    assert section["first_skipped"] + section["skipped_iterations"] <= 128 - 2
+    skips = section["skips"]
+    assert [s["skipped_iterations"] for s in skips] == [32, 32]
+    assert skips[0]["first_skipped"] + 32 <= 128 - 2
+    assert 128 <= skips[1]["first_skipped"] <= 256 - 2 - 32
+    assert section["skipped_iterations"] == 64
+
+
+def test_only_masked_loops_get_the_watcher_that_skips_several_times() -> None:
+    from tlm_models.fast_forward import FastForward
+    from tlm_models.growth_fast_forward import GrowthFastForward, fast_forward_for
+
+    settings = FastForwardSettings()
+    unmasked = fast_forward_for(IterationControl(10), settings)
+    assert type(unmasked) is FastForward  # unmasked loops keep the one-skip watcher
+    masked = fast_forward_for(IterationControl(12, shapes=_causal_shapes(12)), settings)
+    assert isinstance(masked, GrowthFastForward)

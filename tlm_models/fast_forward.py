@@ -86,7 +86,8 @@ class IterationControl:
     an iteration that differs from the one a period before it: masked attention's blocks
     change along the diagonal, and a loop over heads changes at each head's last block.
     ``shapes`` (optional, one ``(shape, counts)`` per iteration) let a loop whose blocks grow
-    along a causal diagonal be skipped by the linear-growth rule (``linear_growth.py``).
+    along a causal diagonal be skipped by the linear-growth rule (``linear_growth.py``); its
+    watcher may then skip several times (``growth_fast_forward.py``).
     """
 
     def __init__(
@@ -115,7 +116,7 @@ class IterationControl:
         """The iteration after ``iteration``: the next one, or the first after a planned skip."""
         nxt = iteration + 1
         if self.skip is not None and self.skip[0] == nxt:
-            self.skipped = self.skip[1] - self.skip[0]
+            self.skipped += self.skip[1] - self.skip[0]
             nxt = self.skip[1]
             self.skip = None
         self.next_fixed = max(self.next_fixed, nxt)
@@ -125,9 +126,10 @@ class IterationControl:
         self, period: int, tail: int, growth_from: int | None = None
     ) -> tuple[int, int] | None:
         """Skips whole periods from the first iteration still open up to ``tail`` before the
-        end; returns the skipped range, or None when too little is left to skip. With
-        ``growth_from`` (the loop grows linearly, ``linear_growth.py``) the skip stops before
-        the first iteration whose shape breaks linear growth from ``growth_from`` on."""
+        end; returns the skipped range, or None when too little is left to skip or a skip is
+        still pending. With ``growth_from`` (the loop grows linearly, ``linear_growth.py``)
+        the skip stops before the first iteration whose shape breaks linear growth from
+        ``growth_from`` on."""
         first = self.next_fixed + 1
         count = (self.total - tail - first) // period * period
         if growth_from is not None:
@@ -146,7 +148,7 @@ class IterationControl:
             while same < count and self.kinds[first + same] == self.kinds[first + same - period]:
                 same += 1
             count = same // period * period
-        if count <= 0 or self.skipped or self.skip is not None:
+        if count <= 0 or self.skip is not None:
             return None
         self.skip = (first, first + count)
         return self.skip
@@ -442,9 +444,6 @@ class FastForward:
     control: IterationControl
     settings: FastForwardSettings = field(default_factory=FastForwardSettings)
     period: Period | None = None
-    #: A loop growing linearly (``linear_growth.Growth``) when no period was found.
-    growth: Any = None
-    shape_watch: Any = None  # linear_growth.ShapeWatch over the emitter's iteration shapes
     skipped_range: tuple[int, int] | None = None
     done_watching: bool = False
     watched: int = 0
@@ -478,11 +477,6 @@ class FastForward:
     def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
         """Adds snapshot rows and plans the skip once the loop repeats."""
         assert self.columns is not None
-        if self.growth is not None and self.skipped_range is not None:
-            self.done_watching = self.growth.observe(
-                rows, iterations, starts, self.skipped_range[1]
-            )
-            return
         self.watched += len(rows)
         keep = iterations >= self.settings.warmup
         if len(self.rows) == 0:
@@ -498,8 +492,7 @@ class FastForward:
             self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
             self.done_watching = True
             return
-        if self._take_growth():
-            return
+        # Linear growth (``linear_growth.py``) compares one period more.
         depth = (self.settings.confirm + 1) * self.settings.max_period + 1
         self.rows, self.iterations, self.starts = (
             self.rows[-depth:],
@@ -508,28 +501,6 @@ class FastForward:
         )
         if self.watched >= self.settings.budget:
             self.done_watching = True
-
-    def _take_growth(self) -> bool:
-        """Plans the skip when the loop grows linearly (``linear_growth.py``) and the emitter's
-        iteration shapes agree over the measured iterations; whether it did."""
-        if self.control.shapes is None:
-            return False
-        from tlm_models.linear_growth import ShapeWatch, find_growth
-
-        assert self.columns is not None
-        if self.shape_watch is None:
-            self.shape_watch = ShapeWatch(self.control.shapes)
-        growth = find_growth(
-            self.rows, self.iterations, self.starts, self.columns, self.settings, self.shape_watch
-        )
-        if growth is None:
-            return False
-        p, start = growth.iterations, growth.measured_from
-        self.growth = growth
-        self.skipped_range = self.control.plan_skip(p, self.settings.tail, growth_from=start)
-        # Watching goes on up to the first iteration after the skip (``Growth.correction``).
-        self.done_watching = self.skipped_range is None
-        return True
 
     def apply(
         self,
@@ -552,18 +523,14 @@ class FastForward:
             "simulated_fraction": (total - skipped) / total if total else 1.0,
             "watched_iterations": self.watched,
         }
-        period = self.period
-        if period is None and self.growth is not None and skipped:
-            assert self.skipped_range is not None
-            period = self.growth.over(self.skipped_range[0], skipped)  # all skipped periods
-        if not skipped or period is None:
+        if not skipped or self.period is None:
             section["reason"] = (
                 f"the loop did not repeat exactly within {self.watched} watched iterations"
-                if period is None and self.growth is None
+                if self.period is None
                 else "too few iterations left to skip"
             )
             return section
-        periods = skipped // period.iterations
+        periods = skipped // self.period.iterations
         trees = {"replay": replay, "platform": platform, **(others or {})}
         flat: Flat = {}
         units: dict[Path, str] = {}
@@ -571,19 +538,17 @@ class FastForward:
             tree_values, tree_units = flatten(tree, root)
             flat |= tree_values
             units |= tree_units
-        values = _extrapolated(flat, units, period, periods)
+        values = _extrapolated(flat, units, self.period, periods)
         for root, tree in trees.items():
             _write_back(tree, values, root)
         assert self.skipped_range is not None
         section |= {
             "first_skipped": self.skipped_range[0],
-            "period_iterations": period.iterations,
+            "period_iterations": self.period.iterations,
             "periodicity": "exact"
-            if period.exact
+            if self.period.exact
             else f"times within {self.settings.time_tolerance:g} of each other",
-            "period_ns": period.time_ps / 1e3,
-            "skipped_time_ns": periods * period.time_ps / 1e3,
+            "period_ns": self.period.time_ps / 1e3,
+            "skipped_time_ns": periods * self.period.time_ps / 1e3,
         }
-        if self.growth is not None and self.period is None:
-            section |= self.growth.section(self.skipped_range[0])
         return section
