@@ -99,6 +99,7 @@ class Growth:
     step: np.ndarray
     additive: np.ndarray  # which snapshot columns the paths are
     exact: bool = True
+    tolerance: float = 0.0  # of times, relative to an iteration's change, when not exact
     #: Snapshot rows (additive columns, start time) of the first iterations after the skip.
     after: dict[int, np.ndarray] = field(default_factory=dict)
 
@@ -111,7 +112,7 @@ class Growth:
     def periodicity(self) -> str:
         """How the result's ``fast_forward`` section names the rule."""
         rule = f"linear growth, period {self.iterations}"
-        return rule if self.exact else f"{rule}, times within tolerance"
+        return rule if self.exact else f"{rule}, times within {self.tolerance:g} of prediction"
 
     def at(self, k: int) -> np.ndarray:
         """The predicted change of every column over iteration ``k`` (``k >= origin``)."""
@@ -253,4 +254,5 @@ def _growth_of(
         base=d[-1],
         step=e.mean(axis=0) if tolerance else last,
         exact=tolerance == 0.0,
+        tolerance=tolerance,
     )
