@@ -22,7 +22,9 @@ def bank_replay_stats(
     """Every statistic of one bank-level replay as {"/"-joined path: value}, the fast_forward
     section and the replay's wall time (s)."""
     run = resolve_run(
-        RunConfig(dataflow=dataflow, seq_len=seq_len, head_dim=head_dim, overrides=BANK, extra=params)
+        RunConfig(
+            dataflow=dataflow, seq_len=seq_len, head_dim=head_dim, overrides=BANK, extra=params
+        )
     )
     emitted = emit(dataflow, run.workload, run.info, FAST_FORWARD_CHUNK_OPS, params=run.params)
     assert emitted.iterations is not None

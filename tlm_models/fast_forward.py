@@ -85,6 +85,8 @@ class FastForwardSettings:
     #: When the loop runs on a bank-level memory that refreshes: the statistical rule
     #: (statistical_period.py), tried when no period repeats exactly or within the tolerances.
     statistical: StatisticalSettings | None = None
+    #: Search for a period once this many new snapshot rows have come (1: at every poll).
+    search_every: int = 1
 
     def depth(self) -> int:
         """Snapshot rows kept while watching: enough for every rule."""
@@ -261,8 +263,13 @@ def settings_for(config: Any) -> FastForwardSettings:
         ),
         default=0,
     )
+    if not bank:
+        return FastForwardSettings(min_period_ps=4 * refresh)
+    # Windows of up to 256 iterations, 3 of them compared: watch up to 1,024 iterations, and
+    # search every 8 new ones (a search scans up to 769 snapshot rows).
+    statistical = StatisticalSettings(bank, max_window=256)
     return FastForwardSettings(
-        min_period_ps=4 * refresh, statistical=StatisticalSettings(bank) if bank else None
+        min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
     )
 
 
@@ -478,6 +485,8 @@ class FastForward:
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    #: Snapshot rows taken but not yet searched (see FastForwardSettings.search_every).
+    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -505,12 +514,18 @@ class FastForward:
         assert self.columns is not None
         self.watched += len(rows)
         keep = iterations >= self.settings.warmup
+        self.pending.append((rows[keep], iterations[keep], starts[keep]))
+        if sum(len(r) for r, _, _ in self.pending) < self.settings.search_every and (
+            self.watched < self.settings.budget
+        ):
+            return  # search once enough rows have come (long histories are costly to scan)
         if len(self.rows) == 0:
-            self.rows = rows[keep]
+            self.rows = np.vstack([r for r, _, _ in self.pending])
         else:
-            self.rows = np.vstack([self.rows, rows[keep]])
-        self.iterations = np.concatenate([self.iterations, iterations[keep]])
-        self.starts = np.concatenate([self.starts, starts[keep]])
+            self.rows = np.vstack([self.rows, *(r for r, _, _ in self.pending)])
+        self.iterations = np.concatenate([self.iterations, *(i for _, i, _ in self.pending)])
+        self.starts = np.concatenate([self.starts, *(t for _, _, t in self.pending)])
+        self.pending.clear()
         self.period = find_period(
             self.rows, self.iterations, self.starts, self.columns, self.settings
         )

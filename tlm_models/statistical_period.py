@@ -47,11 +47,14 @@ class StatisticalSettings:
     #: A window's length is within this fraction of tREFI of a whole number of refresh
     #: intervals, so that each window holds the same number of refreshes at nearly the same
     #: phase (a window that held one refresh more than the next would differ by a whole
-    #: refresh's cost, 1/16 of the refresh activity).
+    #: refresh's cost, 1/16 of the refresh activity). A window of R intervals may miss a
+    #: whole number by up to R x ``time_tolerance`` intervals as well: a refresh more or less
+    #: then changes its refresh activity by no more than the time tolerance.
     max_residual: float = 0.05
     #: Windows compared; the extrapolation uses their mean.
     windows: int = 3
-    #: Longest window, iterations.
+    #: Longest window, iterations (settings_for: 256 for loops of thousands of short
+    #: iterations, FLAT's).
     max_window: int = 64
     #: The windows' simulated times agree within this fraction of each other: a quarter of the
     #: 1e-3 accuracy the fast-forward contract promises on the run's time.
@@ -93,7 +96,8 @@ def candidate_windows(
     return [
         w
         for w in range(shortest, longest + 1)
-        if abs(w * refreshes - round(w * refreshes)) <= settings.max_residual
+        if abs(w * refreshes - round(w * refreshes))
+        <= max(settings.max_residual, w * refreshes * settings.time_tolerance)
     ]
 
 
