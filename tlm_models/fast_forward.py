@@ -565,7 +565,9 @@ class FastForward:
         }
         if not skipped or self.period is None:
             section["reason"] = (
-                f"the loop did not repeat exactly within {self.watched} watched iterations"
+                f"the loop did not repeat "
+                f"{'exactly or statistically' if self.settings.statistical else 'exactly'} "
+                f"within {self.watched} watched iterations"
                 if self.period is None
                 else "too few iterations left to skip"
             )
