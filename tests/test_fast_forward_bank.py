@@ -184,20 +184,17 @@ def test_bank_level_fast_forward_matches_exact_replay_small() -> None:
     _check("flash2", 8192, 64)
 
 
+#: The dataflows beyond the fast case, at sizes where each replays in seconds (as published:
+#: FA2 with the paper's tiles and no overlap, Standard without overlap). docs/runtime.md's
+#: table has more rows, run with ``_check`` outside the suite (FLAT and Standard at 16K take
+#: 25-60 s each for the exact and fast-forwarded replays).
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("dataflow", "seq_len", "head_dim", "params"),
     [
         ("flash2", 8192, 64, (("tiling", "paper"), ("overlap", "none"))),
-        ("flash2", 16384, 64, ()),
-        ("flash2", 16384, 128, ()),
-        ("flash2", 16384, 128, (("tiling", "paper"), ("overlap", "none"))),
         ("flat", 8192, 128, ()),
-        ("flat", 16384, 64, ()),
-        ("flat", 16384, 64, (("overlap", "none"),)),
-        ("standard", 16384, 64, ()),
         ("standard", 16384, 64, (("overlap", "none"),)),
-        ("standard", 16384, 128, ()),
     ],
 )
 def test_bank_level_fast_forward_matches_exact_replay(
