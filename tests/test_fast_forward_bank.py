@@ -19,6 +19,7 @@ from tlm_models.fast_forward import (
     RATIO_UNITS,
     Columns,
     FastForwardSettings,
+    Period,
     _extrapolated,
     find_period,
 )
@@ -201,3 +202,40 @@ def test_bank_level_fast_forward_matches_exact_replay(
     dataflow: str, seq_len: int, head_dim: int, params: tuple[tuple[str, str], ...]
 ) -> None:
     _check(dataflow, seq_len, head_dim, params)
+
+
+def test_percentiles_occupancy_and_efficiency_are_not_summed() -> None:
+    # A DRAM channel's percentiles and mean queue occupancy stand as simulated; its
+    # efficiency scales with its recomputed achieved bandwidth (bytes / window).
+    ch = ("platform", "hbm", "channel0")
+    layout = [
+        ((*ch, "window"), "ns"),
+        ((*ch, "bytes_read"), "B"),
+        ((*ch, "bytes_written"), "B"),
+        ((*ch, "achieved_bandwidth"), "B/s"),
+        ((*ch, "efficiency"), "1"),
+        ((*ch, "queue_occupancy"), "requests"),
+        ((*ch, "read_latency_p90"), "ns"),
+    ]
+    columns = Columns.of(layout)
+    assert [p[-1] for p, a in zip(columns.paths, columns.additive, strict=True) if a] == [
+        "window",
+        "bytes_read",
+        "bytes_written",
+    ]
+    values = {
+        (*ch, "window"): 1000.0,
+        (*ch, "bytes_read"): 4000.0,
+        (*ch, "bytes_written"): 0.0,
+        (*ch, "achieved_bandwidth"): 4e9,
+        (*ch, "efficiency"): 0.5,
+        (*ch, "queue_occupancy"): 3.25,
+        (*ch, "read_latency_p90"): 512.0,
+    }
+    units = dict(layout)
+    period = Period(1, {(*ch, "window"): 1000.0, (*ch, "bytes_read"): 6000.0}, 1e6, exact=False)
+    out = _extrapolated(values, units, period, 1)  # 10,000 B in 2,000 ns: 5 GB/s
+    assert out[(*ch, "achieved_bandwidth")] == pytest.approx(5e9)
+    assert out[(*ch, "efficiency")] == pytest.approx(0.625)
+    assert out[(*ch, "queue_occupancy")] == 3.25
+    assert out[(*ch, "read_latency_p90")] == 512.0
