@@ -34,7 +34,9 @@ RUNS: dict[str, str] = {
     "flat-8k-128": "--dataflow flat --seq-len 8K --head-dim 128",
     "standard-8k-64": "--dataflow standard --seq-len 8K --head-dim 64",
     "standard-4k-128-bank": f"--dataflow standard --seq-len 4K --head-dim 128 --exact {BANK}",
-    "x4-flash2-4k-64": f"--dataflow flash2 --seq-len 4K --head-dim 64 --heads 4 --platform {X4}",
+    "x4-flash2-4k-64": (
+        f"--dataflow flash2 --seq-len 4K --head-dim 64 --heads 4 --platform {X4} --exact"
+    ),
     "x16-attenio-4k-64": (
         f"--dataflow attenio --seq-len 4K --head-dim 64 --heads 16 --platform {X16} --exact"
     ),
