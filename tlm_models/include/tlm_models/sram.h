@@ -170,10 +170,13 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     const std::uint64_t words = ceil_div(len, p_.port_width);
     Ticks duration = words * period_;
     // The port that can serve it first (lowest index on a tie) takes the request.
+    // No port starts it before its arrival, so a port that can start it then is the choice; the
+    // ports not searched are pruned by a later request (pruning drops only bookings that can no
+    // longer matter, so when it happens changes nothing).
     unsigned port = 0;
     ports_[0].prune(now);
     BandwidthServer::Slot best = ports_[0].find(arrival, duration);
-    for (unsigned i = 1; i < ports_.size(); ++i) {
+    for (unsigned i = 1; i < ports_.size() && best.start != arrival; ++i) {
       ports_[i].prune(now);
       const BandwidthServer::Slot s = ports_[i].find(arrival, duration);
       if (s.start < best.start) {
