@@ -63,7 +63,6 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     ports_.resize(p.ports);
     port_bytes_.assign(p.ports, 0);
     banks_.resize(p.banks);
-    listed_.assign(p.banks, false);
     own_.reserve(p.banks);
     extra_diff_.assign(p.banks + 1, 0);
     if (p.storage) data_.assign(p.capacity, 0);
@@ -129,6 +128,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     Ticks busy = 0;
     std::uint64_t bytes = 0;
     std::uint64_t conflicts = 0;
+    bool listed = false;  // in own_
   };
 
   tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
@@ -267,7 +267,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
       bank.busy += busy_added(bank.busy_until, start, end) - shared_busy;
       bank.busy_until = std::max(bank.busy_until, end);
       if (bank.busy_until == common_until_)
-        listed_[b] = false;
+        bank.listed = false;
       else
         own_[kept++] = b;
     }
@@ -298,8 +298,8 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   // A hold of bank `b` alone; the bank is listed first, with busy_until = common_until_.
   void hold_bank(unsigned b, std::uint64_t bytes, Ticks start, Ticks end) {
     Bank& bank = banks_[b];
-    if (!listed_[b]) {
-      listed_[b] = true;
+    if (!bank.listed) {
+      bank.listed = true;
       own_.push_back(b);
       bank.busy_until = common_until_;
     }
@@ -367,7 +367,6 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   std::vector<std::uint64_t> port_bytes_;
   std::vector<Bank> banks_;  // busy_until is valid for listed banks only
   std::vector<unsigned> own_;  // the listed banks: busy_until differs from common_until_
-  std::vector<bool> listed_;   // per bank: in own_
   Ticks common_until_ = 0;     // busy_until of every bank not listed
   std::uint64_t shared_bytes_ = 0;  // in every bank's figures
   Ticks shared_busy_ = 0;
