@@ -243,7 +243,10 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   Ticks timed_access(int id, bool write, std::uint64_t addr, std::uint64_t len, Ticks arrival,
                      Ticks now) override {
     count_in(id, len);
-    const Route& r = *find(addr);
+    // An engine's operands mostly lie in one route: try the last one first.
+    if (last_route_ >= routes_.size() || addr < routes_[last_route_].base || addr > routes_[last_route_].last())
+      last_route_ = static_cast<std::size_t>(find(addr) - routes_.data());
+    const Route& r = routes_[last_route_];
     Ticks xfer = 0, grant = 0;
     const std::uint64_t hops = book_links(id, r, len, arrival, now, xfer, grant);
     const TimedPathProbe& next = out_paths_[r.out];
@@ -393,6 +396,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   std::vector<Route> routes_;  // sorted by base, disjoint
   std::vector<BandwidthServer> links_;
   std::vector<TimedPathProbe> out_paths_;  // per output: its target's answer to a probe
+  std::size_t last_route_ = 0;              // timed_access: the route found last
   std::vector<std::uint64_t> out_bytes_;
   std::vector<std::uint64_t> in_requests_, in_bytes_;
   bool mesh_ = false;
