@@ -403,11 +403,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (requests_++ == 0) first_arrival_ = b.arrival;
       if (request_log_.enabled()) request_log_.record(b.arrival, addr, b.bytes, write);
       ++(write ? writes_ : reads_);
-      add_interleaved_bytes(addr, b.bytes, p_.interleave, p_.channels, scratch_);
-      for (unsigned c = 0; c < p_.channels; ++c) {
-        train_shares_[k * p_.channels + c] = scratch_[c];
-        scratch_[c] = 0;
-      }
+      add_interleaved_bytes(addr, b.bytes, p_.interleave, p_.channels,
+                            train_shares_.data() + k * p_.channels);
       train_arrivals_[k] = train_ends_[k] = b.arrival;
     }
     for (unsigned c = 0; c < p_.channels; ++c)

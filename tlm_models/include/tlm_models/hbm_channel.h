@@ -21,8 +21,7 @@ class HbmChannel {
 
   // The whole transfer occupies the bus. Returns the end of the transfer.
   Ticks serve_transfer(Ticks arrival, std::uint64_t bytes, bool write) {
-    count(bytes, write);
-    Ticks xfer = transfer(bytes);
+    const Ticks xfer = count(bytes, write);
     return bus_.serve(arrival, xfer) + xfer;
   }
 
@@ -43,9 +42,8 @@ class HbmChannel {
     for (std::size_t k = 0; k < count_; ++k) {
       const std::uint64_t bytes = shares[k * stride];
       if (bytes == 0) continue;
-      count(bytes, write);
+      const Ticks xfer = count(bytes, write);
       const Ticks a = arrivals[k];
-      const Ticks xfer = transfer(bytes);
       Ticks start;
       if (run && a >= prev_arrival && xfer >= prev_xfer && a <= run_end) {
         start = run_end;  // back to back with the run
@@ -88,22 +86,22 @@ class HbmChannel {
   }
 
  private:
-  void count(std::uint64_t bytes, bool write) {
-    (write ? bytes_written_ : bytes_read_) += bytes;
-    // The share moves in whole bursts, a partial one included (docs/energy.md).
-    (write ? write_bursts_ : read_bursts_) += ceil_div(bytes, burst_bytes_);
-  }
-  // Bus time of a share; the last size's is kept (shares of a stream repeat).
-  Ticks transfer(std::uint64_t bytes) {
+  // Counts a share and returns its bus time. The last size's figures are kept (the shares of
+  // a stream repeat), which saves a division and a rounding per share.
+  Ticks count(std::uint64_t bytes, bool write) {
     if (bytes != last_bytes_) {
       last_bytes_ = bytes;
       last_xfer_ = rate_.ticks(bytes);
+      // The share moves in whole bursts, a partial one included (docs/energy.md).
+      last_bursts_ = ceil_div(bytes, burst_bytes_);
     }
+    (write ? bytes_written_ : bytes_read_) += bytes;
+    (write ? write_bursts_ : read_bursts_) += last_bursts_;
     return last_xfer_;
   }
 
   ByteRate rate_;
-  std::uint64_t last_bytes_ = 0;
+  std::uint64_t last_bytes_ = 0, last_bursts_ = 0;
   Ticks last_xfer_ = 0;
   BandwidthServer bus_;
   std::uint64_t burst_bytes_;
