@@ -15,6 +15,7 @@
 #include "tlm_models/dma.h"
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
+#include "tlm_models/protocol_checker.h"
 #include "tlm_models/sram.h"
 
 using namespace tlm_models;
@@ -242,6 +243,27 @@ TEST_CASE(loads_through_trains_deliver_zeros) {
     m.debug.access(tlm::TLM_READ_COMMAND, kSram + 0x1000, back);
     CHECK(back == std::vector<unsigned char>(16384, 0));
   });
+}
+
+TEST_CASE(a_protocol_checker_on_the_way_keeps_burst_by_burst_booking) {
+  // The checker would see a train as one transaction; it answers the probe "no".
+  Interconnect noc("noc", Machine::noc_params({}));
+  HbmMemory hbm("hbm", HbmMemory::Params{});
+  Sram sram("sram", Machine::sram_params());
+  ProtocolChecker checker("checker");
+  DmaEngine dma("dma", Machine::dma_params(true));
+  dma.mem_port.bind(checker.in);
+  checker.out.bind(noc.in);
+  noc.out.bind(hbm.target);
+  noc.out.bind(sram.target);
+  noc.add_route(0, std::uint64_t{1} << 30, 0);
+  noc.add_route(kSram, kSramSize, 1);
+  simulate([&] {
+    const OpTiming t = dma.dma_channel(0).transfer(transfer(0, kSram, 1, 16 * 8192), 0);
+    CHECK_EQ(t.done, sc_time(146 + 64 * 16, SC_NS));
+    CHECK(dma.dma_channel(0).last_train_leg() == DmaChannel::TrainLeg::none);
+  });
+  CHECK_EQ(checker.violations(), 0u);
 }
 
 CHECK_MAIN

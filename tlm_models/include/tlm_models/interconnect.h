@@ -233,64 +233,6 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     delay = from_ticks(done - after);
   }
 
-  // A burst train (burst_train.h): each burst is booked on the output link in order, as its own
-  // b_transport would book it; the target gets the whole train in one call. The initiator
-  // probed the path first (transport_dbg), so the route holds every burst and is a crossbar's.
-  void b_transport_train(int id, tlm::tlm_generic_payload& t, BurstTrain& train,
-                         sc_core::sc_time& delay) {
-    const std::uint64_t addr = t.get_address();
-    const Route* r = find(addr);
-    if (mesh_ || !r || !admit_payload(t)) {
-      SC_REPORT_ERROR("tlm_models/interconnect",
-                      (std::string(name()) + ": burst train on a path that was not probed").c_str());
-      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-      return;
-    }
-    const Ticks now = now_ticks();
-    BandwidthServer& link = links_[r->out];
-    for (BurstTrain::Burst& b : train.bursts) {
-      count_in(id, b.bytes);
-      const Ticks xfer = ceil_div(b.bytes, p_.width) * period_;
-      b.arrival = link.serve(b.arrival, xfer, now) + hop_;  // grant + hop: when the target sees it
-      out_bytes_[r->out] += b.bytes;
-      byte_hops_ += b.bytes;
-    }
-    sc_core::sc_time fwd = from_ticks(train.bursts.front().arrival - now);
-    t.set_address(addr - r->offset);
-    out[static_cast<int>(r->out)]->b_transport(t, fwd);
-    t.set_address(addr);
-    if (!train.served) {
-      SC_REPORT_ERROR("tlm_models/interconnect",
-                      (std::string(name()) + ": burst train not served by the target").c_str());
-      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
-      return;
-    }
-    // The target filled in each burst's response time: done = max(target's response,
-    // grant + hop + transfer) + hop, as for a single transaction.
-    for (BurstTrain::Burst& b : train.bursts)
-      b.done = std::max(b.done, b.arrival + ceil_div(b.bytes, p_.width) * period_) + hop_;
-    delay = from_ticks(train.bursts.front().done - now);
-  }
-
-  // Probe of a burst train's path: this link and whatever lies behind it.
-  void probe_train(tlm::tlm_generic_payload& t, BurstTrain& probe) {
-    const std::uint64_t addr = t.get_address();
-    const Route* r = find(addr);
-    if (mesh_ || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
-      probe.blocked = true;
-      return;
-    }
-    probe.path.push_back(&links_[r->out]);
-    probe.narrow(r->base, r->last());
-    probe.first -= r->offset;  // into the target's view and back
-    probe.last -= r->offset;
-    t.set_address(addr - r->offset);
-    out[static_cast<int>(r->out)]->transport_dbg(t);
-    t.set_address(addr);
-    probe.first += r->offset;
-    probe.last += r->offset;
-  }
-
   // Mesh: input i sits at router (i mod C, i div C) of a C-column grid; output o leaves from the
   // west edge (column 0, o even) or the east edge (column C - 1, o odd), the k-th output of an
   // edge at row floor(k R / K) (K outputs on that edge, R rows). The request crosses the
@@ -385,6 +327,64 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       for (unsigned i = 0; i < static_cast<unsigned>(in.size()); ++i)
         in[static_cast<int>(i)]->invalidate_direct_mem_ptr(lo + r.offset, hi + r.offset);
     }
+  }
+
+  // A burst train (burst_train.h): each burst is booked on the output link in order, as its own
+  // b_transport would book it; the target gets the whole train in one call. The initiator
+  // probed the path first (transport_dbg), so the route holds every burst and is a crossbar's.
+  void b_transport_train(int id, tlm::tlm_generic_payload& t, BurstTrain& train,
+                         sc_core::sc_time& delay) {
+    const std::uint64_t addr = t.get_address();
+    const Route* r = find(addr);
+    if (mesh_ || !r || !admit_payload(t)) {
+      SC_REPORT_ERROR("tlm_models/interconnect",
+                      (std::string(name()) + ": burst train on a path that was not probed").c_str());
+      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    const Ticks now = now_ticks();
+    BandwidthServer& link = links_[r->out];
+    for (BurstTrain::Burst& b : train.bursts) {
+      count_in(id, b.bytes);
+      const Ticks xfer = ceil_div(b.bytes, p_.width) * period_;
+      b.arrival = link.serve(b.arrival, xfer, now) + hop_;  // grant + hop: when the target sees it
+      out_bytes_[r->out] += b.bytes;
+      byte_hops_ += b.bytes;
+    }
+    sc_core::sc_time fwd = from_ticks(train.bursts.front().arrival - now);
+    t.set_address(addr - r->offset);
+    out[static_cast<int>(r->out)]->b_transport(t, fwd);
+    t.set_address(addr);
+    if (!train.served) {
+      SC_REPORT_ERROR("tlm_models/interconnect",
+                      (std::string(name()) + ": burst train not served by the target").c_str());
+      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    // The target filled in each burst's response time: done = max(target's response,
+    // grant + hop + transfer) + hop, as for a single transaction.
+    for (BurstTrain::Burst& b : train.bursts)
+      b.done = std::max(b.done, b.arrival + ceil_div(b.bytes, p_.width) * period_) + hop_;
+    delay = from_ticks(train.bursts.front().done - now);
+  }
+
+  // Probe of a burst train's path: this link and whatever lies behind it.
+  void probe_train(tlm::tlm_generic_payload& t, BurstTrain& probe) {
+    const std::uint64_t addr = t.get_address();
+    const Route* r = find(addr);
+    if (mesh_ || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
+      probe.blocked = true;
+      return;
+    }
+    probe.path.push_back(&links_[r->out]);
+    probe.narrow(r->base, r->last());
+    probe.first -= r->offset;  // into the target's view and back
+    probe.last -= r->offset;
+    t.set_address(addr - r->offset);
+    out[static_cast<int>(r->out)]->transport_dbg(t);
+    t.set_address(addr);
+    probe.first += r->offset;
+    probe.last += r->offset;
   }
 
   void count_in(int id, std::uint64_t len) {
