@@ -33,13 +33,13 @@ class HbmChannel {
   // at or after its arrival was too small for the previous share), so it starts at
   // max(arrival, end of the previous share).
   void serve_train(const Ticks* arrivals, const std::uint64_t* shares, std::size_t stride,
-                   std::size_t count_, bool write, Ticks now, Ticks* ends) {
+                   std::size_t n, bool write, Ticks now, Ticks* ends) {
     bus_.prune(now);
     const bool coalesce = !bus_.activity().enabled();
     bool run = false;  // a run [run_start, run_end) goes after all booked work, not booked yet
     Ticks run_start = 0, run_end = 0, run_wait = 0, prev_arrival = 0, prev_xfer = 0;
     std::uint64_t run_requests = 0;
-    for (std::size_t k = 0; k < count_; ++k) {
+    for (std::size_t k = 0; k < n; ++k) {
       const std::uint64_t bytes = shares[k * stride];
       if (bytes == 0) continue;
       const Ticks xfer = count(bytes, write);
