@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows import emit
+from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.dataflows.workload import Workload
 from tlm_models.fast_forward import (
     FAST_FORWARD_CHUNK_OPS,
     HOST_FIGURES,
-    FastForward,
     flatten,
     settings_for,
 )
+from tlm_models.growth_fast_forward import fast_forward_for
 from tlm_models.platform import load_platform
 from tlm_models.replay import replay_in_this_process
 
@@ -23,23 +24,30 @@ PLATFORM = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
 
 
 def replay_stats(
-    dataflow: str, seq_len: int, head_dim: int, fast: bool, **shape: Any
+    dataflow: str,
+    seq_len: int,
+    head_dim: int,
+    fast: bool,
+    overrides: tuple[str, ...] = (),
+    params: dict[str, str] | None = None,
+    **shape: Any,
 ) -> dict[str, Any]:
-    """Every statistic of one replay as {"/"-joined path: value}, plus the fast_forward section;
-    ``shape``: further ``Workload`` fields (heads, kv_heads, kv_len, batch, ...)."""
-    config = load_platform(PLATFORM)
-    emitted = emit(
-        dataflow, Workload(seq_len=seq_len, head_dim=head_dim, **shape), config.info(),
-        FAST_FORWARD_CHUNK_OPS,
-    )  # fmt: skip
+    """Every statistic of one replay as {"/"-joined path: value}, plus the fast_forward section
+    and the closed-form off-chip bytes; ``overrides``: platform overrides ("sram.capacity=..."),
+    ``params``: the dataflow's parameters, ``shape``: further ``Workload`` fields (heads,
+    kv_heads, kv_len, batch, mask, ...)."""
+    config = load_platform(PLATFORM, overrides)
+    workload = Workload(seq_len=seq_len, head_dim=head_dim, **shape)
+    emitted = emit(dataflow, workload, config.info(), FAST_FORWARD_CHUNK_OPS, params=params)
     assert emitted.iterations is not None
-    ff = FastForward(emitted.iterations, settings_for(config)) if fast else None
+    ff = fast_forward_for(emitted.iterations, settings_for(config)) if fast else None
     out = replay_in_this_process(config, emitted.header, emitted.chunks, fast_forward=ff)
     values = {**flatten(out.replay, "replay")[0], **flatten(out.platform, "platform")[0]}
     return {
         "stats": {"/".join(path): value for path, value in values.items()},
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
+        "closed_form_bytes": TRAFFIC[dataflow](workload, config.info(), params or {}).total_bytes,
     }
 
 

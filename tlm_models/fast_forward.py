@@ -85,13 +85,24 @@ class IterationControl:
     equal for iterations whose records differ only in addresses) keeps a skip from crossing
     an iteration that differs from the one a period before it: masked attention's blocks
     change along the diagonal, and a loop over heads changes at each head's last block.
+    ``shapes`` (optional, one ``(shape, counts)`` per iteration) let a loop whose blocks grow
+    along a causal diagonal be skipped by the linear-growth rule (``linear_growth.py``); its
+    watcher may then skip several times (``growth_fast_forward.py``).
     """
 
-    def __init__(self, total: int, kinds: Sequence[Hashable] | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        kinds: Sequence[Hashable] | None = None,
+        shapes: Sequence[tuple[Hashable, tuple[int, ...]]] | None = None,
+    ) -> None:
         if kinds is not None and len(kinds) != total:
             raise ValueError(f"{len(kinds)} iteration kinds for {total} iterations")
+        if shapes is not None and len(shapes) != total:
+            raise ValueError(f"{len(shapes)} iteration shapes for {total} iterations")
         self.total = total
         self.kinds = kinds
+        self.shapes = shapes
         self.marks: list[tuple[int, int]] = []  # (iteration, first record) not yet sent
         self.next_fixed = 0  # the iteration the emitter emits next; it can no longer be skipped
         self.skip: tuple[int, int] | None = None
@@ -105,24 +116,39 @@ class IterationControl:
         """The iteration after ``iteration``: the next one, or the first after a planned skip."""
         nxt = iteration + 1
         if self.skip is not None and self.skip[0] == nxt:
-            self.skipped = self.skip[1] - self.skip[0]
+            self.skipped += self.skip[1] - self.skip[0]
             nxt = self.skip[1]
             self.skip = None
         self.next_fixed = max(self.next_fixed, nxt)
         return nxt
 
-    def plan_skip(self, period: int, tail: int) -> tuple[int, int] | None:
+    def plan_skip(
+        self, period: int, tail: int, growth_from: int | None = None
+    ) -> tuple[int, int] | None:
         """Skips whole periods from the first iteration still open up to ``tail`` before the
-        end; returns the skipped range, or None when too little is left to skip."""
+        end; returns the skipped range, or None when too little is left to skip or a skip is
+        still pending. With ``growth_from`` (the loop grows linearly, ``linear_growth.py``)
+        the skip stops before the first iteration whose shape breaks linear growth from
+        ``growth_from`` on."""
         first = self.next_fixed + 1
         count = (self.total - tail - first) // period * period
-        if self.kinds is not None and count > 0 and first >= period:
+        if growth_from is not None:
+            from tlm_models.linear_growth import grows_linearly
+
+            assert self.shapes is not None
+            # The two iterations after the skip must grow alike too: the first corrects the
+            # boundary, and it prefetches for the second (``Growth.correction``).
+            limit = min(first + count + 2, self.total)
+            stop = grows_linearly(self.shapes, period, growth_from + 2 * period, limit)
+            if stop < limit:
+                count = min(count, max(0, stop - 2 - first) // period * period)
+        elif self.kinds is not None and count > 0 and first >= period:
             # Only iterations equal to the one a period earlier, back to the simulated ones.
             same = 0
             while same < count and self.kinds[first + same] == self.kinds[first + same - period]:
                 same += 1
             count = same // period * period
-        if count <= 0 or self.skipped or self.skip is not None:
+        if count <= 0 or self.skip is not None:
             return None
         self.skip = (first, first + count)
         return self.skip
@@ -466,7 +492,8 @@ class FastForward:
             self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
             self.done_watching = True
             return
-        depth = self.settings.confirm * self.settings.max_period + 1
+        # Linear growth (``linear_growth.py``) compares one period more.
+        depth = (self.settings.confirm + 1) * self.settings.max_period + 1
         self.rows, self.iterations, self.starts = (
             self.rows[-depth:],
             self.iterations[-depth:],

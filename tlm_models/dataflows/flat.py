@@ -32,6 +32,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
+    block_growth_shape,
     block_kind,
     load_block,
     masked_tile_runs,
@@ -96,8 +97,10 @@ class _FlatEmitter:
         #: Blocks of stacked query rows, the outer loop (the iterations fast-forward may skip).
         self.blocks = share_query_blocks(setup, r)
         self.keys = [w.block_key_range(blk.row0, blk.rows) for blk in self.blocks]
-        kinds = [block_kind(w, b, k, tk) for b, k in zip(self.blocks, self.keys, strict=True)]
-        self.iterations = IterationControl(len(self.blocks), kinds)
+        pairs = list(zip(self.blocks, self.keys, strict=True))
+        kinds = [block_kind(w, b, k, tk) for b, k in pairs]
+        shapes = [block_growth_shape(w, b, k, tk) for b, k in pairs] if w.mask != "none" else None
+        self.iterations = IterationControl(len(self.blocks), kinds, shapes)
 
     def _tiles(self, index: int) -> int:
         """Staging tiles block ``index`` loads (K and V)."""

@@ -138,7 +138,12 @@ class OnlineSoftmaxLoop:
         #: K/V tiles before each block (the K/V buffers rotate per tile, skipped ones included)
         self.tiles_before = np.concatenate([[0], np.cumsum([p.tiles for p in self.plans])])
         signature = {id(p): p.signature(w) for p in plans.values()}
-        self.iterations = IterationControl(len(self.blocks), [signature[id(p)] for p in self.plans])
+        growth = {id(p): p.growth_shape(w) for p in plans.values()}
+        self.iterations = IterationControl(
+            len(self.blocks),
+            [signature[id(p)] for p in self.plans],
+            [growth[id(p)] for p in self.plans] if w.mask != "none" else None,
+        )
         self._templates: dict[TileShape, tuple[Template, dict[str, list[tuple[int, str]]]]] = {}
 
     def _template(

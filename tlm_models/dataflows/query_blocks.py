@@ -252,6 +252,17 @@ def block_kind(
     return (blk.heads, blk.rows, keys[1] - keys[0], runs)
 
 
+def block_growth_shape(
+    w: Workload, blk: QueryBlock, keys: tuple[int, int], tile: int
+) -> tuple[tuple[object, ...], tuple[int, ...]]:
+    """``block_kind`` with the key span and the counts of the runs no mask crosses set apart:
+    blocks along a causal diagonal differ only in those (fast-forward's linear-growth rule)."""
+    runs = masked_tile_runs(w, blk, keys, tile)
+    shape = tuple((None if r.mask is None else r.count, r.width, r.mask) for r in runs)
+    counts = (keys[1] - keys[0], *(r.count for r in runs if r.mask is None))
+    return (blk.heads, blk.rows, shape), counts
+
+
 @dataclass(frozen=True)
 class KeyRun:
     """``count`` K/V tiles of ``width`` keys from key ``key0``, ``bc`` apart; ``index``: the
@@ -295,6 +306,17 @@ class BlockPlan:
             for r in self.runs
         )
         return (self.height, self.period, runs)
+
+    def growth_shape(self, w: Workload) -> tuple[tuple[object, ...], tuple[int, ...]]:
+        """The signature with the counts of the runs no mask crosses set apart: blocks along
+        a causal diagonal differ only in those (fast-forward's linear-growth rule)."""
+        runs = tuple(
+            (None, r.width, False, None)
+            if not r.masked
+            else (r.count, r.width, True, self.diagonal(w, r.key0))
+            for r in self.runs
+        )
+        return (self.height, self.period, runs), tuple(r.count for r in self.runs if not r.masked)
 
 
 def block_plan(w: Workload, blk: QueryBlock, bc: int) -> BlockPlan:

@@ -38,6 +38,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
+    block_growth_shape,
     block_kind,
     load_block,
     masked_tile_runs,
@@ -98,10 +99,12 @@ class _StandardEmitter:
         self.softmax_layout = sm.layout()
         #: Panels of stacked query rows, the outer loop (the iterations fast-forward may skip).
         self.blocks = share_query_blocks(setup, t)
-        kinds = [
-            block_kind(w, blk, w.block_key_range(blk.row0, blk.rows), t) for blk in self.blocks
-        ]
-        self.iterations = IterationControl(len(self.blocks), kinds)
+        keys = [w.block_key_range(blk.row0, blk.rows) for blk in self.blocks]
+        kinds = [block_kind(w, blk, k, t) for blk, k in zip(self.blocks, keys, strict=True)]
+        shapes = [block_growth_shape(w, b, k, t) for b, k in zip(self.blocks, keys, strict=True)]
+        self.iterations = IterationControl(
+            len(self.blocks), kinds, shapes if w.mask != "none" else None
+        )
 
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         b = TraceBuilder(self.s.header, chunk_ops)

@@ -24,7 +24,8 @@ from tlm_models.dataflows.workload import Workload
 from tlm_models.diagnosis import diagnose, peaks_of
 from tlm_models.energy.model import energy_section
 from tlm_models.errors import UserError
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, settings_for
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
+from tlm_models.growth_fast_forward import fast_forward_for
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
@@ -148,7 +149,7 @@ def run_one(
     chunk_ops = DEFAULT_CHUNK_OPS if config.exact else FAST_FORWARD_CHUNK_OPS
     emitted = emit(config.dataflow, workload, info, chunk_ops, params=run.params)
     fast_forward = (
-        FastForward(emitted.iterations, settings_for(platform))
+        fast_forward_for(emitted.iterations, settings_for(platform))
         if emitted.iterations is not None and not config.exact
         else None
     )

@@ -1,0 +1,184 @@
+"""Fast-forward of masked loops: skips by period or by linear growth, several per run.
+
+A masked loop (its emitter gives iteration shapes, ``IterationControl.shapes``) changes regime
+within a run: under a causal mask each head's blocks grow and the next head starts small
+again; under a sliding window the blocks grow until the window is full and repeat after. The
+watcher here skips a regime as soon as it repeats (``fast_forward.find_period``) or grows
+linearly (``linear_growth.find_growth``), then watches again from the iterations after the
+skip for the next regime, up to the end of the run. Each skip's change is added at the end;
+for a growth skip corrected by the first iteration simulated after it
+(``Growth.correction``). Loops without shapes keep the one-skip ``FastForward``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tlm_models.fast_forward import (
+    FastForward,
+    FastForwardSettings,
+    IterationControl,
+    Period,
+)
+from tlm_models.linear_growth import Growth, ShapeWatch, find_growth
+
+
+@dataclass
+class Skip:
+    """One executed skip: its range, the change it adds, and how the section names it."""
+
+    first: int
+    count: int
+    change: Period  # over the whole skip (added once)
+    describe: dict[str, Any]
+
+
+def fast_forward_for(control: IterationControl, settings: FastForwardSettings) -> FastForward:
+    """The watcher for an emitter's loop: several skips when its iterations have shapes."""
+    if control.shapes is None:
+        return FastForward(control, settings)
+    return GrowthFastForward(control, settings)
+
+
+@dataclass
+class GrowthFastForward(FastForward):
+    """``FastForward`` for masked loops: periods or linear growth, one regime after another."""
+
+    growth: Growth | None = None
+    shape_watch: ShapeWatch | None = None
+    skips: list[Skip] = field(default_factory=list)
+    #: Iterations before this one are not watched (the regime before the last skip).
+    resume_from: int = 0
+    #: Whether some rule was found (a skip may still have been too short to take).
+    found: bool = False
+    watched_before: int = 0  # iterations watched for the earlier skips
+
+    def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
+        if self.skipped_range is not None:
+            self._follow_skip(rows, iterations, starts)
+            return
+        keep = iterations >= self.resume_from
+        if not keep.any():
+            return
+        super().take(rows[keep], iterations[keep], starts[keep])
+        if self.period is None and not self.done_watching:
+            self._take_growth()
+        if self.period is None and self.growth is None:
+            return
+        self.found = True
+        if self.skipped_range is not None:
+            self.done_watching = False  # on to the skip, and the regime after it
+        else:
+            # Nothing to skip before the regime (or the run) ends: watch on for the next.
+            self.period, self.growth = None, None
+            self.done_watching = self.watched >= self.settings.budget
+
+    def _take_growth(self) -> None:
+        """Plans a skip when the loop grows linearly and the emitter's shapes agree."""
+        assert self.columns is not None
+        if self.shape_watch is None:
+            assert self.control.shapes is not None
+            self.shape_watch = ShapeWatch(self.control.shapes)
+        growth = find_growth(
+            self.rows, self.iterations, self.starts, self.columns, self.settings, self.shape_watch
+        )
+        if growth is None:
+            return
+        self.growth = growth
+        self.skipped_range = self.control.plan_skip(
+            growth.iterations, self.settings.tail, growth_from=growth.measured_from
+        )
+        self.done_watching = self.skipped_range is None
+
+    def _follow_skip(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
+        """After planning: keeps what the growth correction needs; once the skip has run (and
+        the correction's snapshots are in), records it and watches for the next regime."""
+        assert self.skipped_range is not None
+        end = self.skipped_range[1]
+        if self.growth is not None:
+            self.growth.observe(rows, iterations, starts, end)
+        if self.control.skip is not None:
+            return  # not run yet: the emitter has not reached it
+        if self.growth is not None and len(self.growth.after) < 2:
+            return
+        self._close_skip()
+        self.resume_from = end + self.settings.warmup
+        self.watched_before += self.watched
+        self.watched = 0
+        self.rows = np.zeros((0, 0))
+        self.iterations = np.zeros(0, dtype=np.uint64)
+        self.starts = np.zeros(0, dtype=np.uint64)
+        self.take(rows, iterations, starts)  # rows of the next regime, if any already
+
+    def _close_skip(self) -> None:
+        """Records the skip planned last (it has run) and forgets its rule."""
+        assert self.skipped_range is not None
+        first, end = self.skipped_range
+        count = end - first
+        if self.growth is not None:
+            change = self.growth.over(first, count)
+            describe = self.growth.section(first)
+        else:
+            assert self.period is not None
+            periods = count // self.period.iterations
+            change = Period(
+                count,
+                {path: periods * delta for path, delta in self.period.deltas.items()},
+                periods * self.period.time_ps,
+                exact=self.period.exact,
+                count_groups=self.period.count_groups,
+            )
+            describe = {
+                "period_iterations": self.period.iterations,
+                "periodicity": "exact"
+                if self.period.exact
+                else f"times within {self.settings.time_tolerance:g} of each other",
+                "period_ns": self.period.time_ps / 1e3,
+            }
+        self.skips.append(Skip(first, count, change, describe))
+        self.period, self.growth, self.skipped_range = None, None, None
+
+    def apply(
+        self,
+        replay: dict[str, Any],
+        platform: dict[str, Any],
+        others: dict[str, dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        if self.session is not None:
+            self.poll()
+        if self.skipped_range is not None and self.control.skip is None:
+            self._close_skip()  # ran, but the run ended before the correction's snapshots
+        self.done_watching = True
+        self.period, self.growth, self.skipped_range = None, None, None
+        self.watched += self.watched_before  # the section counts every watched iteration
+        self.watched_before = 0
+        if not self.skips:
+            section = super().apply(replay, platform, others)
+            if self.found:
+                section["reason"] = "too few iterations left to skip"
+            return section
+        # All skips as one change, added once by FastForward.apply.
+        first = self.skips[0]
+        groups = [g for s in self.skips for g in s.change.count_groups]
+        self.period = Period(
+            self.control.skipped,
+            {
+                path: sum(s.change.deltas.get(path, 0.0) for s in self.skips)
+                for path in first.change.deltas
+            },
+            sum(s.change.time_ps for s in self.skips),
+            exact=all(s.change.exact for s in self.skips),
+            count_groups=groups,
+        )
+        self.skipped_range = (first.first, first.first + first.count)
+        section = super().apply(replay, platform, others)
+        section |= first.describe
+        if len(self.skips) > 1:
+            section["skips"] = [
+                {"first_skipped": s.first, "skipped_iterations": s.count, **s.describe}
+                for s in self.skips
+            ]
+        return section
