@@ -344,10 +344,12 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     }
     const Ticks now = now_ticks();
     BandwidthServer& link = links_[r->out];
+    train_sent_.clear();
     for (BurstTrain::Burst& b : train.bursts) {
       count_in(id, b.bytes);
       const Ticks xfer = ceil_div(b.bytes, p_.width) * period_;
       b.arrival = link.serve(b.arrival, xfer, now) + hop_;  // grant + hop: when the target sees it
+      train_sent_.push_back(b.arrival + xfer);  // (a target further on rewrites `arrival`)
       out_bytes_[r->out] += b.bytes;
       byte_hops_ += b.bytes;
     }
@@ -363,8 +365,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     }
     // The target filled in each burst's response time: done = max(target's response,
     // grant + hop + transfer) + hop, as for a single transaction.
-    for (BurstTrain::Burst& b : train.bursts)
-      b.done = std::max(b.done, b.arrival + ceil_div(b.bytes, p_.width) * period_) + hop_;
+    for (std::size_t k = 0; k < train.bursts.size(); ++k)
+      train.bursts[k].done = std::max(train.bursts[k].done, train_sent_[k]) + hop_;
     delay = from_ticks(train.bursts.front().done - now);
   }
 
@@ -403,6 +405,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   Ticks hop_ = 0;
   std::vector<Route> routes_;  // sorted by base, disjoint
   std::vector<BandwidthServer> links_;
+  std::vector<Ticks> train_sent_;  // a burst train's grant + hop + transfer, per burst
   std::vector<std::uint64_t> out_bytes_;
   std::vector<std::uint64_t> in_requests_, in_bytes_;
   bool mesh_ = false;
