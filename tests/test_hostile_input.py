@@ -91,14 +91,14 @@ def _refused(path: Path | str, overrides: tuple[str, ...] = ()) -> str:
 def test_every_parameter_refuses_values_the_model_cannot_hold() -> None:
     cases = list(_params())
     assert len(cases) > 100
-    started = time.monotonic()
+    # Each case is bounded by _refused (no hang); a bound on the whole loop would only
+    # measure the machine's load, as the case count grows with every new parameter.
     for path, key, _kind, value, expected in cases:
         message = _refused(path, (f"{key}={value}",))
         assert expected in message, (path.name, key, value, message)
         # One line names the override, the parameter and the problem.
         assert any(expected in line and key in line for line in message.splitlines()), message
         assert all(len(line) < 300 for line in message.splitlines()), message
-    assert time.monotonic() - started < 20
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,12 @@ import math
 import re
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from tlm_models.statistical_period import StatisticalSettings
 
 Path = tuple[str, ...]
 Flat = dict[Path, float]
@@ -28,6 +31,15 @@ Flat = dict[Path, float]
 #: Statistics that are largest values over a run: in a periodic run the largest value of the
 #: skipped iterations is already among the simulated ones, so the simulated value stands.
 EXTREMES = frozenset({"latency_max", "latency_min"})
+#: Percentiles of a latency distribution: a periodic run's are the simulated part's (within
+#: the histogram's bucket), so they stand as simulated.
+PERCENTILES = re.compile(r"_p\d+$")
+#: Time averages of a periodic quantity (a DRAM channel's mean queue occupancy): the simulated
+#: part's average is the whole run's, so they stand as simulated.
+AVERAGES = frozenset({"queue_occupancy"})
+#: Ratios to a constant peak (a DRAM's efficiency = achieved bandwidth / peak bandwidth): they
+#: scale with the statistic named here (of the same component) once that is recomputed.
+SCALED = {"efficiency": "achieved_bandwidth"}
 #: Figures of the simulating process rather than of the simulated machine (its record buffer,
 #: its read-ahead decisions, the timeline it keeps): they stand as simulated.
 HOST_FIGURES = frozenset(
@@ -70,6 +82,16 @@ class FastForwardSettings:
     #: Shortest period in simulated picoseconds: several HBM refresh intervals when refresh is
     #: on, so that refreshes are averaged in rather than missed or over-counted.
     min_period_ps: int = 0
+    #: When the loop runs on a bank-level memory that refreshes: the statistical rule
+    #: (statistical_period.py), tried when no period repeats exactly or within the tolerances.
+    statistical: StatisticalSettings | None = None
+    #: Search for a period once this many new snapshot rows have come (1: at every poll).
+    search_every: int = 1
+
+    def depth(self) -> int:
+        """Snapshot rows kept while watching: enough for every rule."""
+        own = (self.confirm + 1) * self.max_period + 1  # linear growth: one period more
+        return max(own, self.statistical.depth()) if self.statistical else own
 
     def repetitions(self, period: int, exact: bool) -> int:
         """Repetitions of a period of ``period`` iterations that confirm it."""
@@ -243,16 +265,38 @@ def _is_derived(path: Path, unit: str) -> bool:
 
 
 def _is_additive(path: Path, unit: str) -> bool:
-    return not _is_derived(path, unit) and path[-1] not in EXTREMES | HOST_FIGURES
+    return (
+        not _is_derived(path, unit)
+        and path[-1] not in EXTREMES | HOST_FIGURES | AVERAGES
+        and not (path[-1] in SCALED and unit == "1")
+        and not PERCENTILES.search(path[-1])
+    )
 
 
 def settings_for(config: Any) -> FastForwardSettings:
     """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
-    slowest-refreshing memory when any refreshes."""
+    slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule."""
+    from tlm_models.statistical_period import StatisticalSettings
+
     refresh = max(
         (int(c.params.get("t_refi", 0) or 0) for c in config.components.values()), default=0
     )
-    return FastForwardSettings(min_period_ps=4 * refresh)
+    bank = max(
+        (
+            int(c.params.get("t_refi", 0) or 0)
+            for c in config.components.values()
+            if c.params.get("fidelity") == "bank"
+        ),
+        default=0,
+    )
+    if not bank:
+        return FastForwardSettings(min_period_ps=4 * refresh)
+    # Windows of up to 256 iterations, 3 of them compared: watch up to 1,024 iterations, and
+    # search every 8 new ones (a search scans up to 769 snapshot rows).
+    statistical = StatisticalSettings(bank, max_window=256)
+    return FastForwardSettings(
+        min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
+    )
 
 
 @dataclass
@@ -267,6 +311,10 @@ class Period:
     #: Groups of like components' counts whose members' changes are means (not whole numbers):
     #: extrapolated members are rounded so that each group's sum stays exact.
     count_groups: list[list[Path]] = field(default_factory=list)
+    #: Counts whose changes are means over statistical windows: rounded to whole numbers.
+    whole: list[Path] = field(default_factory=list)
+    #: How the period was found, when not by the rules above (the result's ``periodicity``).
+    rule: str = ""
 
 
 @dataclass
@@ -340,6 +388,10 @@ def find_period(
             period = _period_of(rows, starts, columns, p, need, tolerance, settings)
             if period is not None and period.time_ps >= settings.min_period_ps:
                 return period
+    if settings.statistical is not None:
+        from tlm_models.statistical_period import statistical_period
+
+        return statistical_period(rows, iterations, starts, columns, settings.statistical)
     return None
 
 
@@ -404,11 +456,18 @@ def _extrapolated(values: Flat, units: dict[Path, str], period: Period, periods:
     for path, delta in period.deltas.items():
         if path in out:
             out[path] = values[path] + periods * delta
+    for path in period.whole:
+        if path in out:
+            out[path] = values[path] + round(periods * period.deltas[path])
     for group in period.count_groups:
         _round_members(out, values, group)
     for path in out:
         if _is_derived(path, units.get(path, "")):
             out[path] = DERIVED[path[-1]](out, path[:-1])
+    for path in out:
+        base = (*path[:-1], SCALED.get(path[-1], ""))
+        if units.get(path) == "1" and values.get(base):
+            out[path] = values[path] * out[base] / values[base]
     return out
 
 
@@ -452,6 +511,8 @@ class FastForward:
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     iterations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
+    #: Snapshot rows taken but not yet searched (see FastForwardSettings.search_every).
+    pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -479,12 +540,21 @@ class FastForward:
         assert self.columns is not None
         self.watched += len(rows)
         keep = iterations >= self.settings.warmup
+        self.pending.append((rows[keep], iterations[keep], starts[keep]))
+        # Search once enough rows have come (long histories are costly to scan); the watcher
+        # of masked loops (growth_fast_forward.py) reads the rows after every take.
+        every = self.settings.search_every if self.control.shapes is None else 1
+        if sum(len(r) for r, _, _ in self.pending) < every and (
+            self.watched < self.settings.budget
+        ):
+            return
         if len(self.rows) == 0:
-            self.rows = rows[keep]
+            self.rows = np.vstack([r for r, _, _ in self.pending])
         else:
-            self.rows = np.vstack([self.rows, rows[keep]])
-        self.iterations = np.concatenate([self.iterations, iterations[keep]])
-        self.starts = np.concatenate([self.starts, starts[keep]])
+            self.rows = np.vstack([self.rows, *(r for r, _, _ in self.pending)])
+        self.iterations = np.concatenate([self.iterations, *(i for _, i, _ in self.pending)])
+        self.starts = np.concatenate([self.starts, *(t for _, _, t in self.pending)])
+        self.pending.clear()
         self.period = find_period(
             self.rows, self.iterations, self.starts, self.columns, self.settings
         )
@@ -492,8 +562,7 @@ class FastForward:
             self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
             self.done_watching = True
             return
-        # Linear growth (``linear_growth.py``) compares one period more.
-        depth = (self.settings.confirm + 1) * self.settings.max_period + 1
+        depth = self.settings.depth()
         self.rows, self.iterations, self.starts = (
             self.rows[-depth:],
             self.iterations[-depth:],
@@ -525,7 +594,9 @@ class FastForward:
         }
         if not skipped or self.period is None:
             section["reason"] = (
-                f"the loop did not repeat exactly within {self.watched} watched iterations"
+                f"the loop did not repeat "
+                f"{'exactly or statistically' if self.settings.statistical else 'exactly'} "
+                f"within {self.watched} watched iterations"
                 if self.period is None
                 else "too few iterations left to skip"
             )
@@ -545,9 +616,12 @@ class FastForward:
         section |= {
             "first_skipped": self.skipped_range[0],
             "period_iterations": self.period.iterations,
-            "periodicity": "exact"
-            if self.period.exact
-            else f"times within {self.settings.time_tolerance:g} of each other",
+            "periodicity": self.period.rule
+            or (
+                "exact"
+                if self.period.exact
+                else f"times within {self.settings.time_tolerance:g} of each other"
+            ),
             "period_ns": self.period.time_ps / 1e3,
             "skipped_time_ns": periods * self.period.time_ps / 1e3,
         }

@@ -60,7 +60,7 @@ Trace read_trace(const char* path, std::uint64_t max_ops) {
   std::string header(length, '\0');
   f.read(&header[0], length);
   Trace t;
-  const auto w = header.find("\"window\":");
+  const auto w = header.rfind("\"window\":");  // the top-level key follows the params
   if (w != std::string::npos) t.window = static_cast<std::uint32_t>(std::strtoul(header.c_str() + w + 9, nullptr, 10));
   if (header.find("\"engines\":[\"dma0\",\"dma1\",\"pe\",\"exp\"]") == std::string::npos)
     throw std::runtime_error("expected the engine table dma0, dma1, pe, exp");

@@ -117,8 +117,17 @@ class BandwidthServer {
       if (at) *at = booked_.size();
       return arrival;
     }
-    auto it = std::upper_bound(booked_.begin() + static_cast<std::ptrdiff_t>(head_), booked_.end(),
-                               arrival, [](Ticks t, const BusyInterval& b) { return t < b.end; });
+    // The first booking that ends after `arrival`. Out-of-order requests mostly arrive shortly
+    // before the last bookings end (in attenio.yaml's SRAM and compute link, 30 of 32 bookings
+    // on average end before), so a few steps back from the end find it; a binary search over
+    // what is left otherwise.
+    const auto first = booked_.begin() + static_cast<std::ptrdiff_t>(head_);
+    auto it = booked_.end() - 1;  // ends after arrival (tested above)
+    for (int steps = 0; it != first && (it - 1)->end > arrival; --it)
+      if (++steps == 8) {
+        it = std::upper_bound(first, it, arrival, [](Ticks t, const BusyInterval& b) { return t < b.end; });
+        break;
+      }
     Ticks start = arrival;
     for (; it != booked_.end(); ++it) {
       if (it->start >= start + duration) break;

@@ -16,6 +16,7 @@
 
 #include "tlm_models/op_executor.h"
 #include "tlm_models/time_ticks.h"
+#include "tlm_models/timed_path.h"
 #include "tlm_models/timing_only.h"
 
 namespace tlm_models {
@@ -27,7 +28,7 @@ class BlockAccess {
   // `owner` names the issuer in error messages (e.g. "top.dma.channel0"). With `timing_only`
   // every transaction carries the TimingOnly marker (timing_only.h).
   BlockAccess(Socket& socket, std::string owner, bool timing_only = false)
-      : socket_(socket), owner_(std::move(owner)) {
+      : socket_(socket), owner_(std::move(owner)), timing_only_(timing_only) {
     if (timing_only) payload_.set_extension(new TimingOnly);  // the payload owns and frees it
   }
 
@@ -48,6 +49,11 @@ class BlockAccess {
                   std::uint32_t bytes, Ticks at) {
     const Ticks now = now_ticks();
     if (at < now) fail(cmd, address, bytes, "requested in the past");
+    if (timing_only_ && bytes != 0) {  // timed_path.h: the same booking without the sockets
+      const TimedPathProbe& path = paths_.lookup(*socket_.operator->(), address, bytes);
+      if (path.target)
+        return path.target->timed_access(path.input, cmd == tlm::TLM_WRITE_COMMAND, address, bytes, at, now);
+    }
     payload_.set_command(cmd);
     payload_.set_address(address);
     payload_.set_data_ptr(data);
@@ -74,6 +80,8 @@ class BlockAccess {
 
   Socket& socket_;
   std::string owner_;
+  bool timing_only_;
+  TimedPaths paths_;  // where timing-only accesses bypass the sockets
   tlm::tlm_generic_payload payload_;
 };
 

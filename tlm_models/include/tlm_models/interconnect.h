@@ -22,10 +22,11 @@
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
+#include "tlm_models/timed_path.h"
 
 namespace tlm_models {
 
-class Interconnect : public sc_core::sc_module, public StatsProvider {
+class Interconnect : public sc_core::sc_module, public StatsProvider, public TimedTarget {
  public:
   struct Params {
     double clock = 1e9;
@@ -55,7 +56,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     std::uint64_t target_last() const { return last() - offset; }
   };
 
-  tlm_utils::multi_passthrough_target_socket<Interconnect> in;
+  TimedTargetSocket<Interconnect> in;
   tlm_utils::multi_passthrough_initiator_socket<Interconnect> out;
 
   Interconnect(sc_core::sc_module_name name, const Params& p)
@@ -217,13 +218,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
       return;
     }
     Ticks now = now_ticks();
-    Ticks xfer = ceil_div(len, p_.width) * period_;
-    Ticks arrival = now + to_ticks(delay);
-    std::uint64_t hops = 1;  // the output link
-    if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r->out, arrival, xfer, now, hops);
-    Ticks grant = links_[r->out].serve(arrival, xfer, now);
-    out_bytes_[r->out] += len;
-    byte_hops_ += len * hops;
+    Ticks xfer = 0, grant = 0;
+    const std::uint64_t hops = book_links(id, *r, len, now + to_ticks(delay), now, xfer, grant);
     sc_core::sc_time fwd = from_ticks(grant + hop_ - now);
     t.set_address(addr - r->offset);
     out[static_cast<int>(r->out)]->b_transport(t, fwd);
@@ -231,6 +227,63 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
     Ticks after = now_ticks();  // the target may have waited
     Ticks done = std::max(after + to_ticks(fwd), grant + hop_ + xfer) + hops * hop_;
     delay = from_ticks(done - after);
+  }
+
+  // The links a request of `len` bytes on route `r` crosses, booked from `arrival`: sets the
+  // output link's transfer time and grant, counts the bytes; returns the links crossed.
+  std::uint64_t book_links(int id, const Route& r, std::uint64_t len, Ticks arrival, Ticks now,
+                           Ticks& xfer, Ticks& grant) {
+    xfer = ceil_div(len, p_.width) * period_;
+    std::uint64_t hops = 1;  // the output link
+    if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r.out, arrival, xfer, now, hops);
+    grant = links_[r.out].serve(arrival, xfer, now);
+    out_bytes_[r.out] += len;
+    byte_hops_ += len * hops;
+    return hops;
+  }
+
+  // timed_path.h: what b_transport does for a timing-only request inside a granted range (a
+  // route whose target answered the probe, so the route exists and the request fits it, and
+  // the target never waits: `after` = now there).
+  Ticks timed_access(int id, bool write, std::uint64_t addr, std::uint64_t len, Ticks arrival,
+                     Ticks now) override {
+    count_in(id, len);
+    // An engine's operands mostly lie in one route: try the last one first.
+    if (last_route_ >= routes_.size() || addr < routes_[last_route_].base || addr > routes_[last_route_].last())
+      last_route_ = static_cast<std::size_t>(find(addr) - routes_.data());
+    const Route& r = routes_[last_route_];
+    Ticks xfer = 0, grant = 0;
+    const std::uint64_t hops = book_links(id, r, len, arrival, now, xfer, grant);
+    const TimedPathProbe& next = out_paths_[r.out];
+    const Ticks ready = next.target->timed_access(next.input, write, addr - r.offset, len, grant + hop_, now);
+    return std::max(ready, grant + hop_ + xfer) + hops * hop_;
+  }
+
+  // Answers a probe for `addr` from input `id`: a path through this interconnect where the
+  // route's target answers one, over the part of the route its answer covers; otherwise no
+  // path over the route (or over the gap when no route holds addr).
+  void answer_probe(TimedPathProbe& probe, int id, std::uint64_t addr) {
+    const Route* r = find(addr);
+    if (!r) {
+      tlm::tlm_dmi gap;
+      deny_gap(addr, gap);
+      probe.first = gap.get_start_address();
+      probe.last = gap.get_end_address();
+      return;
+    }
+    probe.first = r->base;
+    probe.last = r->last();
+    if (out_paths_.size() < links_.size()) out_paths_.resize(links_.size());
+    TimedPathProbe& next = out_paths_[r->out];
+    if (next.target == nullptr) next = ask_timed_path(*out[static_cast<int>(r->out)], addr - r->offset);
+    if (next.target == nullptr) return;
+    const std::uint64_t first = std::max(r->base, next.first + r->offset);
+    const std::uint64_t last = std::min(r->last(), next.last + r->offset);
+    if (first > addr || last < addr) return;
+    probe.target = this;
+    probe.input = id;
+    probe.first = first;
+    probe.last = last;
   }
 
   // Mesh: input i sits at router (i mod C, i div C) of a C-column grid; output o leaves from the
@@ -283,8 +336,14 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   }
 
   bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
-    (void)id;
     std::uint64_t addr = t.get_address();
+    if (TimedPathProbe* probe = direct_probe(in, id, t)) {  // not a DMI request: answered here
+      answer_probe(*probe, id, addr);
+      dmi.allow_none();
+      dmi.set_start_address(probe->first);
+      dmi.set_end_address(probe->last);
+      return false;
+    }
     const Route* r = find(addr);
     if (!r) {
       deny_gap(addr, dmi);
@@ -406,6 +465,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider {
   std::vector<Route> routes_;  // sorted by base, disjoint
   std::vector<BandwidthServer> links_;
   std::vector<Ticks> train_sent_;  // a burst train's grant + hop + transfer, per burst
+  std::vector<TimedPathProbe> out_paths_;  // per output: its target's answer to a probe
+  std::size_t last_route_ = 0;              // timed_access: the route found last
   std::vector<std::uint64_t> out_bytes_;
   std::vector<std::uint64_t> in_requests_, in_bytes_;
   bool mesh_ = false;

@@ -7,9 +7,9 @@
 #define TLM_MODELS_OP_WINDOW_H
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <utility>
-#include <vector>
 
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
@@ -25,14 +25,14 @@ class OpWindow {
   };
   static constexpr Ticks kPending = ~Ticks{0};
 
-  OpWindow() : slots_(kInitialCapacity), mask_(kInitialCapacity - 1) {}
+  OpWindow() : slots_(new Slot[kInitialCapacity]), size_(kInitialCapacity), mask_(kInitialCapacity - 1) {}
 
   std::uint64_t begin() const { return begin_; }  // oldest position still held
   std::uint64_t end() const { return end_; }      // position the next push receives
-  std::uint64_t capacity() const { return slots_.size(); }
+  std::uint64_t capacity() const { return size_; }
 
   std::uint64_t push(const TraceOp& op) {
-    if (end_ - begin_ == slots_.size()) grow();
+    if (end_ - begin_ == size_) grow();
     Slot& s = slots_[end_ & mask_];
     s.op = op;
     s.done = kPending;
@@ -53,16 +53,21 @@ class OpWindow {
  private:
   static constexpr std::size_t kInitialCapacity = 1024;
 
-  // Doubling keeps the capacity a power of two, so a position maps to its slot with a mask.
+  // Doubling keeps the capacity a power of two, so a position maps to its slot with a mask. The
+  // new slots are left uninitialised (push writes a slot before anything reads it), which spares
+  // zeroing memory the copy and the pushes overwrite anyway.
   void grow() {
-    std::vector<Slot> bigger(slots_.size() * 2);
-    const std::uint64_t new_mask = bigger.size() - 1;
-    for (std::uint64_t p = begin_; p != end_; ++p) bigger[p & new_mask] = slots_[p & mask_];
-    slots_ = std::move(bigger);
+    const std::uint64_t bigger = size_ * 2;
+    std::unique_ptr<Slot[]> slots(new Slot[bigger]);
+    const std::uint64_t new_mask = bigger - 1;
+    for (std::uint64_t p = begin_; p != end_; ++p) slots[p & new_mask] = slots_[p & mask_];
+    slots_ = std::move(slots);
+    size_ = bigger;
     mask_ = new_mask;
   }
 
-  std::vector<Slot> slots_;
+  std::unique_ptr<Slot[]> slots_;
+  std::uint64_t size_;
   std::uint64_t mask_;
   std::uint64_t begin_ = 0;
   std::uint64_t end_ = 0;

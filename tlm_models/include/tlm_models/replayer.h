@@ -208,6 +208,16 @@ class Replayer : public sc_core::sc_module {
     OpExecutor* exec = nullptr;
     std::deque<std::uint64_t> queue;  // positions of its read, unissued records, in trace order
     Ticks free = 0;
+    // choose()'s findings on the front record, kept while it stays the front: once every
+    // dependency is done their times never change, so they are gathered once (ready_pos); a
+    // record still waiting is looked at again only when the dependency it waited on is done.
+    mutable std::uint64_t ready_pos = kNoRecord;
+    mutable std::uint64_t blocked_pos = kNoRecord;
+    mutable std::uint64_t blocked_on = 0;
+    mutable Ticks deps_ready = 0;
+    mutable Ticks inputs_done = 0;  // streamed: latest done of the named producers
+    mutable bool streamed = false;
+    mutable std::uint8_t binding_dep_kind = 0;
   };
 
   struct Pick {
@@ -377,43 +387,57 @@ class Replayer : public sc_core::sc_module {
       const Engine& e = engines_[idx];
       if (e.queue.empty()) continue;
       const std::uint64_t pos = e.queue.front();
-      const TraceOp& op = window_buf_.at(pos).op;
-      Ticks deps_ready = 0;
-      Ticks inputs_done = 0;
-      std::uint32_t binding = 0;
-      bool ready = true;
-      // A streamed operation may start on its producers' first granules (forwarding).
-      const bool streamed = is_streamed(op);
-      for (std::uint32_t d : op.deps) {
-        if (d == 0) continue;
-        const OpWindow::Slot& dep = window_buf_.at(pos - d);
-        if (dep.done == OpWindow::kPending) {
-          ready = false;
-          break;
-        }
-        if (dep.done > inputs_done) inputs_done = dep.done;
-        const Ticks done = streamed ? dep.first : dep.done;
-        // The latest completion binds; among equals the nearest record.
-        if (done > deps_ready || (done == deps_ready && (binding == 0 || d < binding))) {
-          deps_ready = done;
-          binding = d;
-        }
-      }
-      if (!ready) continue;
-      Ticks start = e.free > deps_ready ? e.free : deps_ready;
+      if (e.ready_pos != pos && !gather_deps(e, pos)) continue;
+      Ticks start = e.free > e.deps_ready ? e.free : e.deps_ready;
       if (floor > start) start = floor;
       if (!best.found || start < best.start || (start == best.start && pos < best.pos)) {
         best.found = true;
         best.engine = idx;
         best.pos = pos;
         best.start = start;
-        best.deps_ready = deps_ready;
-        best.inputs_done = inputs_done;
-        best.streamed = streamed;
-        best.binding_dep_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
       }
     }
+    if (best.found) {
+      const Engine& e = engines_[best.engine];
+      best.deps_ready = e.deps_ready;
+      best.inputs_done = e.inputs_done;
+      best.streamed = e.streamed;
+      best.binding_dep_kind = e.binding_dep_kind;
+    }
     return best;
+  }
+
+  // Whether record `pos`, engine e's front, has every dependency done; if so notes in `e` when
+  // they allow it to start (the binding one: the latest, among equals the nearest record).
+  bool gather_deps(const Engine& e, std::uint64_t pos) const {
+    if (e.blocked_pos == pos && window_buf_.at(e.blocked_on).done == OpWindow::kPending) return false;
+    const TraceOp& op = window_buf_.at(pos).op;
+    Ticks deps_ready = 0;
+    Ticks inputs_done = 0;
+    std::uint32_t binding = 0;
+    // A streamed operation may start on its producers' first granules (forwarding).
+    const bool streamed = is_streamed(op);
+    for (std::uint32_t d : op.deps) {
+      if (d == 0) continue;
+      const OpWindow::Slot& dep = window_buf_.at(pos - d);
+      if (dep.done == OpWindow::kPending) {
+        e.blocked_pos = pos;
+        e.blocked_on = pos - d;
+        return false;
+      }
+      if (dep.done > inputs_done) inputs_done = dep.done;
+      const Ticks done = streamed ? dep.first : dep.done;
+      if (done > deps_ready || (done == deps_ready && (binding == 0 || d < binding))) {
+        deps_ready = done;
+        binding = d;
+      }
+    }
+    e.ready_pos = pos;
+    e.deps_ready = deps_ready;
+    e.inputs_done = inputs_done;
+    e.streamed = streamed;
+    e.binding_dep_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
+    return true;
   }
 
   void issue(const Pick& pick) {
@@ -456,7 +480,8 @@ class Replayer : public sc_core::sc_module {
 
     e.queue.pop_front();
     if (e.queue.empty()) ++headless_;
-    advance_oldest_unissued();
+    // Another engine's front is older still when this was not the oldest: nothing changes.
+    if (pick.pos == oldest_unissued_) advance_oldest_unissued();
   }
 
   void advance_oldest_unissued() {

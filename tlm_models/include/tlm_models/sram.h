@@ -20,11 +20,12 @@
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
+#include "tlm_models/timed_path.h"
 #include "tlm_models/timing_only.h"
 
 namespace tlm_models {
 
-class Sram : public sc_core::sc_module, public StatsProvider {
+class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget {
  public:
   struct Params {
     std::uint64_t capacity = 512 * 1024;
@@ -45,7 +46,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     }
   };
 
-  tlm_utils::multi_passthrough_target_socket<Sram> target;
+  TimedTargetSocket<Sram> target;
 
   Sram(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), target("target"), p_(p),
@@ -62,7 +63,6 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     ports_.resize(p.ports);
     port_bytes_.assign(p.ports, 0);
     banks_.resize(p.banks);
-    listed_.assign(p.banks, false);
     own_.reserve(p.banks);
     extra_diff_.assign(p.banks + 1, 0);
     if (p.storage) data_.assign(p.capacity, 0);
@@ -128,6 +128,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     Ticks busy = 0;
     std::uint64_t bytes = 0;
     std::uint64_t conflicts = 0;
+    bool listed = false;  // in own_
   };
 
   tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
@@ -144,14 +145,38 @@ class Sram : public sc_core::sc_module, public StatsProvider {
     std::uint64_t len = t.get_data_length();
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
     Ticks now = now_ticks();
-    Ticks arrival = now + to_ticks(delay);
+    Ticks ready = serve(write, addr, len, now + to_ticks(delay), now);
+    if (is_timing_only(t)) {
+      // Timed above; the initiator does not want the bytes (timing_only.h).
+    } else if (!data_.empty()) {
+      copy_bytes(write, data_.data() + addr, t.get_data_ptr(), len, 0, ByteEnables::of(t));
+    } else if (!write) {
+      zero_bytes(t.get_data_ptr(), len, 0, ByteEnables::of(t));
+    }
+    t.set_dmi_allowed(!data_.empty());
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = from_ticks(ready - now);
+  }
+
+  // A timing-only access without a payload (timed_path.h): what b_transport books for it.
+  Ticks timed_access(int, bool write, std::uint64_t address, std::uint64_t bytes, Ticks arrival,
+                     Ticks now) override {
+    return serve(write, address, bytes, arrival, now);
+  }
+
+  // The timing and statistics of an admitted request arriving at `arrival`; returns when its
+  // response is ready.
+  Ticks serve(bool write, std::uint64_t addr, std::uint64_t len, Ticks arrival, Ticks now) {
     const std::uint64_t words = ceil_div(len, p_.port_width);
     Ticks duration = words * period_;
     // The port that can serve it first (lowest index on a tie) takes the request.
+    // No port starts it before its arrival, so a port that can start it then is the choice; the
+    // ports not searched are pruned by a later request (pruning drops only bookings that can no
+    // longer matter, so when it happens changes nothing).
     unsigned port = 0;
     ports_[0].prune(now);
     BandwidthServer::Slot best = ports_[0].find(arrival, duration);
-    for (unsigned i = 1; i < ports_.size(); ++i) {
+    for (unsigned i = 1; i < ports_.size() && best.start != arrival; ++i) {
       ports_[i].prune(now);
       const BandwidthServer::Slot s = ports_[i].find(arrival, duration);
       if (s.start < best.start) {
@@ -174,16 +199,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
       bytes_read_ += len;
       read_accesses_ += words;
     }
-    if (is_timing_only(t)) {
-      // Timed above; the initiator does not want the bytes (timing_only.h).
-    } else if (!data_.empty()) {
-      copy_bytes(write, data_.data() + addr, t.get_data_ptr(), len, 0, ByteEnables::of(t));
-    } else if (!write) {
-      zero_bytes(t.get_data_ptr(), len, 0, ByteEnables::of(t));
-    }
-    t.set_dmi_allowed(!data_.empty());
-    t.set_response_status(tlm::TLM_OK_RESPONSE);
-    delay = from_ticks(ready - now);
+    return ready;
   }
 
   // Banks are accounted, not timed: a request holds every bank it touches for its port interval
@@ -251,7 +267,7 @@ class Sram : public sc_core::sc_module, public StatsProvider {
       bank.busy += busy_added(bank.busy_until, start, end) - shared_busy;
       bank.busy_until = std::max(bank.busy_until, end);
       if (bank.busy_until == common_until_)
-        listed_[b] = false;
+        bank.listed = false;
       else
         own_[kept++] = b;
     }
@@ -282,8 +298,8 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   // A hold of bank `b` alone; the bank is listed first, with busy_until = common_until_.
   void hold_bank(unsigned b, std::uint64_t bytes, Ticks start, Ticks end) {
     Bank& bank = banks_[b];
-    if (!listed_[b]) {
-      listed_[b] = true;
+    if (!bank.listed) {
+      bank.listed = true;
       own_.push_back(b);
       bank.busy_until = common_until_;
     }
@@ -316,7 +332,13 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   }
 
   // The storage never moves, so a granted pointer stays valid for the SRAM's lifetime.
-  bool get_direct_mem_ptr(int, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
+  bool get_direct_mem_ptr(int id, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
+    if (TimedPathProbe* probe = direct_probe(target, id, t)) {  // timed_path.h: all of the SRAM
+      probe->target = this;
+      probe->input = id;
+      probe->first = 0;
+      probe->last = p_.capacity - 1;
+    }
     dmi.set_read_latency(p_.latency);
     dmi.set_write_latency(p_.latency);
     if (t.get_address() >= p_.capacity) {
@@ -345,7 +367,6 @@ class Sram : public sc_core::sc_module, public StatsProvider {
   std::vector<std::uint64_t> port_bytes_;
   std::vector<Bank> banks_;  // busy_until is valid for listed banks only
   std::vector<unsigned> own_;  // the listed banks: busy_until differs from common_until_
-  std::vector<bool> listed_;   // per bank: in own_
   Ticks common_until_ = 0;     // busy_until of every bank not listed
   std::uint64_t shared_bytes_ = 0;  // in every bank's figures
   Ticks shared_busy_ = 0;
