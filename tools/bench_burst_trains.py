@@ -51,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     print("| dataflow | N | load | CPU s, trains on / off | replay wall s, on / off | same |")
     print("|---|---|---|---|---|---|")
-    ok = True
+    same_all, cpu_on, cpu_off = True, 0.0, 0.0
     for dataflow in args.dataflows.split(","):
         for seq_len in (int(n) for n in args.seq_lens.split(",")):
             load = os.getloadavg()[0]
@@ -60,14 +60,17 @@ def main() -> None:
                 _run(dataflow, seq_len, False),
             )
             same = on["stats"] == off["stats"]
-            ok = ok and same and on_cpu <= off_cpu * 1.02
+            same_all, cpu_on, cpu_off = same_all and same, cpu_on + on_cpu, cpu_off + off_cpu
             print(
                 f"| {dataflow} | {seq_len} | {load:.1f} | {on_cpu:.2f} / {off_cpu:.2f} "
                 f"| {on['wall_s']:.2f} / {off['wall_s']:.2f} | {same} |",
                 flush=True,
             )
-    verdict = "met" if ok else "not met"
-    print(f"exact replays with burst trains: same statistics, no more CPU time (goal): {verdict}")
+    verdict = "met" if same_all and cpu_on <= cpu_off else "not met"
+    print(
+        f"exact replays with burst trains: same statistics, CPU {cpu_on:.1f} s against "
+        f"{cpu_off:.1f} s one call per burst (goal: same statistics, less CPU): {verdict}"
+    )
 
 
 if __name__ == "__main__":
