@@ -72,6 +72,10 @@ def main() -> None:
         "wall time against N, exact and fast-forwarded (docs/runtime.md)",
         [PYTHON, "tools/bench_fast_forward.py"],
     )
+    step(
+        "exact replays with DMA burst trains on and off (docs/runtime.md, docs/models/dma.md)",
+        [PYTHON, "tools/bench_burst_trains.py"],
+    )
     grid = ROOT / "results" / "bench-grid"
     if grid.exists():
         shutil.rmtree(grid)  # a sweep resumes: time the whole grid, not what is left of it

@@ -401,6 +401,13 @@ def _register_builtins() -> None:
                 _p(
                     "setup_latency", "time", "10 ns", "from a descriptor's start to its first burst"
                 ),
+                _p(
+                    "burst_trains",
+                    "bool",
+                    True,
+                    "book a bandwidth-level HBM's side of each max_outstanding bursts in one call "
+                    "(same timing and statistics; false: one call per burst)",
+                ),
             ),
             sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
         )

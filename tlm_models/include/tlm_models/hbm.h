@@ -24,6 +24,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tlm_models/activity_log.h"
+#include "tlm_models/burst_train.h"
 #include "tlm_models/dram_address_mapper.h"
 #include "tlm_models/dram_controller.h"
 #include "tlm_models/dram_scheduler_fcfs.h"
@@ -338,6 +339,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
   void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    if (BurstTrain* train = t.get_extension<BurstTrain>()) {
+      b_transport_train(t, *train, delay);
+      return;
+    }
     if (!admit_memory_access(t, p_.size)) {
       if (t.is_response_error()) ++errors_;
       return;
@@ -368,6 +373,54 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     t.set_dmi_allowed(static_cast<bool>(storage_));
     t.set_response_status(tlm::TLM_OK_RESPONSE);
     delay = from_ticks(ready - now);
+  }
+
+  // Burst trains (burst_train.h) are served at bandwidth fidelity without storage: no data is
+  // kept, reads are zeros, and each request is served alone at once, so serving the bursts in
+  // order here is what their own b_transport calls would do, statistics included.
+  bool serves_trains() const { return !bank_level_ && !storage_ && fronts_.empty(); }
+
+  void b_transport_train(tlm::tlm_generic_payload& t, BurstTrain& train, sc_core::sc_time& delay) {
+    if (!serves_trains() || !admit_memory_access(t, p_.size)) {
+      SC_REPORT_ERROR("tlm_models/hbm",
+                      (std::string(name()) + ": burst train on a path that was not probed").c_str());
+      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    const bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    const std::uint64_t base = t.get_address();
+    const Ticks now = now_ticks();
+    // Each burst's share per channel (a row per burst), then each channel's shares in train
+    // order: the channels are independent servers, so booking channel by channel gives each
+    // the same requests in the same order as burst by burst.
+    const std::size_t n = train.bursts.size();
+    train_shares_.assign(n * p_.channels, 0);
+    train_arrivals_.resize(n);
+    train_ends_.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      const BurstTrain::Burst& b = train.bursts[k];
+      const std::uint64_t addr = base + b.offset;
+      if (requests_++ == 0) first_arrival_ = b.arrival;
+      if (request_log_.enabled()) request_log_.record(b.arrival, addr, b.bytes, write);
+      ++(write ? writes_ : reads_);
+      add_interleaved_bytes(addr, b.bytes, p_.interleave, p_.channels,
+                            train_shares_.data() + k * p_.channels);
+      train_arrivals_[k] = train_ends_[k] = b.arrival;
+    }
+    for (unsigned c = 0; c < p_.channels; ++c)
+      channels_[c].serve_train(train_arrivals_.data(), train_shares_.data() + c, p_.channels, n,
+                               write, now, train_ends_.data());
+    for (std::size_t k = 0; k < n; ++k) {
+      BurstTrain::Burst& b = train.bursts[k];
+      const Ticks ready = std::max(train_ends_[k] + latency_, now);
+      latency_stats_.record(ready - b.arrival);
+      b.done = ready;
+    }
+    if (!write) zero_bytes(t.get_data_ptr(), t.get_data_length(), 0, ByteEnables::of(t));
+    t.set_dmi_allowed(false);
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    train.served = true;
+    delay = from_ticks(train.bursts.front().done - now);
   }
 
   // Every channel's share of the transaction arrives together; the response waits for the
@@ -532,6 +585,15 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
 
   unsigned transport_dbg(tlm::tlm_generic_payload& t) {
     std::uint64_t addr = t.get_address();
+    if (BurstTrain* probe = t.get_extension<BurstTrain>()) {
+      probe->path.push_back(this);
+      probe->narrow(0, p_.size - 1);
+      if (serves_trains() && probe->span > 0 && addr < p_.size && probe->span <= p_.size - addr)
+        probe->capable = true;
+      else
+        probe->blocked = true;
+      return 0;
+    }
     if (addr >= p_.size) return 0;
     std::uint64_t n = std::min<std::uint64_t>(t.get_data_length(), p_.size - addr);
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
@@ -578,6 +640,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   std::vector<Ticks> done_;                  // completion of each run of the transaction
   std::vector<unsigned> touched_;            // channels the transaction queued runs at
   std::vector<std::uint64_t> scratch_;  // per-channel bytes of the transaction being split
+  std::vector<std::uint64_t> train_shares_;  // a burst train's shares, burst-major
+  std::vector<Ticks> train_arrivals_, train_ends_;
   std::vector<std::unique_ptr<ChannelFront>> fronts_;  // queued mode, per channel
   std::vector<std::unique_ptr<InFlight>> in_flight_;   // queued mode: indexed by tag
   std::vector<std::uint32_t> free_in_flight_;

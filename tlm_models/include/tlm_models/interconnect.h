@@ -18,6 +18,7 @@
 
 #include "tlm_models/at_target.h"
 #include "tlm_models/bandwidth_server.h"
+#include "tlm_models/burst_train.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -199,6 +200,10 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   }
 
   void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    if (BurstTrain* train = t.get_extension<BurstTrain>()) {
+      b_transport_train(id, t, *train, delay);
+      return;
+    }
     std::uint64_t addr = t.get_address();
     std::uint64_t len = t.get_data_length();
     count_in(id, len);
@@ -313,6 +318,10 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
 
   unsigned transport_dbg(int id, tlm::tlm_generic_payload& t) {
     (void)id;
+    if (BurstTrain* probe = t.get_extension<BurstTrain>()) {
+      probe_train(t, *probe);
+      return 0;
+    }
     std::uint64_t addr = t.get_address();
     const Route* r = find(addr);
     if (!r) return 0;
@@ -379,6 +388,66 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     }
   }
 
+  // A burst train (burst_train.h): each burst is booked on the output link in order, as its own
+  // b_transport would book it; the target gets the whole train in one call. The initiator
+  // probed the path first (transport_dbg), so the route holds every burst and is a crossbar's.
+  void b_transport_train(int id, tlm::tlm_generic_payload& t, BurstTrain& train,
+                         sc_core::sc_time& delay) {
+    const std::uint64_t addr = t.get_address();
+    const Route* r = find(addr);
+    if (mesh_ || !r || !admit_payload(t)) {
+      SC_REPORT_ERROR("tlm_models/interconnect",
+                      (std::string(name()) + ": burst train on a path that was not probed").c_str());
+      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    const Ticks now = now_ticks();
+    BandwidthServer& link = links_[r->out];
+    train_sent_.clear();
+    for (BurstTrain::Burst& b : train.bursts) {
+      count_in(id, b.bytes);
+      const Ticks xfer = ceil_div(b.bytes, p_.width) * period_;
+      b.arrival = link.serve(b.arrival, xfer, now) + hop_;  // grant + hop: when the target sees it
+      train_sent_.push_back(b.arrival + xfer);  // (a target further on rewrites `arrival`)
+      out_bytes_[r->out] += b.bytes;
+      byte_hops_ += b.bytes;
+    }
+    sc_core::sc_time fwd = from_ticks(train.bursts.front().arrival - now);
+    t.set_address(addr - r->offset);
+    out[static_cast<int>(r->out)]->b_transport(t, fwd);
+    t.set_address(addr);
+    if (!train.served) {
+      SC_REPORT_ERROR("tlm_models/interconnect",
+                      (std::string(name()) + ": burst train not served by the target").c_str());
+      t.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    // The target filled in each burst's response time: done = max(target's response,
+    // grant + hop + transfer) + hop, as for a single transaction.
+    for (std::size_t k = 0; k < train.bursts.size(); ++k)
+      train.bursts[k].done = std::max(train.bursts[k].done, train_sent_[k]) + hop_;
+    delay = from_ticks(train.bursts.front().done - now);
+  }
+
+  // Probe of a burst train's path: this link and whatever lies behind it.
+  void probe_train(tlm::tlm_generic_payload& t, BurstTrain& probe) {
+    const std::uint64_t addr = t.get_address();
+    const Route* r = find(addr);
+    if (mesh_ || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
+      probe.blocked = true;
+      return;
+    }
+    probe.path.push_back(&links_[r->out]);
+    probe.narrow(r->base, r->last());
+    probe.first -= r->offset;  // into the target's view and back
+    probe.last -= r->offset;
+    t.set_address(addr - r->offset);
+    out[static_cast<int>(r->out)]->transport_dbg(t);
+    t.set_address(addr);
+    probe.first += r->offset;
+    probe.last += r->offset;
+  }
+
   void count_in(int id, std::uint64_t len) {
     auto i = static_cast<std::size_t>(id);
     if (i >= in_requests_.size()) {
@@ -395,6 +464,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   Ticks hop_ = 0;
   std::vector<Route> routes_;  // sorted by base, disjoint
   std::vector<BandwidthServer> links_;
+  std::vector<Ticks> train_sent_;  // a burst train's grant + hop + transfer, per burst
   std::vector<TimedPathProbe> out_paths_;  // per output: its target's answer to a probe
   std::size_t last_route_ = 0;              // timed_access: the route found last
   std::vector<std::uint64_t> out_bytes_;

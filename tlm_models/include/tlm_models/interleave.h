@@ -12,7 +12,7 @@ namespace tlm_models {
 // Adds to bytes[u] the number of bytes of [addr, addr + len) that fall in unit u.
 // `bytes` must hold `units` entries.
 inline void add_interleaved_bytes(std::uint64_t addr, std::uint64_t len, std::uint64_t granule,
-                                  unsigned units, std::vector<std::uint64_t>& bytes) {
+                                  unsigned units, std::uint64_t* bytes) {
   if (len == 0) return;
   std::uint64_t first = addr / granule;
   std::uint64_t last = (addr + len - 1) / granule;
@@ -33,6 +33,11 @@ inline void add_interleaved_bytes(std::uint64_t addr, std::uint64_t len, std::ui
     bytes[u] += granule;
     if (++u == units) u = 0;
   }
+}
+
+inline void add_interleaved_bytes(std::uint64_t addr, std::uint64_t len, std::uint64_t granule,
+                                  unsigned units, std::vector<std::uint64_t>& bytes) {
+  add_interleaved_bytes(addr, len, granule, units, bytes.data());
 }
 
 }  // namespace tlm_models

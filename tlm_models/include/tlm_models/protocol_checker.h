@@ -18,6 +18,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "tlm_models/burst_train.h"
 #include "tlm_models/stats.h"
 
 namespace tlm_models {
@@ -139,6 +140,12 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
   }
 
   unsigned transport_dbg(tlm::tlm_generic_payload& t) {
+    if (BurstTrain* probe = t.get_extension<BurstTrain>()) {
+      // A burst train would pass as one transaction: checked and counted per train, not per
+      // burst. Answering its probe "no" keeps the initiator's bursts one call each.
+      probe->blocked = true;
+      return 0;
+    }
     const tlm::tlm_command c = t.get_command();
     if (c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND && c != tlm::TLM_IGNORE_COMMAND)
       violation(&t, "transport_dbg with invalid command value " + std::to_string(static_cast<int>(c)));
