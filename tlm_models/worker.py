@@ -28,6 +28,22 @@ T = TypeVar("T")
 
 _context: ForkServerContext | None = None
 
+# The worker each calling thread is waiting on, so that a sweep interrupted by Ctrl-C can kill
+# it from the main thread even while that thread is blocked in a call that an asynchronous
+# exception cannot reach (starting the process through the forkserver).
+_running: dict[int, multiprocessing.process.BaseProcess] = {}
+_running_lock = threading.Lock()
+
+
+def kill_worker_of(thread_ident: int) -> None:
+    """Kills the worker process that thread ``thread_ident`` is running, if any."""
+    with _running_lock:
+        proc = _running.get(thread_ident)
+    if proc is not None:
+        with contextlib.suppress(Exception):  # not started yet or already gone
+            if proc.is_alive():
+                proc.kill()
+
 
 def _forkserver() -> ForkServerContext:
     global _context
@@ -173,7 +189,18 @@ def run_in_worker(
         args=(child_conn, fn, args, kwargs, progress is not None),
         daemon=True,
     )
-    _start(proc, progress)
+    ident = threading.get_ident()
+    with _running_lock:
+        _running[ident] = proc
+    try:
+        _start(proc, progress)
+    except BaseException:
+        with _running_lock:
+            _running.pop(ident, None)
+        with contextlib.suppress(Exception):
+            if proc.is_alive():
+                proc.kill()
+        raise
     child_conn.close()
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
@@ -212,6 +239,8 @@ def run_in_worker(
         proc.join()
         raise
     finally:
+        with _running_lock:
+            _running.pop(ident, None)
         parent_conn.close()
     proc.join()
     if message is None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from tlm_models.study.config import RunConfig
 from tlm_models.study.job import JobFunction, JobOutcome, run_job
+from tlm_models.worker import kill_worker_of
 
 __all__ = ["LocalExecutor"]
 
@@ -90,6 +91,7 @@ class LocalExecutor:
             with busy_lock:
                 for ident in busy:
                     _raise_in_thread(ident)
+                    kill_worker_of(ident)  # also when the thread is blocked outside bytecode
             for thread in threads:
                 thread.join(timeout=5.0)
             # Results that completed before the interrupt are kept; failures after it are
