@@ -56,7 +56,7 @@ class BandwidthServer {
     busy_ticks_ += duration;
     wait_ticks_ += s.start - arrival;
     ++requests_;
-    activity_.record(s.start, s.start + duration);
+    if (activity_.enabled()) activity_.record(s.start, s.start + duration);  // off: no call
     return s.start;
   }
 

@@ -19,6 +19,7 @@
 #include "tlm_models/at_target.h"
 #include "tlm_models/bandwidth_server.h"
 #include "tlm_models/burst_train.h"
+#include "tlm_models/fixed_divisor.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -71,6 +72,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
       SC_REPORT_FATAL("tlm_models/interconnect", (std::string(this->name()) + ": " + err).c_str());
     period_ = period_ticks(p.clock);
     hop_ = to_ticks(p.hop_latency);
+    width_div_ = FixedDivisor(p.width);
     mesh_ = p.topology == "mesh";
     in.register_b_transport(this, &Interconnect::b_transport);
     in.register_nb_transport_fw(this, &Interconnect::nb_transport_fw);
@@ -233,7 +235,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   // output link's transfer time and grant, counts the bytes; returns the links crossed.
   std::uint64_t book_links(int id, const Route& r, std::uint64_t len, Ticks arrival, Ticks now,
                            Ticks& xfer, Ticks& grant) {
-    xfer = ceil_div(len, p_.width) * period_;
+    xfer = width_div_.ceil(len) * period_;
     std::uint64_t hops = 1;  // the output link
     if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r.out, arrival, xfer, now, hops);
     grant = links_[r.out].serve(arrival, xfer, now);
@@ -462,6 +464,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   AtTarget at_;  // the nb_transport_fw path (at_target.h)
   Ticks period_ = 0;
   Ticks hop_ = 0;
+  FixedDivisor width_div_;  // p_.width
   std::vector<Route> routes_;  // sorted by base, disjoint
   std::vector<BandwidthServer> links_;
   std::vector<Ticks> train_sent_;  // a burst train's grant + hop + transfer, per burst

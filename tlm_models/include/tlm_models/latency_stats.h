@@ -26,8 +26,8 @@ class LatencyStats {
     sum_ += latency;
     max_ = std::max(max_, latency);
     // ticks_per_second() is fixed once it has been read (reading it fixes the time resolution).
-    if (ticks_per_second_ == 0) ticks_per_second_ = ticks_per_second();
-    ++hist_[bucket(latency, ticks_per_second_)];
+    if (ticks_per_second_ == 0) set_rate(ticks_per_second());
+    ++hist_[latency < exact_below_ ? table_bucket(latency) : bucket(latency, ticks_per_second_)];
   }
 
   static unsigned bucket(Ticks latency) { return bucket(latency, ticks_per_second()); }
@@ -62,11 +62,49 @@ class LatencyStats {
   void reset() { *this = LatencyStats(); }
 
  private:
+  // Without floating point: when a nanosecond is a whole number of ticks (t of them), the
+  // bucket of a latency below 2^53 / 1e9 ticks is the bit width of floor(latency / t), since
+  // there latency * 1e9 is exact in a double and the rounded quotient truncates to the same
+  // integer. Latencies of bit width w lie in [2^(w-1), 2^w), which holds at most one bucket
+  // edge (edges are t * 2^k): their bucket is lo_[w], or lo_[w] + 1 from edge_[w] on.
+  __attribute__((noinline, cold)) void set_rate(double tps) {  // once: keeps record() small
+    ticks_per_second_ = tps;
+    exact_below_ = 0;
+    const double t = tps / 1e9;
+    if (!(t >= 1) || t != static_cast<double>(static_cast<std::uint64_t>(t)) || t > 1e6) return;
+    const auto tick_ns = static_cast<std::uint64_t>(t);
+    if (static_cast<double>(tick_ns) * 1e9 != tps) return;
+    auto exact_bucket = [tick_ns](std::uint64_t ticks) {
+      const std::uint64_t ns = ticks / tick_ns;
+      if (ns == 0) return 0u;
+      const auto width = static_cast<unsigned>(64 - __builtin_clzll(ns));
+      return width < kBuckets - 1 ? width : kBuckets - 1;
+    };
+    exact_below_ = std::uint64_t{9007199};  // < 2^53 / 1e9
+    for (unsigned w = 1; w < 64; ++w) {
+      const std::uint64_t low = std::uint64_t{1} << (w - 1);
+      lo_[w] = static_cast<std::uint8_t>(exact_bucket(low));
+      edge_[w] = ~std::uint64_t{0};
+      if (lo_[w] + 1u < kBuckets) {
+        const std::uint64_t e = tick_ns << lo_[w];  // first latency of bucket lo_[w] + 1
+        if (e < (low << 1)) edge_[w] = e;
+      }
+    }
+  }
+  unsigned table_bucket(Ticks latency) const {
+    if (latency == 0) return 0;
+    const auto w = static_cast<unsigned>(64 - __builtin_clzll(latency));
+    return lo_[w] + (latency >= edge_[w] ? 1u : 0u);
+  }
+
   std::uint64_t count_ = 0;
   Ticks sum_ = 0;
   Ticks max_ = 0;
   std::array<std::uint64_t, kBuckets> hist_{};
   double ticks_per_second_ = 0;  // cached on first use
+  Ticks exact_below_ = 0;        // latencies below this take table_bucket
+  std::array<std::uint8_t, 64> lo_{};
+  std::array<std::uint64_t, 64> edge_{};
 };
 
 }  // namespace tlm_models

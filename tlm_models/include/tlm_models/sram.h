@@ -16,6 +16,7 @@
 
 #include "tlm_models/at_target.h"
 #include "tlm_models/bandwidth_server.h"
+#include "tlm_models/fixed_divisor.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
@@ -60,6 +61,9 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     period_ = period_ticks(p.clock);
     latency_ = to_ticks(p.latency);
     bank_word_ = std::max<std::uint64_t>(1, ceil_div(p.port_width, p.banks));
+    word_div_ = FixedDivisor(bank_word_);
+    banks_div_ = FixedDivisor(p.banks);
+    width_div_ = FixedDivisor(p.port_width);
     ports_.resize(p.ports);
     port_bytes_.assign(p.ports, 0);
     banks_.resize(p.banks);
@@ -167,7 +171,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   // The timing and statistics of an admitted request arriving at `arrival`; returns when its
   // response is ready.
   Ticks serve(bool write, std::uint64_t addr, std::uint64_t len, Ticks arrival, Ticks now) {
-    const std::uint64_t words = ceil_div(len, p_.port_width);
+    const std::uint64_t words = width_div_.ceil(len);
     Ticks duration = words * period_;
     // The port that can serve it first (lowest index on a tie) takes the request.
     // No port starts it before its arrival, so a port that can start it then is the choice; the
@@ -215,9 +219,9 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   void account_banks(std::uint64_t addr, std::uint64_t len, Ticks start, Ticks end) {
     if (len == 0) return;
     const unsigned banks = p_.banks;
-    const std::uint64_t first = addr / bank_word_;
-    const std::uint64_t last = (addr + len - 1) / bank_word_;
-    const auto first_bank = static_cast<unsigned>(first % banks);
+    const std::uint64_t first = word_div_.div(addr);
+    const std::uint64_t last = word_div_.div(addr + len - 1);
+    const auto first_bank = static_cast<unsigned>(banks_div_.mod(first));
     if (first == last) {
       if (banks == 1) {
         hold_all(start, end);
@@ -229,13 +233,13 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     }
     const std::uint64_t head = (first + 1) * bank_word_ - addr;
     const std::uint64_t tail = addr + len - last * bank_word_;
-    const auto last_bank = static_cast<unsigned>(last % banks);
+    const auto last_bank = static_cast<unsigned>(banks_div_.mod(last));
     const std::uint64_t whole = last - first - 1;
     const unsigned after_head = first_bank + 1 == banks ? 0 : first_bank + 1;
     if (whole + 2 >= banks) {  // head, whole words and tail cover every bank
       hold_all(start, end);
-      shared_bytes_ += (whole / banks) * bank_word_;
-      add_extra(after_head, static_cast<unsigned>(whole % banks));
+      shared_bytes_ += banks_div_.div(whole) * bank_word_;
+      add_extra(after_head, static_cast<unsigned>(banks_div_.mod(whole)));
       banks_[first_bank].bytes += head;
       banks_[last_bank].bytes += tail;
       return;
@@ -363,6 +367,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   Ticks period_ = 0;
   Ticks latency_ = 0;
   std::uint64_t bank_word_ = 1;
+  FixedDivisor word_div_, banks_div_, width_div_;  // bank_word_, banks, port_width
   std::vector<BandwidthServer> ports_;
   std::vector<std::uint64_t> port_bytes_;
   std::vector<Bank> banks_;  // busy_until is valid for listed banks only
