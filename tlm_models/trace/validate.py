@@ -170,7 +170,12 @@ class TraceChecker:
                     | ((code & 0x40) != 0)
                     # a mask's fill value is its scalar operand (k)
                     | (((code & 0x0F) == _MASK) & ((code >> BROADCAST_SHIFT) & 0x3 != _SCALAR)),
-                    np.where(kind == _EXP, (code & ~np.uint8(STREAMED)) != 0, code != 0),
+                    np.where(
+                        kind == _EXP,
+                        (code & ~np.uint8(STREAMED)) != 0,
+                        # a load's code: the posts of its cross-tile token (k) it waits for
+                        np.where((kind == _LOAD) & (k != 0), code == 0, code != 0),
+                    ),
                 ),
             )
             & valid_kind
