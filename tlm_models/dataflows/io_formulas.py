@@ -84,6 +84,7 @@ def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traff
     and the overlap, for dense self-attention; masks, GQA and decode:
     :func:`online_softmax_elements` with R = Br."""
     variant = resolve("flash2", params)
+    flash2_plan(w, p, params)  # a split the platform cannot take fails here
     buffers = 2 if variant["overlap"] == "double" else 1
     t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
     elements = online_softmax_elements(w, t.br)

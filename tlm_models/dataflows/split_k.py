@@ -138,10 +138,12 @@ def slice_plan(plan: BlockPlan, j0: int, j1: int, bc: int) -> BlockPlan:
     runs: list[KeyRun] = []
     for run in plan.runs:
         lo, hi = max(run.index, j0), min(run.index + run.count, j1)
-        if lo >= hi:
-            continue
-        key0 = run.key0 + (lo - run.index) * bc
-        runs.append(KeyRun(key0, hi - lo, run.width, run.masked, lo - j0))
+        # the slice's first tile stands alone (it initialises rather than rescales)
+        for a, b in ((lo, min(hi, j0 + 1)), (max(lo, j0 + 1), hi)):
+            if a < b:
+                runs.append(
+                    KeyRun(run.key0 + (a - run.index) * bc, b - a, run.width, run.masked, a - j0)
+                )
     return BlockPlan(plan.height, plan.position, plan.period, tuple(runs))
 
 
