@@ -1,7 +1,8 @@
 """Replays a DRAMSys STL memory trace (.stl / .rstl) against a platform's off-chip memory.
 
 Only the off-chip memory component (the one behind the platform's off-chip address window, e.g.
-``hbm``) is elaborated, from the platform's own configuration and overrides, and the C++
+``hbm``; on a platform with several, the one whose window holds the trace's first address) is
+elaborated, from the platform's own configuration and overrides, and the C++
 ``StlPlayer`` (include/tlm_models/stl_player.h) is bound straight to its target socket: an STL
 trace describes requests as they reach the memory controller, so DMA engines and interconnects
 are not in the path. Addresses are bus addresses inside the off-chip window; the player sends
@@ -11,6 +12,7 @@ them relative to the window's base, as the platform's interconnect would.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import time
 from pathlib import Path
@@ -23,6 +25,7 @@ from tlm_models.errors import UserError
 from tlm_models.platform import load_platform
 from tlm_models.platform.builder import build_platform
 from tlm_models.platform.schema import PlatformConfig
+from tlm_models.stl_export import offchip_regions
 from tlm_models.trace.io import open_trace
 
 SCHEMA = "attn-tlm.stl-result/1"
@@ -35,9 +38,18 @@ _REQUEST_LINE = re.compile(rb"^[ \t]*\d")
 _SIMULATION_OBJECTS: list[Any] = []
 
 
-def memory_only(platform: PlatformConfig) -> tuple[PlatformConfig, int, int]:
-    """The platform reduced to its off-chip memory component, with that memory's window."""
+def memory_only(
+    platform: PlatformConfig, first_address: int | None = None
+) -> tuple[PlatformConfig, int, int]:
+    """The platform reduced to one off-chip memory component, with that memory's window: the
+    memory whose window holds ``first_address`` (a platform with several off-chip memories,
+    whose ``run --export-stl`` wrote one trace per memory), else the platform's first."""
     region = platform.info().offchip
+    for candidate in offchip_regions(platform):
+        if first_address is not None and candidate.base <= first_address < (
+            candidate.base + candidate.size
+        ):
+            region = candidate
     component = platform.components[region.name]
     reduced = PlatformConfig(
         name=platform.name,
@@ -88,10 +100,13 @@ def replay_stl_file(
 
     started = time.perf_counter()
     platform = load_platform(platform_path, overrides)
-    reduced, base, size = memory_only(platform)
     trace = open_trace(trace_path, stl_clock_hz=clock_hz)
     if not trace.is_memory_trace:
         raise UserError(f"{trace_path}: is an operation trace, not an STL memory trace")
+    chunks = trace.chunks()
+    first = next(chunks, None)
+    first_address = int(first["address"][0]) if first is not None and len(first) else None
+    reduced, base, size = memory_only(platform, first_address)
     relative = trace.format == "rstl"
     if outstanding is not None:
         reduced = with_queued_memory(reduced, outstanding, relative)
@@ -109,7 +124,7 @@ def replay_stl_file(
     player.socket.bind(built.modules[memory_name].target)
 
     count = 0
-    for chunk in trace.chunks():
+    for chunk in itertools.chain([first] if first is not None else [], chunks):
         _check_chunk(chunk, count, trace_path, base, size, memory_name)
         columns = (
             np.ascontiguousarray(chunk["time_ps"]),
