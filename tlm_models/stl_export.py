@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from tlm_models import kernel
 from tlm_models.errors import UserError
+from tlm_models.native_session import ticks_per_second
 from tlm_models.platform.info import MemoryRegion
 from tlm_models.platform.schema import PlatformConfig
 
@@ -78,8 +78,7 @@ def logged_requests(session: Any, memory: str) -> np.ndarray:
 
 def write_stl(path: Path, requests: np.ndarray, base: int, clock_hz: float = 1e9) -> int:
     """Writes ``requests`` (REQUEST_DTYPE, arrival in ticks) as an STL file; returns the count."""
-    resolution = float(kernel.load_models().sc_core.sc_get_time_resolution().to_seconds())
-    ticks_per_s = float(round(1.0 / resolution))
+    ticks_per_s = ticks_per_second()
     order = np.argsort(requests["arrival"], kind="stable")
     r = requests[order]
     cycles = (r["arrival"].astype(np.float64) * (clock_hz / ticks_per_s)).astype(np.uint64)
