@@ -54,3 +54,20 @@ def wait_job(matmuls: tuple[int, ...], token: int, posts: int) -> dict[str, Any]
     return {
         key: [r["stats"][key]["value"] for r in out.tiles] for key in ("first_start", "last_done")
     }
+
+
+def x16_run_job(workload: dict[str, Any]) -> dict[str, Any]:
+    """FlashAttention-2 on attenio-x16 (16 tiles, two stacks) for the workload fields
+    ``workload``: bytes, closed form, the tiles' split section and the fast_forward section."""
+    from tlm_models.resolved_run import resolve_run
+    from tlm_models.study.config import RunConfig
+    from tlm_models.study.tile_run import run_tiled
+
+    config = RunConfig("flash2", platform="platforms/attenio-x16.yaml", **workload)
+    result = run_tiled(resolve_run(config))
+    return {
+        "bytes": result["offchip_bytes"]["total"],
+        "closed_form": result["bounds"]["closed_form"],
+        "split": result["tiles"]["split"],
+        "fast_forward": result["fast_forward"],
+    }

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.dataflow_helpers import emit_all, offchip_elements
-from tests.split_k_jobs import wait_job
+from tests.split_k_jobs import wait_job, x16_run_job
 from tests.tile_jobs import workload_run_job
 from tests.workload_reference import masked_attention, workload_inputs
 from tlm_models.dataflows import Workload
@@ -225,3 +225,17 @@ def test_split_traces_pass_the_checker() -> None:
         report = check_trace(header, [recs], info)
         assert report.ok, report.problems
         assert (recs["k"][recs["kind"] == OpKind.LOAD] != 0).sum() == 16 * (t in (0, 1, 2))
+
+
+def test_partials_cross_the_stacks_in_the_replay() -> None:
+    """3 K/V groups of 16,384 keys on attenio-x16, replayed: S = 16, every block's slices on all
+    16 tiles (half of them in the other stack's window), combined on tiles 0, 1 and 2; off-chip
+    bytes = the tiles' closed form, the run exact."""
+    fields = {"seq_len": 1, "kv_len": 16384, "head_dim": 64, "heads": 12, "kv_heads": 3,
+              "phase": "decode", "mask": "causal"}  # fmt: skip
+    got = run_in_worker(x16_run_job, fields)
+    assert got["bytes"] == got["closed_form"]
+    assert got["split"]["slices"] == 16
+    assert got["split"]["combines_per_tile"] == [1, 1, 1] + [0] * 13
+    assert got["fast_forward"]["enabled"] is False
+    assert "split-K runs exactly" in got["fast_forward"]["reason"]
