@@ -30,6 +30,11 @@ ENGINE_KINDS = {kind.name.lower(): int(kind) for kind in EngineKind}
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
 LOOKAHEAD_OPS = 1 << 21
+#: The same when fast-forwarding: an engine idle for a long phase (the store channel while
+#: approximate attention's key rows build H) would otherwise have the whole phase read, so
+#: marked, before the loop is seen to repeat, and none of it could be skipped. Dependencies
+#: order such phases, so the schedule does not change (tests/test_approx_fast_forward.py).
+FAST_FORWARD_LOOKAHEAD_OPS = 1 << 15
 
 #: Wall seconds between progress reports from the replay loop.
 PROGRESS_INTERVAL_S = 0.25
@@ -61,7 +66,8 @@ class ReplayOutput:
     ops: int
     fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
     #: The off-chip memory's requests (stl_export.REQUEST_DTYPE) when asked for.
-    memory_requests: np.ndarray | None = None
+    #: Each off-chip memory's logged requests, by name (``log_requests``).
+    memory_requests: dict[str, np.ndarray] | None = None
 
 
 def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -> None:
@@ -196,28 +202,29 @@ def replay_in_this_process(
 ) -> ReplayOutput:
     """Elaborates ``config``, replays the trace and collects results. Once per process.
 
-    ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
+    ``log_requests`` keeps every request the off-chip memories receive (``memory_requests``).
     With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
     extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
     _reject_queued_memory(config)
     session = NativeSession(config)
     _SIMULATION_OBJECTS.append(session)
-    session.new_replayer(header.window, LOOKAHEAD_OPS)
+    session.new_replayer(
+        header.window, LOOKAHEAD_OPS if fast_forward is None else FAST_FORWARD_LOOKAHEAD_OPS
+    )
     _bind(session, config, header)
     if timeline is not None:
         session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
     if fast_forward is not None:
         fast_forward.attach(session)
-    memory = config.info().offchip.name
     if log_requests:
-        stl_export.enable(session, memory)
+        stl_export.enable_all(session, config)
     started = time.perf_counter()
     _drive(session, records_of(chunks), fast_forward)
     wall = time.perf_counter() - started
     replay, platform = session.result(), session.platform_stats()
     section = fast_forward.apply(replay, platform) if fast_forward is not None else None
     return ReplayOutput(
-        memory_requests=stl_export.logged_requests(session, memory) if log_requests else None,
+        memory_requests=stl_export.logged_by_memory(session, config) if log_requests else None,
         replay=replay,
         platform=platform,
         timeline=_timeline(session, header, timeline) if timeline else None,
