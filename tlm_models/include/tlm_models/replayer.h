@@ -69,6 +69,10 @@ class Replayer : public sc_core::sc_module {
       ++headless_;
     }
     engines_[index].exec = exec;
+    engines_[index].kinds = 0;
+    for (unsigned k = 0; k < 8; ++k)
+      if (op_kind_name(static_cast<std::uint8_t>(k)) && runs_on(static_cast<std::uint8_t>(k), kind))
+        engines_[index].kinds |= static_cast<std::uint8_t>(1u << k);
     metrics_.add_engine(index, name, kind);
   }
 
@@ -164,7 +168,7 @@ class Replayer : public sc_core::sc_module {
   // before the replay has finished: the record whose engine has not returned, or the input.
   std::string waiting_on() const {
     if (executing_ != kNoRecord)
-      return describe(executing_, window_buf_.at(executing_).op) +
+      return describe(executing_, window_buf_.op(executing_)) +
              ": its engine has not returned from the operation";
     if (finished_) return "nothing (the replay has finished)";
     return "trace input (records " + std::to_string(records_fed_) + " fed so far)";
@@ -185,7 +189,7 @@ class Replayer : public sc_core::sc_module {
   // operation was still unknown.
   std::uint64_t lookahead_limited() const { return lookahead_limited_; }
   std::uint64_t records_read() const { return window_buf_.end(); }
-  // Slots of the record buffer (its memory is this times sizeof(OpWindow::Slot)).
+  // Slots of the record buffer (its memory is this times OpWindow::kSlotBytes).
   std::uint64_t buffer_capacity() const { return window_buf_.capacity(); }
 
   void collect_stats(StatsGroup& g) const {
@@ -229,6 +233,7 @@ class Replayer : public sc_core::sc_module {
     std::deque<std::uint64_t> queue;  // positions of its read, unissued records, in trace order
     Ticks free = 0;
     bool gated = true;  // issues through the gate, when there is one
+    std::uint8_t kinds = 0;  // bit k: an operation of kind k runs here (k < 8; check_record)
     // choose()'s findings on the front record, kept while it stays the front: once every
     // dependency is done their times never change, so they are gathered once (ready_pos); a
     // record still waiting is looked at again only when the dependency it waited on is done.
@@ -379,6 +384,16 @@ class Replayer : public sc_core::sc_module {
   }
 
   void check_record(const TraceOp& op, std::uint64_t pos) const {
+    // One test for a valid record (known kind that its bound engine runs, every dependency
+    // within the trace and the window); the checks below name what is wrong otherwise.
+    static_assert(kMaxDeps == 4, "the test below takes the deepest of four dependencies");
+    std::uint32_t deepest = op.deps[0] > op.deps[1] ? op.deps[0] : op.deps[1];
+    const std::uint32_t deeper = op.deps[2] > op.deps[3] ? op.deps[2] : op.deps[3];
+    if (deeper > deepest) deepest = deeper;
+    const std::uint64_t reach = pos < window_ ? pos : window_;
+    if (op.kind < 8 && op.engine < engines_.size() && (engines_[op.engine].kinds >> op.kind & 1u) &&
+        deepest <= reach)
+      return;
     // The message prefix is built only on the way to an error.
     auto at = [pos] { return "record " + std::to_string(pos) + ": "; };
     const char* kind = op_kind_name(op.kind);
@@ -433,8 +448,8 @@ class Replayer : public sc_core::sc_module {
   // Whether record `pos`, engine e's front, has every dependency done; if so notes in `e` when
   // they allow it to start (the binding one: the latest, among equals the nearest record).
   bool gather_deps(const Engine& e, std::uint64_t pos) const {
-    if (e.blocked_pos == pos && window_buf_.at(e.blocked_on).done == OpWindow::kPending) return false;
-    const TraceOp& op = window_buf_.at(pos).op;
+    if (e.blocked_pos == pos && window_buf_.times(e.blocked_on).done == OpWindow::kPending) return false;
+    const TraceOp& op = window_buf_.op(pos);
     Ticks deps_ready = 0;
     Ticks inputs_done = 0;
     std::uint32_t binding = 0;
@@ -442,7 +457,7 @@ class Replayer : public sc_core::sc_module {
     const bool streamed = is_streamed(op);
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
-      const OpWindow::Slot& dep = window_buf_.at(pos - d);
+      const OpWindow::Times& dep = window_buf_.times(pos - d);
       if (dep.done == OpWindow::kPending) {
         e.blocked_pos = pos;
         e.blocked_on = pos - d;
@@ -459,14 +474,13 @@ class Replayer : public sc_core::sc_module {
     e.deps_ready = deps_ready;
     e.inputs_done = inputs_done;
     e.streamed = streamed;
-    e.binding_dep_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
+    e.binding_dep_kind = binding ? window_buf_.op(pos - binding).kind : 0;
     return true;
   }
 
   void issue(const Pick& pick) {
     Engine& e = engines_[pick.engine];
-    OpWindow::Slot& slot = window_buf_.at(pick.pos);
-    const TraceOp& op = slot.op;
+    const TraceOp& op = window_buf_.op(pick.pos);
 
     // Through the gate before time may advance to the start (and for every operation whose
     // engine reaches shared components).
@@ -497,9 +511,10 @@ class Replayer : public sc_core::sc_module {
                        " before the start " + from_ticks(pick.start).to_string(),
                        pick.pos);
 
-    slot.done = done;
+    OpWindow::Times& times = window_buf_.times(pick.pos);
+    times.done = done;
     const Ticks first = to_ticks(timing.first_ready);
-    slot.first = timing.forwards && first >= pick.start && first < done ? first : done;
+    times.first = timing.forwards && first >= pick.start && first < done ? first : done;
     e.free = free;
     sched_now_ = pick.start;
     metrics_.on_issue(pick.engine, op, pick.start, timing, pick.deps_ready, pick.binding_dep_kind);
@@ -547,9 +562,9 @@ class Replayer : public sc_core::sc_module {
       const Engine& e = engines_[idx];
       if (e.queue.empty()) continue;
       const std::uint64_t pos = e.queue.front();
-      out += " " + describe(pos, window_buf_.at(pos).op) + " waits for";
-      for (std::uint32_t d : window_buf_.at(pos).op.deps)
-        if (d != 0 && window_buf_.at(pos - d).done == OpWindow::kPending)
+      out += " " + describe(pos, window_buf_.op(pos)) + " waits for";
+      for (std::uint32_t d : window_buf_.op(pos).deps)
+        if (d != 0 && window_buf_.times(pos - d).done == OpWindow::kPending)
           out += " record " + std::to_string(pos - d);
       out += ";";
     }
