@@ -383,29 +383,28 @@ class Replayer : public sc_core::sc_module {
     if (awaiting_input_) input_arrived_.notify(sc_core::SC_ZERO_TIME);
   }
 
+  // Each group of checks is one test for a valid record; only on the way to an error do the
+  // separate checks run to name what is wrong (and the message prefix get built).
   void check_record(const TraceOp& op, std::uint64_t pos) const {
-    // One test for a valid record (known kind that its bound engine runs, every dependency
-    // within the trace and the window); the checks below name what is wrong otherwise.
+    auto at = [pos] { return "record " + std::to_string(pos) + ": "; };
+    // A known kind that its bound engine runs: one bit of the engine's mask.
+    if (!(op.kind < 8 && op.engine < engines_.size() && (engines_[op.engine].kinds >> op.kind & 1u))) {
+      const char* kind = op_kind_name(op.kind);
+      if (kind == nullptr)
+        throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
+      if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
+        throw ReplayStop(at() + "engine " + std::to_string(op.engine) +
+                         " is not bound (platform has: " + bound_names() + ")", pos);
+      const EngineMetrics& em = metrics_.engine(op.engine);
+      throw ReplayStop(at() + "a " + kind + " cannot run on " + em.name + " (a " +
+                       engine_kind_name(em.kind) + " engine)", pos);
+    }
+    // Every dependency within the trace and the window: the deepest one within both.
     static_assert(kMaxDeps == 4, "the test below takes the deepest of four dependencies");
     std::uint32_t deepest = op.deps[0] > op.deps[1] ? op.deps[0] : op.deps[1];
     const std::uint32_t deeper = op.deps[2] > op.deps[3] ? op.deps[2] : op.deps[3];
     if (deeper > deepest) deepest = deeper;
-    const std::uint64_t reach = pos < window_ ? pos : window_;
-    if (op.kind < 8 && op.engine < engines_.size() && (engines_[op.engine].kinds >> op.kind & 1u) &&
-        deepest <= reach)
-      return;
-    // The message prefix is built only on the way to an error.
-    auto at = [pos] { return "record " + std::to_string(pos) + ": "; };
-    const char* kind = op_kind_name(op.kind);
-    if (kind == nullptr)
-      throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
-    if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
-      throw ReplayStop(at() + "engine " + std::to_string(op.engine) + " is not bound (platform has: " +
-                       bound_names() + ")", pos);
-    const EngineMetrics& em = metrics_.engine(op.engine);
-    if (!runs_on(op.kind, em.kind))
-      throw ReplayStop(at() + "a " + kind + " cannot run on " + em.name + " (a " +
-                       engine_kind_name(em.kind) + " engine)", pos);
+    if (deepest <= (pos < window_ ? pos : window_)) return;
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
       if (d > pos)
