@@ -273,9 +273,12 @@ def _is_additive(path: Path, unit: str) -> bool:
     )
 
 
-def settings_for(config: Any) -> FastForwardSettings:
+def settings_for(
+    config: Any, error_bound: float = 1e-3, max_fraction: float = 0.2
+) -> FastForwardSettings:
     """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
-    slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule."""
+    slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule,
+    with its accuracy (``StatisticalSettings.error_bound``, ``max_simulated_fraction``)."""
     from tlm_models.statistical_period import StatisticalSettings
 
     refresh = max(
@@ -293,7 +296,9 @@ def settings_for(config: Any) -> FastForwardSettings:
         return FastForwardSettings(min_period_ps=4 * refresh)
     # Windows of up to 256 iterations, 3 of them compared: watch up to 1,024 iterations, and
     # search every 8 new ones (a search scans up to 769 snapshot rows).
-    statistical = StatisticalSettings(bank, max_window=256)
+    statistical = StatisticalSettings(
+        bank, max_window=256, error_bound=error_bound, max_simulated_fraction=max_fraction
+    )
     return FastForwardSettings(
         min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
     )
@@ -315,6 +320,12 @@ class Period:
     whole: list[Path] = field(default_factory=list)
     #: How the period was found, when not by the rules above (the result's ``periodicity``).
     rule: str = ""
+    #: Statistical periods (statistical_period.py): each statistic's spread of its running
+    #: total about its trend, and the windows the deltas are the mean of.
+    spread: Flat | None = None
+    #: ... and the standard deviation of its change per window.
+    scatter: Flat | None = None
+    windows: int = 0
 
 
 @dataclass
@@ -513,6 +524,8 @@ class FastForward:
     starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     #: Snapshot rows taken but not yet searched (see FastForwardSettings.search_every).
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: A statistical period's window while more windows are simulated for its accuracy.
+    sampling: int | None = None
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -555,13 +568,13 @@ class FastForward:
         self.iterations = np.concatenate([self.iterations, *(i for _, i, _ in self.pending)])
         self.starts = np.concatenate([self.starts, *(t for _, _, t in self.pending)])
         self.pending.clear()
-        self.period = find_period(
-            self.rows, self.iterations, self.starts, self.columns, self.settings
-        )
+        self.period = self._search()
         if self.period is not None:
             self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
             self.done_watching = True
             return
+        if self.sampling is not None:
+            return  # every steady window counts: keep the rows
         depth = self.settings.depth()
         self.rows, self.iterations, self.starts = (
             self.rows[-depth:],
@@ -570,6 +583,34 @@ class FastForward:
         )
         if self.watched >= self.settings.budget:
             self.done_watching = True
+
+    def _search(self) -> Period | None:
+        """The period found in the rows, unless a statistical one wants more windows
+        simulated first (``sampling``; statistical_period.wants_more)."""
+        assert self.columns is not None
+        statistical = self.settings.statistical
+        if self.sampling is not None and statistical is not None:
+            from tlm_models.statistical_period import statistical_period
+
+            period = statistical_period(
+                self.rows, self.iterations, self.starts, self.columns, statistical, self.sampling
+            )
+        else:
+            period = find_period(
+                self.rows, self.iterations, self.starts, self.columns, self.settings
+            )
+        if period is None or period.spread is None or statistical is None:
+            return period
+        from tlm_models.statistical_period import wants_more
+
+        last = dict(zip(self.columns.paths, map(float, self.rows[-1]), strict=True))
+        remaining = self.control.total - int(self.iterations[-1])
+        ahead = {p: last[p] + remaining / period.iterations * d for p, d in period.deltas.items()}
+        first = self.control.next_fixed + 1
+        if wants_more(period, ahead, self.control.total, first, self.settings.tail, statistical):
+            self.sampling = period.iterations
+            return None
+        return period
 
     def apply(
         self,
@@ -613,6 +654,12 @@ class FastForward:
         for root, tree in trees.items():
             _write_back(tree, values, root)
         assert self.skipped_range is not None
+        if self.period.spread is not None and self.settings.statistical is not None:
+            from tlm_models.statistical_period import error_report
+
+            section["estimated_error"] = error_report(
+                self.period, periods, values, self.settings.statistical
+            )
         section |= {
             "first_skipped": self.skipped_range[0],
             "period_iterations": self.period.iterations,
