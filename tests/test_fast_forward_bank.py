@@ -22,6 +22,7 @@ from tlm_models.fast_forward import (
     Period,
     _extrapolated,
     find_period,
+    settings_for,
 )
 from tlm_models.statistical_period import (
     StatisticalSettings,
@@ -326,3 +327,19 @@ def test_more_windows_only_while_a_statistic_can_meet_the_bound() -> None:
     assert not wants_more(_uncertain(0.01, 0.0, 10), values, 1000, 12, 2, s)
     tight = StatisticalSettings(REFRESH_PS, max_simulated_fraction=0.01)
     assert not wants_more(_uncertain(1.0, 0.0, 10), values, 1000, 12, 2, tight)
+
+
+def test_the_accuracy_options_reach_the_statistical_rule() -> None:
+    from tlm_models.cli.main import build_parser
+    from tlm_models.cli.run_cmd import config_of
+    from tlm_models.resolved_run import resolve_run
+
+    argv = ["run", "--dataflow", "flash2", "--seq-len", "1K", "--head-dim", "64"]
+    more = ["--set", "hbm.fidelity=bank", "--ff-error-bound", "1e-2", "--ff-max-fraction", "0.5"]
+    config = config_of(build_parser("run").parse_args([*argv, *more]))
+    assert (config.ff_error_bound, config.ff_max_fraction) == (1e-2, 0.5)
+    platform = resolve_run(config).platform
+    statistical = settings_for(platform, config.ff_error_bound, config.ff_max_fraction).statistical
+    assert statistical is not None
+    assert (statistical.error_bound, statistical.max_simulated_fraction) == (1e-2, 0.5)
+    assert statistical.refresh_ps == REFRESH_PS

@@ -34,7 +34,9 @@ window boundaries' totals about their least-squares line; the mean over n window
 skipped stretch itself ends at another offset than it starts: a standard deviation of
 sqrt(2) sigma_C sqrt((m / n)^2 + 1). (2) The windows' changes are independent with standard
 deviation s (rare events: a stall, a full queue, a slow request): the mean is off by s / sqrt(n)
-per window and the m skipped windows add their own s sqrt(m): s sqrt(m^2 / n + m). Measured
+per window and the m skipped windows add their own s sqrt(m): s sqrt(m^2 / n + m); s is
+measured over the windows starting at every steady iteration (W times as many as the
+consecutive ones, so that a few windows of many iterations still show it). Measured
 on the dataflows, bank events follow (1) (their running totals stay within a few hundred
 events of a line over hundreds of iterations) and rare events (2). The estimated error is
 that standard deviation times Student's t quantile at the level of ``sigmas`` for the n - 1
@@ -187,7 +189,10 @@ def _estimate(
     n = len(times) - (int(np.flatnonzero(off)[-1]) + 1 if off.any() else 0)
     bounds = rows[picks[-n - 1 :]]
     mean = (bounds[-1] - bounds[0]) / n
-    scatter = np.diff(bounds[:, columns.additive], axis=0).std(axis=0, ddof=1)
+    # Windows at every offset within the steady iterations, not only the ones the picks
+    # start: as many window sums as iterations, for the spread of a window's change.
+    steady = rows[picks[-n - 1] :, columns.additive]
+    scatter = (steady[w:] - steady[:-w]).std(axis=0, ddof=1)
     additive = columns.additive
     paths = [p for p, a in zip(columns.paths, additive, strict=True) if a]
     counts = [
