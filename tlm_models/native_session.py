@@ -65,6 +65,13 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_enable_request_log": (_c.c_int, [_P, _S, _U64]),
     "attn_request_log": (_U64, [_P, _S, _P, _c.POINTER(_U64)]),
     "attn_has_activity": (_c.c_int, [_P, _S]),
+    "attn_ticks_per_second": (_c.c_double, []),
+    "attn_stl_player_new": (_c.c_int, [_P, _S, _c.c_int, _U64, _U]),
+    "attn_stl_feed": (_c.c_int, [_P, _P, _P, _P, _P, _U64]),
+    "attn_stl_run": (_c.c_int, [_P]),
+    "attn_stl_error": (_S, [_P]),
+    "attn_stl_stats_json": (_S, [_P]),
+    "attn_stl_latency_copy": (None, [_P, _P]),
 }
 
 #: attn_step's answers.
@@ -309,8 +316,57 @@ class NativeSession:
             return np.zeros((0, 2), dtype=np.uint64)
         return np.ctypeslib.as_array(ptr, shape=(count.value * 2,)).reshape(-1, 2).copy()
 
+    # An STL player instead of a replayer (attn-tlm replay x.stl) ------------------------------
+
+    def new_stl_player(
+        self, memory: str, relative: bool, max_length: int, max_outstanding: int
+    ) -> None:
+        """Binds an STL player to ``memory``'s target socket."""
+        code = self.lib.attn_stl_player_new(
+            self.handle, memory.encode(), int(relative), max_length, max_outstanding
+        )
+        if code == 2:
+            raise UserError(f"STL player: {self._error()}")
+        self._check(code)
+
+    def stl_feed(
+        self, time_ps: np.ndarray, is_write: np.ndarray, address: np.ndarray, length: np.ndarray
+    ) -> None:
+        """Appends requests given as contiguous columns (u64, u8, u64, u32)."""
+        columns: list[np.ndarray] = [
+            np.ascontiguousarray(time_ps, dtype=np.uint64),
+            np.ascontiguousarray(is_write, dtype=np.uint8),
+            np.ascontiguousarray(address, dtype=np.uint64),
+            np.ascontiguousarray(length, dtype=np.uint32),
+        ]
+        self._check(
+            self.lib.attn_stl_feed(self.handle, *(c.ctypes.data for c in columns), len(columns[0]))
+        )
+
+    def stl_run(self) -> None:
+        self._check(self.lib.attn_stl_run(self.handle))
+
+    def stl_error(self) -> str:
+        return bytes(self.lib.attn_stl_error(self.handle)).decode(errors="replace")
+
+    def stl_stats(self) -> dict[str, Any]:
+        out: dict[str, Any] = json.loads(bytes(self.lib.attn_stl_stats_json(self.handle)))
+        return out
+
+    def stl_latencies(self, count: int) -> np.ndarray:
+        """The latencies of the first ``count`` completed requests, in ticks."""
+        out = np.zeros(count, dtype=np.uint64)
+        if count:
+            self.lib.attn_stl_latency_copy(self.handle, out.ctypes.data)
+        return out
+
 
 def _binding_order(config: PlatformConfig) -> list[Any]:
     from tlm_models.platform.builder import binding_order
 
     return binding_order(config.bindings)
+
+
+def ticks_per_second() -> float:
+    """Ticks of the simulation's time resolution per second (1e12 at 1 ps)."""
+    return float(round(load_library().attn_ticks_per_second()))

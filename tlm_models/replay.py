@@ -61,7 +61,8 @@ class ReplayOutput:
     ops: int
     fast_forward: dict[str, Any] | None = None  # what was extrapolated (None: simulated whole)
     #: The off-chip memory's requests (stl_export.REQUEST_DTYPE) when asked for.
-    memory_requests: np.ndarray | None = None
+    #: Each off-chip memory's logged requests, by name (``log_requests``).
+    memory_requests: dict[str, np.ndarray] | None = None
 
 
 def _bind(session: NativeSession, config: PlatformConfig, header: TraceHeader) -> None:
@@ -196,7 +197,7 @@ def replay_in_this_process(
 ) -> ReplayOutput:
     """Elaborates ``config``, replays the trace and collects results. Once per process.
 
-    ``log_requests`` keeps every request the off-chip memory receives (``memory_requests``).
+    ``log_requests`` keeps every request the off-chip memories receive (``memory_requests``).
     With ``fast_forward`` (over the emitter's iteration control) the loop's steady state is
     extrapolated instead of simulated; the output's ``fast_forward`` section says how much."""
     _reject_queued_memory(config)
@@ -208,16 +209,15 @@ def replay_in_this_process(
         session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
     if fast_forward is not None:
         fast_forward.attach(session)
-    memory = config.info().offchip.name
     if log_requests:
-        stl_export.enable(session, memory)
+        stl_export.enable_all(session, config)
     started = time.perf_counter()
     _drive(session, records_of(chunks), fast_forward)
     wall = time.perf_counter() - started
     replay, platform = session.result(), session.platform_stats()
     section = fast_forward.apply(replay, platform) if fast_forward is not None else None
     return ReplayOutput(
-        memory_requests=stl_export.logged_requests(session, memory) if log_requests else None,
+        memory_requests=stl_export.logged_by_memory(session, config) if log_requests else None,
         replay=replay,
         platform=platform,
         timeline=_timeline(session, header, timeline) if timeline else None,

@@ -1,7 +1,8 @@
 """Replays a DRAMSys STL memory trace (.stl / .rstl) against a platform's off-chip memory.
 
 Only the off-chip memory component (the one behind the platform's off-chip address window, e.g.
-``hbm``) is elaborated, from the platform's own configuration and overrides, and the C++
+``hbm``; on a platform with several, the one whose window holds the trace's first address) is
+elaborated, from the platform's own configuration and overrides, and the C++
 ``StlPlayer`` (include/tlm_models/stl_player.h) is bound straight to its target socket: an STL
 trace describes requests as they reach the memory controller, so DMA engines and interconnects
 are not in the path. Addresses are bus addresses inside the off-chip window; the player sends
@@ -11,6 +12,7 @@ them relative to the window's base, as the platform's interconnect would.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import time
 from pathlib import Path
@@ -18,15 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from tlm_models import kernel
 from tlm_models.errors import UserError
+from tlm_models.native_session import NativeSession, ticks_per_second
 from tlm_models.platform import load_platform
-from tlm_models.platform.builder import build_platform
 from tlm_models.platform.schema import PlatformConfig
+from tlm_models.stl_export import offchip_regions
 from tlm_models.trace.io import open_trace
 
 SCHEMA = "attn-tlm.stl-result/1"
-PLAYER_HEADER = "tlm_models/stl_player.h"
 #: The player's data buffer holds the longest request; longer ones are a broken trace.
 MAX_REQUEST_BYTES = 64 << 20
 _REQUEST_LINE = re.compile(rb"^[ \t]*\d")
@@ -35,9 +36,18 @@ _REQUEST_LINE = re.compile(rb"^[ \t]*\d")
 _SIMULATION_OBJECTS: list[Any] = []
 
 
-def memory_only(platform: PlatformConfig) -> tuple[PlatformConfig, int, int]:
-    """The platform reduced to its off-chip memory component, with that memory's window."""
+def memory_only(
+    platform: PlatformConfig, first_address: int | None = None
+) -> tuple[PlatformConfig, int, int]:
+    """The platform reduced to one off-chip memory component, with that memory's window: the
+    memory whose window holds ``first_address`` (a platform with several off-chip memories,
+    whose ``run --export-stl`` wrote one trace per memory), else the platform's first."""
     region = platform.info().offchip
+    for candidate in offchip_regions(platform):
+        if first_address is not None and candidate.base <= first_address < (
+            candidate.base + candidate.size
+        ):
+            region = candidate
     component = platform.components[region.name]
     reduced = PlatformConfig(
         name=platform.name,
@@ -82,57 +92,42 @@ def replay_stl_file(
     ``with_latencies`` adds every request's latency (ns, trace order) under ``latencies_ns``.
     ``outstanding`` keeps that many requests in flight against a bank-level ``hbm`` memory,
     which then queues them (``request_mode: queued``) so that its scheduler can reorder them.
+    The memory and the player run compiled (``native/session_api.cpp``): no JIT in the process.
     """
-    import cppyy
-    import cppyy.ll
-
     started = time.perf_counter()
     platform = load_platform(platform_path, overrides)
-    reduced, base, size = memory_only(platform)
     trace = open_trace(trace_path, stl_clock_hz=clock_hz)
     if not trace.is_memory_trace:
         raise UserError(f"{trace_path}: is an operation trace, not an STL memory trace")
+    chunks = trace.chunks()
+    first = next(chunks, None)
+    first_address = int(first["address"][0]) if first is not None and len(first) else None
+    reduced, base, size = memory_only(platform, first_address)
     relative = trace.format == "rstl"
     if outstanding is not None:
         reduced = with_queued_memory(reduced, outstanding, relative)
-    gbl = kernel.load_models()
-    if not cppyy.include(PLAYER_HEADER):
-        raise UserError(f"cannot include '{PLAYER_HEADER}'")
-    built = build_platform(reduced)
+    session = NativeSession(reduced)
+    _SIMULATION_OBJECTS.append(session)
     memory_name = next(iter(reduced.components))
-    params = gbl.tlm_models.StlPlayer.Params()
-    params.relative = relative
-    params.max_length = MAX_REQUEST_BYTES
-    params.max_outstanding = outstanding or 1
-    player = gbl.tlm_models.StlPlayer("stl_player", params)
-    _SIMULATION_OBJECTS.append((built, player))
-    player.socket.bind(built.modules[memory_name].target)
+    session.new_stl_player(memory_name, relative, MAX_REQUEST_BYTES, outstanding or 1)
 
     count = 0
-    for chunk in trace.chunks():
+    for chunk in itertools.chain([first] if first is not None else [], chunks):
         _check_chunk(chunk, count, trace_path, base, size, memory_name)
-        columns = (
-            np.ascontiguousarray(chunk["time_ps"]),
+        session.stl_feed(
+            chunk["time_ps"],
             np.ascontiguousarray(chunk["is_write"]).view(np.uint8),
-            np.ascontiguousarray(chunk["address"] - np.uint64(base)),
-            np.ascontiguousarray(chunk["length"]),
-        )
-        player.feed(
-            cppyy.ll.cast["const uint64_t*"](columns[0].ctypes.data),
-            cppyy.ll.cast["const uint8_t*"](columns[1].ctypes.data),
-            cppyy.ll.cast["const uint64_t*"](columns[2].ctypes.data),
-            cppyy.ll.cast["const uint32_t*"](columns[3].ctypes.data),
-            len(chunk),
+            chunk["address"] - np.uint64(base),
+            chunk["length"],
         )
         count += len(chunk)
-    sc = gbl.sc_core
     sim_started = time.perf_counter()
-    sc.sc_start()
+    session.stl_run()
     sim_wall = time.perf_counter() - sim_started
-    if player.failed():
-        raise UserError(f"{_where(trace_path, str(player.error()))}")
-    stats = built.collect_stats()
-    result = _result(player, stats, count)
+    error = session.stl_error()
+    if error:
+        raise UserError(_where(trace_path, error))
+    result = _result(session.stl_stats(), session.platform_stats(), count)
     result.update(
         trace=trace_path,
         trace_format=trace.format,
@@ -147,10 +142,8 @@ def replay_stl_file(
         wall_s=time.perf_counter() - started,
     )
     if with_latencies:
-        ticks = np.zeros(count, dtype=np.uint64)
-        if count:
-            player.latency_copy(cppyy.ll.cast["uint64_t*"](ticks.ctypes.data))
-        result["latencies_ns"] = (ticks / _ticks_per_ns()).tolist()
+        ticks = session.stl_latencies(result["requests"])
+        result["latencies_ns"] = (ticks / (ticks_per_second() / 1e9)).tolist()
     return result
 
 
@@ -212,40 +205,30 @@ def _where(path: str, error: str) -> str:
     return f"{path}:{_line_of_request(path, int(match.group(1)))}: {error}"
 
 
-def _result(player: Any, stats: dict[str, Any], count: int) -> dict[str, Any]:
-    latency = player.latency()
-    buckets = {
-        str(latency.bucket_name(b)): int(latency.bucket_count(b))
-        for b in range(int(latency.kBuckets))
-        if int(latency.bucket_count(b))
-    }
-    first = int(player.first_issue().value()) / _ticks_per_ns()
-    last = int(player.last_completion().value()) / _ticks_per_ns()
+def _result(player: dict[str, Any], stats: dict[str, Any], count: int) -> dict[str, Any]:
+    """The result from the player's statistics tree (``StlPlayer::collect_stats``)."""
+    values = {k: v["value"] for k, v in player["stats"].items()}
+    histogram = next(c for c in player["children"] if c["name"] == "latency_histogram")
+    buckets = {k: int(v["value"]) for k, v in histogram["stats"].items() if v["value"]}
     return {
         "schema": SCHEMA,
-        "requests": int(player.completed()),
-        "reads": int(player.reads()),
-        "writes": int(player.writes()),
-        "bytes_read": int(player.bytes_read()),
-        "bytes_written": int(player.bytes_written()),
-        "sim_time_ns": last,
-        "first_issue_ns": first,
-        "last_completion_ns": last,
-        "achieved_bandwidth_Bps": float(player.achieved_bandwidth()),
+        "requests": int(values["requests"]),
+        "reads": int(values["reads"]),
+        "writes": int(values["writes"]),
+        "bytes_read": int(values["bytes_read"]),
+        "bytes_written": int(values["bytes_written"]),
+        "sim_time_ns": float(values["last_completion"]),
+        "first_issue_ns": float(values["first_issue"]),
+        "last_completion_ns": float(values["last_completion"]),
+        "achieved_bandwidth_Bps": float(values["achieved_bandwidth"]),
         "latency_ns": {
-            "mean": float(latency.mean_ns()),
-            "max": int(latency.max()) / _ticks_per_ns(),
+            "mean": float(values["latency_mean"]),
+            "max": float(values["latency_max"]),
             "histogram": buckets,
         },
         "memory_stats": stats,
         "fed": count,
     }
-
-
-def _ticks_per_ns() -> float:
-    """Ticks of the time resolution per ns (1000 at 1 ps): dividing keeps whole ns exact."""
-    gbl = kernel.load_models()
-    return float(round(1e-9 / float(gbl.sc_core.sc_get_time_resolution().to_seconds())))
 
 
 def format_stl_summary(r: dict[str, Any]) -> str:

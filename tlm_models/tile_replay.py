@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from tlm_models import stl_export
 from tlm_models.errors import SimulationError, UserError
 from tlm_models.native_session import NativeSession
 from tlm_models.platform.schema import PlatformConfig
@@ -53,6 +54,8 @@ class TileReplayOutput:
     #: a cost of the simulation, not a simulated figure; it may vary with the feed).
     gate_handoffs: int = 0
     timeline: Timeline | None = None  # one track group per tile, and the memory channels
+    #: Each off-chip memory's logged requests from all tiles, by name (``log_requests``).
+    memory_requests: dict[str, np.ndarray] | None = None
 
 
 def _tiles_timeline(
@@ -122,12 +125,14 @@ def replay_tiles_in_this_process(
     traces: Sequence[tuple[TraceHeader, Iterable[np.ndarray]]],
     fast_forward: TileFastForward | None = None,
     timeline: TimelineWindow | None = None,
+    log_requests: bool = False,
 ) -> TileReplayOutput:
     """Elaborates ``config`` and replays ``traces[i]`` on tile i, all in one simulation (once
     per process). The platform must have as many tiles as there are traces. With
     ``fast_forward`` the chip's steady state is skipped on every tile together; the output's
     ``fast_forward`` section says how much. ``timeline``: every tile's operations (at most
-    ``max_entries`` a tile) and the memory channels' activity within the window."""
+    ``max_entries`` a tile) and the memory channels' activity within the window.
+    ``log_requests`` keeps every request the shared off-chip memories receive."""
     if config.tile_count != len(traces):
         raise UserError(
             f"platform '{config.name}' has {config.tile_count} tile(s) but {len(traces)} "
@@ -147,6 +152,8 @@ def replay_tiles_in_this_process(
     if fast_forward is not None:
         session.select_replayer(0)
         fast_forward.attach(session)
+    if log_requests:
+        stl_export.enable_all(session, config)
     started = time.perf_counter()
     drive(
         session,
@@ -175,4 +182,13 @@ def replay_tiles_in_this_process(
     recorded = (
         _tiles_timeline(session, [h for h, _ in traces], timeline) if timeline is not None else None
     )
-    return TileReplayOutput(tiles, platform, wall, ops, section, session.gate_handoffs(), recorded)
+    return TileReplayOutput(
+        tiles,
+        platform,
+        wall,
+        ops,
+        section,
+        session.gate_handoffs(),
+        recorded,
+        stl_export.logged_by_memory(session, config) if log_requests else None,
+    )

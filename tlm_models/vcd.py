@@ -1,6 +1,8 @@
 """Value Change Dump of engine and memory-channel activity, for waveform viewers (GTKWave).
 
-One 1-bit signal per timeline track (engines, HBM channels): 1 while the track is busy. The
+One 1-bit signal per timeline track (engines, HBM channels): 1 while the track is busy, inside
+one scope per track group (``engines`` and ``memory_channels``; on a tiled platform ``tile0``,
+``tile1``, ... each with its engines, so equal engine names stay apart). The
 replayer runs loosely timed — it books each operation's interval when it issues it, ahead of
 the kernel's time — so the waveform is written from the same recorded intervals as the
 Perfetto timeline, in the same window, rather than traced live with ``sc_trace``.
@@ -51,6 +53,10 @@ def _changes(starts_ns: np.ndarray, ends_ns: np.ndarray) -> Iterator[tuple[int, 
         yield busy_until, 0
 
 
+def _scope_name(timeline: Timeline, process: int) -> str:
+    return _signal_name(timeline.processes.get(process, f"group{process}"))
+
+
 def write_vcd(timeline: Timeline, path: Path) -> None:
     """Writes the busy signals of every track; changes at one instant settle to the last."""
     ids = [_identifier(i) for i in range(len(timeline.tracks))]
@@ -64,10 +70,13 @@ def write_vcd(timeline: Timeline, path: Path) -> None:
         f"$timescale {TIMESCALE_PS} ps $end",
         "$scope module attn_tlm $end",
     ]
-    lines += [
-        f"$var wire 1 {ident} {_signal_name(track.name)} $end"
-        for ident, track in zip(ids, timeline.tracks, strict=True)
-    ]
+    by_group: dict[int, list[tuple[str, str]]] = {}
+    for ident, track in zip(ids, timeline.tracks, strict=True):
+        by_group.setdefault(track.process, []).append((ident, track.name))
+    for process in sorted(by_group):
+        lines.append(f"$scope module {_scope_name(timeline, process)} $end")
+        lines += [f"$var wire 1 {i} {_signal_name(name)} $end" for i, name in by_group[process]]
+        lines.append("$upscope $end")
     lines += ["$upscope $end", "$enddefinitions $end", "#0", "$dumpvars"]
     lines += [f"0{ident}" for ident in ids]
     lines.append("$end")

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from tlm_models.cli.energy_cmd import ert_overrides_for
@@ -21,6 +22,7 @@ from tlm_models.readable import format_duration
 from tlm_models.replay import TimelineWindow
 from tlm_models.resolved_run import resolve_run
 from tlm_models.sim_progress import SimulationProgress
+from tlm_models.stl_export import offchip_regions, stl_paths
 from tlm_models.study.config import (
     DATAFLOWS,
     RunConfig,
@@ -153,11 +155,11 @@ def _run(args: argparse.Namespace) -> int:
         print(json.dumps(result, indent=2))
         return 0
     print(format_summary(result, _title(result)))
-    for label, path in (
-        ("timeline", args.timeline),
-        ("waveform", args.vcd),
-        ("off-chip requests (STL)", args.export_stl),
-    ):
+    for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
         if path:
             print(f"{label}: {path}")
+    if args.export_stl:
+        memories = [r.name for r in offchip_regions(run.platform)]
+        for memory, stl in stl_paths(Path(args.export_stl), memories).items():
+            print(f"off-chip requests of {memory} (STL): {stl}")
     return 0

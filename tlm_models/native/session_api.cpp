@@ -21,6 +21,7 @@
 #include "tlm_models/issue_gate.h"
 #include "tlm_models/replayer.h"
 #include "tlm_models/stats.h"
+#include "tlm_models/stl_player.h"
 #include "tlm_models/trace_op.h"
 
 namespace {
@@ -54,6 +55,8 @@ struct Session {
   tlm_models::Replayer* replayer = nullptr;
   // Orders the replayers' operations by simulated time when they share components (tiles).
   tlm_models::IssueGate* gate = nullptr;
+  // Plays an STL memory trace into one memory (attn-tlm replay x.stl) instead of a replayer.
+  tlm_models::StlPlayer* player = nullptr;
   bool started = false;  // the kernel has run once
   std::string error;
   std::string text;  // the last string handed out; valid until the next call that sets it
@@ -498,6 +501,75 @@ std::uint64_t attn_request_log(Session* s, const char* component, void* out,
 int attn_has_activity(Session* s, const char* component) {
   Component* c = find(s, component);
   return c != nullptr && static_cast<bool>(c->channel_activity);
+}
+
+// STL memory traces ------------------------------------------------------------------------
+
+// Ticks of the kernel's time resolution per second (1e12 at the default 1 ps).
+double attn_ticks_per_second() { return 1.0 / sc_core::sc_get_time_resolution().to_seconds(); }
+
+// Binds an STL player to the target socket of `memory`; 2 when its Params check rejects the
+// values (attn_error holds why).
+int attn_stl_player_new(Session* s, const char* memory, int relative, std::uint64_t max_length,
+                        unsigned max_outstanding) {
+  return guarded(s, [&] {
+    Component* c = find(s, memory);
+    if (c == nullptr) return fail(s, std::string("no component ") + memory);
+    auto target = c->targets.find("target");
+    if (target == c->targets.end()) return fail(s, std::string(memory) + " has no target socket");
+    tlm_models::StlPlayer::Params p;
+    p.relative = relative != 0;
+    p.max_length = max_length;
+    p.max_outstanding = max_outstanding;
+    std::string problem = p.check();
+    if (!problem.empty()) {
+      s->error = problem;
+      return 2;
+    }
+    s->player = new tlm_models::StlPlayer("stl_player", p);
+    s->player->socket.bind(*target->second);
+    return 0;
+  });
+}
+
+// Appends `count` requests (columns; read once, reusable at once), before the run.
+int attn_stl_feed(Session* s, const std::uint64_t* time_ps, const std::uint8_t* is_write,
+                  const std::uint64_t* address, const std::uint32_t* length,
+                  std::uint64_t count) {
+  return guarded(s, [&] {
+    if (s->player == nullptr) return fail(s, "the session has no STL player");
+    s->player->feed(time_ps, is_write, address, length, count);
+    return 0;
+  });
+}
+
+// Plays everything fed, to the last completion.
+int attn_stl_run(Session* s) {
+  return guarded(s, [&] {
+    if (s->player == nullptr) return fail(s, "the session has no STL player");
+    s->started = true;
+    sc_core::sc_start();
+    return 0;
+  });
+}
+
+// The player's failure ("request 12: ..."), empty when it played every request.
+const char* attn_stl_error(Session* s) {
+  s->text = s->player == nullptr ? std::string() : s->player->error();
+  return s->text.c_str();
+}
+
+// The player's statistics (StatsGroup JSON: requests, bytes, span, latency and its histogram).
+const char* attn_stl_stats_json(Session* s) {
+  tlm_models::StatsGroup g("stl_player");
+  if (s->player != nullptr) s->player->collect_stats(g);
+  s->text = g.to_json();
+  return s->text.c_str();
+}
+
+// Every completed request's latency in ticks, trace order (attn_stl_stats_json's `requests`).
+void attn_stl_latency_copy(Session* s, std::uint64_t* out) {
+  if (s->player != nullptr) s->player->latency_copy(out);
 }
 
 }  // extern "C"

@@ -23,7 +23,6 @@ from tlm_models.dataflows.io_formulas import (
 from tlm_models.dataflows.workload import Workload
 from tlm_models.diagnosis import diagnose, peaks_of
 from tlm_models.energy.model import energy_section
-from tlm_models.errors import UserError
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.growth_fast_forward import fast_forward_for
 from tlm_models.platform.info import PlatformInfo
@@ -31,7 +30,7 @@ from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.resolved_run import ResolvedRun, resolve_run
 from tlm_models.result import compose_result
-from tlm_models.stl_export import write_stl
+from tlm_models.stl_export import EXACT_REASON, write_stl_files
 from tlm_models.study.approx_study import approx_error
 from tlm_models.study.config import RunConfig
 from tlm_models.study.variants import format_tokens
@@ -138,20 +137,26 @@ def run_one(
     if run.platform.tiles is not None:
         from tlm_models.study.tile_run import run_tiled
 
-        if vcd or export_stl:
-            raise UserError("VCD and STL export are not available on a tiled platform yet")
-        return run_tiled(run, Path(timeline) if timeline else None, window)
+        return run_tiled(
+            run,
+            Path(timeline) if timeline else None,
+            window,
+            Path(vcd) if vcd else None,
+            Path(export_stl) if export_stl else None,
+            stl_clock_hz,
+        )
     config, platform, info, workload = run.config, run.platform, run.info, run.workload
+    exact = config.exact or export_stl is not None
     # Fast-forward decides between chunks, so its chunks are small: the emitter stays only a
     # few iterations ahead of the replay and the skip starts soon after the loop repeats.
-    chunk_ops = DEFAULT_CHUNK_OPS if config.exact else FAST_FORWARD_CHUNK_OPS
+    chunk_ops = DEFAULT_CHUNK_OPS if exact else FAST_FORWARD_CHUNK_OPS
     emitted = emit(config.dataflow, workload, info, chunk_ops, params=run.params)
     fast_forward = (
         fast_forward_for(
             emitted.iterations,
             settings_for(platform, config.ff_error_bound, config.ff_max_fraction),
         )
-        if emitted.iterations is not None and not config.exact
+        if emitted.iterations is not None and not exact
         else None
     )
     out = replay_in_this_process(
@@ -163,12 +168,7 @@ def run_one(
         fast_forward=fast_forward,
     )
     if export_stl and out.memory_requests is not None:
-        write_stl(
-            Path(export_stl),
-            out.memory_requests,
-            info.offchip.base,
-            stl_clock_hz,
-        )
+        write_stl_files(Path(export_stl), out.memory_requests, platform, stl_clock_hz)
     if timeline and out.timeline is not None:
         out.timeline.metadata["run"] = describe_run(config)
         write_chrome_json(out.timeline, Path(timeline))
@@ -180,7 +180,12 @@ def run_one(
     result = compose_result(out.replay, info, identity, out.wall_s)
     result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     result["bounds"] = bounds_bytes(workload, info, config.dataflow, run.params)
-    return finish_result(result, run, out.platform, out.fast_forward, out.ops, started, out.wall_s)
+    result = finish_result(
+        result, run, out.platform, out.fast_forward, out.ops, started, out.wall_s
+    )
+    if export_stl and not config.exact and emitted.iterations is not None:
+        result["fast_forward"] = {"enabled": False, "reason": EXACT_REASON}
+    return result
 
 
 def run_identity(run: ResolvedRun, header_params: Mapping[str, Any]) -> dict[str, Any]:

@@ -16,29 +16,46 @@ from tlm_models.diagnosis import peaks_of
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.replay import TimelineWindow
 from tlm_models.resolved_run import ResolvedRun
+from tlm_models.stl_export import EXACT_REASON, write_stl_files
 from tlm_models.study.run import bounds_bytes, describe_run, finish_result, run_identity
 from tlm_models.tile_fast_forward import TileFastForward, unbalanced_reason
 from tlm_models.tile_replay import replay_tiles_in_this_process
 from tlm_models.tile_result import compose_tiles_result
 from tlm_models.timeline import write_chrome_json
+from tlm_models.vcd import write_vcd
 
 
 def run_tiled(
-    run: ResolvedRun, timeline: Path | None = None, window: TimelineWindow | None = None
+    run: ResolvedRun,
+    timeline: Path | None = None,
+    window: TimelineWindow | None = None,
+    vcd: Path | None = None,
+    export_stl: Path | None = None,
+    stl_clock_hz: float = 1e9,
 ) -> dict[str, Any]:
     """The result JSON of ``run`` on its tiled platform, its steady state fast-forwarded on
     every tile together where the tiles' loops are alike (``tile_fast_forward.py``); with
-    ``timeline`` a Perfetto file of ``window`` (one track group per tile) is written there."""
+    ``timeline`` a Perfetto file of ``window`` (one track group per tile) is written there,
+    with ``vcd`` the same window's busy signals (a scope per tile), and with ``export_stl``
+    every shared off-chip memory's requests as an STL trace (``stl_export.py``; the run then
+    replays exactly)."""
     started = time.perf_counter()
     platform, workload = run.platform, run.workload
     count = platform.tile_count
     infos = [platform.tile_info(i) for i in range(count)]
-    chunk_ops = DEFAULT_CHUNK_OPS if run.config.exact else FAST_FORWARD_CHUNK_OPS
+    exact = run.config.exact or export_stl is not None
+    chunk_ops = DEFAULT_CHUNK_OPS if exact else FAST_FORWARD_CHUNK_OPS
     emitted = [
         emit(run.config.dataflow, workload, info, chunk_ops, params=run.params) for info in infos
     ]
     controls = [e.iterations for e in emitted]
-    exact_reason = "--exact" if run.config.exact else unbalanced_reason(controls)
+    exact_reason = (
+        "--exact"
+        if run.config.exact
+        else EXACT_REASON
+        if export_stl is not None
+        else unbalanced_reason(controls)
+    )
     fast_forward = (
         TileFastForward.of([c for c in controls if c is not None], settings_for(platform))
         if exact_reason is None
@@ -48,11 +65,16 @@ def run_tiled(
         platform,
         [(e.header, e.chunks) for e in emitted],
         fast_forward,
-        (window or TimelineWindow()) if timeline is not None else None,
+        (window or TimelineWindow()) if timeline is not None or vcd is not None else None,
+        log_requests=export_stl is not None,
     )
     if timeline is not None and out.timeline is not None:
         out.timeline.metadata["run"] = describe_run(run.config)
         write_chrome_json(out.timeline, timeline)
+    if vcd is not None and out.timeline is not None:
+        write_vcd(out.timeline, vcd)
+    if export_stl is not None and out.memory_requests is not None:
+        write_stl_files(export_stl, out.memory_requests, platform, stl_clock_hz)
     identity = run_identity(run, emitted[0].header.params)
     result = compose_tiles_result(platform, out.tiles, infos, out.platform, identity, out.wall_s)
     result["tiles"]["assignment"] = assignment(workload, count)
