@@ -338,6 +338,7 @@ class Columns:
     time: np.ndarray  # compared to TIME_TOLERANCE_NS rather than relatively
     #: Column indices of each group of like components' statistic (see member_tolerance).
     groups: list[np.ndarray] = field(default_factory=list)
+    sum_columns: list[tuple[int, list[int]]] | None = None
 
     @staticmethod
     def of(layout: list[tuple[Path, str]]) -> Columns:
@@ -350,13 +351,23 @@ class Columns:
 
     def with_sums(self, rows: np.ndarray) -> np.ndarray:
         """``rows`` with the latency sums appended (mean x the histogram's count)."""
-        index = {p: i for i, p in enumerate(self.paths)}
-        extra = []
-        for path in self.paths[rows.shape[1] :]:
-            group = path[:-1]
-            hist = [i for p, i in index.items() if p[:-1] == (*group, "latency_histogram")]
-            extra.append(rows[:, index[(*group, "latency_mean")]] * rows[:, hist].sum(axis=1))
+        extra = [rows[:, m] * rows[:, hist].sum(axis=1) for m, hist in self._sums(rows.shape[1])]
         return np.column_stack([rows, *extra]) if extra else rows
+
+    def _sums(self, width: int) -> list[tuple[int, list[int]]]:
+        """Per latency sum (the paths beyond the snapshot's ``width``), its mean's column and
+        its histogram's columns (found once: a watched loop appends sums to every row)."""
+        if self.sum_columns is None:
+            index = {p: i for i, p in enumerate(self.paths)}
+            buckets: dict[Path, list[int]] = {}
+            for p, i in index.items():
+                if p[-2:-1] == ("latency_histogram",):
+                    buckets.setdefault(p[:-2], []).append(i)
+            self.sum_columns = [
+                (index[(*p[:-1], "latency_mean")], buckets.get(p[:-1], []))
+                for p in self.paths[width:]
+            ]
+        return self.sum_columns
 
 
 _NUMBERED = re.compile(r"^([A-Za-z_]+)(\d+)$")
