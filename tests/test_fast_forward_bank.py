@@ -129,9 +129,10 @@ def _stands(path: str) -> bool:
     return name in EXTREMES | HOST_FIGURES | AVERAGES or bool(PERCENTILES.search(name))
 
 
-#: Waits of requests that found their bank queue full: they follow a modulation of the
-#: request stream over hundreds of iterations, longer than the compared windows
-#: (docs/runtime.md gives their measured differences), and are left out of the bound.
+#: Waits of requests that found their bank queue full: they come in clusters of iterations
+#: that start just before a refresh, recurring over more iterations than a window holds
+#: (docs/runtime.md, "Full-queue waits"), and are left out of the bound (their estimated
+#: error in the result says how far off they may be).
 QUEUE_FULL = ("backpressured", "backpressure_time")
 
 
