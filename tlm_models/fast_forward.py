@@ -583,6 +583,7 @@ class FastForward:
         if self.period is not None:
             self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
             self.done_watching = True
+            self.sampling = None  # a later regime (growth_fast_forward.py) is searched afresh
             return
         if self.sampling is not None:
             return  # every steady window counts: keep the rows

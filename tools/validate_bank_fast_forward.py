@@ -21,18 +21,33 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-#: (name, dataflow, N, d, dataflow parameters): as published (docs/study.md) and defaults.
-CASES: list[tuple[str, str, int, int, tuple[tuple[str, str], ...]]] = [
-    (f"{tag}{df}-{n // 1024}K-{d}", df, n, d, params)
-    for df, published in (
-        ("flash2", (("tiling", "paper"), ("overlap", "none"))),
-        ("flat", (("overlap", "none"),)),
-        ("standard", (("overlap", "none"),)),
-    )
-    for n in (8192, 16384)
-    for d in (64, 128)
-    for tag, params in (("", ()), ("published-", published))
-] + [(f"attenio-16K-{d}", "attenio", 16384, d, ()) for d in (64, 128)]
+#: (name, dataflow, N, d, dataflow parameters): as published (docs/study.md) and defaults,
+#: and FA2 at 32K, long enough for the extra windows to pay.
+CASES: list[tuple[str, str, int, int, tuple[tuple[str, str], ...]]] = (
+    [
+        (f"{tag}{df}-{n // 1024}K-{d}", df, n, d, params)
+        for df, published in (
+            ("flash2", (("tiling", "paper"), ("overlap", "none"))),
+            ("flat", (("overlap", "none"),)),
+            ("standard", (("overlap", "none"),)),
+        )
+        for n in (8192, 16384)
+        for d in (64, 128)
+        for tag, params in (("", ()), ("published-", published))
+    ]
+    + [(f"attenio-16K-{d}", "attenio", 16384, d, ()) for d in (64, 128)]
+    + [
+        ("flash2-32K-64", "flash2", 32768, 64, ()),
+        (
+            "published-flash2-32K-64",
+            "flash2",
+            32768,
+            64,
+            (("tiling", "paper"), ("overlap", "none")),
+        ),
+        ("flash2-32K-128", "flash2", 32768, 128, ()),
+    ]
+)
 
 #: Statistics that stand as simulated (largest values, percentiles, averages, the host's).
 STANDS = ("latency_max", "latency_min", "queue_occupancy", "buffer_capacity",
