@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows import emit
-from tlm_models.dataflows.io_formulas import TRAFFIC
+from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
 from tlm_models.dataflows.workload import Workload
 from tlm_models.fast_forward import (
     FAST_FORWARD_CHUNK_OPS,
@@ -47,7 +47,9 @@ def replay_stats(
         "stats": {"/".join(path): value for path, value in values.items()},
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
-        "closed_form_bytes": TRAFFIC[dataflow](workload, config.info(), params or {}).total_bytes,
+        "closed_form_bytes": TRAFFIC.get(dataflow, approx_traffic)(
+            workload, config.info(), params or {}
+        ).total_bytes,
     }
 
 

@@ -145,14 +145,24 @@ class IterationControl:
         return nxt
 
     def plan_skip(
-        self, period: int, tail: int, growth_from: int | None = None
+        self,
+        period: int,
+        tail: int,
+        growth_from: int | None = None,
+        watched_to: int | None = None,
     ) -> tuple[int, int] | None:
         """Skips whole periods from the first iteration still open up to ``tail`` before the
         end; returns the skipped range, or None when too little is left to skip or a skip is
         still pending. With ``growth_from`` (the loop grows linearly, ``linear_growth.py``)
         the skip stops before the first iteration whose shape breaks linear growth from
-        ``growth_from`` on."""
+        ``growth_from`` on. With ``watched_to`` (the last iteration the period was measured
+        on) and kinds, nothing is skipped when the kinds change between it and the skip: the
+        emitter ran ahead into another regime than the one measured."""
         first = self.next_fixed + 1
+        if watched_to is not None and self.kinds is not None:
+            for i in range(max(watched_to + 1, period), min(first, self.total)):
+                if self.kinds[i] != self.kinds[i - period]:
+                    return None
         count = (self.total - tail - first) // period * period
         if growth_from is not None:
             from tlm_models.linear_growth import grows_linearly
@@ -581,7 +591,7 @@ class FastForward:
         self.pending.clear()
         self.period = self._search()
         if self.period is not None:
-            self.skipped_range = self.control.plan_skip(self.period.iterations, self.settings.tail)
+            self.skipped_range = self.plan(self.period.iterations)
             self.done_watching = True
             self.sampling = None  # a later regime (growth_fast_forward.py) is searched afresh
             return
@@ -623,6 +633,10 @@ class FastForward:
             self.sampling = period.iterations
             return None
         return period
+
+    def plan(self, period: int) -> tuple[int, int] | None:
+        """Plans the skip of whole periods of ``period`` iterations (``IterationControl``)."""
+        return self.control.plan_skip(period, self.settings.tail)
 
     def apply(
         self,

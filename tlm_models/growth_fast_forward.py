@@ -25,6 +25,24 @@ from tlm_models.fast_forward import (
 )
 from tlm_models.linear_growth import Growth, ShapeWatch, find_growth
 
+#: Idle causes an engine's stall is charged to (``replay_metrics.h``), besides the
+#: ``bandwidth``/``dma_credits`` figures, which are busy time.
+IDLE_CAUSES = ("load_data", "pe_result", "exp_result", "buffer_free", "store_done", "lookahead")
+
+
+@dataclass
+class IdleAcross:
+    """An engine that issued nothing during a skip: the exact run charges the skipped time
+    to the idle gap before its next operation (one stall cause, at that issue), which the
+    extrapolation of per-iteration changes (all zero for it) misses. Resolved from the
+    snapshots once that operation has issued."""
+
+    root: str  # "replay", or a tile's "replay_tile<i>"
+    engine: str
+    after: int  # the first iteration after the skip
+    time_ns: float  # the skipped time
+    cause: str | None = None
+
 
 @dataclass
 class Skip:
@@ -55,8 +73,12 @@ class GrowthFastForward(FastForward):
     #: Whether some rule was found (a skip may still have been too short to take).
     found: bool = False
     watched_before: int = 0  # iterations watched for the earlier skips
+    #: Engines idle across a skip, their next operation's stall cause still to be seen.
+    idle: list[IdleAcross] = field(default_factory=list)
+    last_row: np.ndarray | None = None  # the latest snapshot row, for changes between rows
 
     def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
+        self._resolve_idle(rows, iterations)
         if self.skipped_range is not None:
             self._follow_skip(rows, iterations, starts)
             return
@@ -75,6 +97,13 @@ class GrowthFastForward(FastForward):
             # Nothing to skip before the regime (or the run) ends: watch on for the next.
             self.period, self.growth = None, None
             self.done_watching = self.watched >= self.settings.budget
+
+    def plan(self, period: int) -> tuple[int, int] | None:
+        """A regime's period applies up to the next change of kind: the emitter may already be
+        in the next regime (a short one, or a long read-ahead)."""
+        return self.control.plan_skip(
+            period, self.settings.tail, watched_to=int(self.iterations[-1])
+        )
 
     def _take_growth(self) -> None:
         """Plans a skip when the loop grows linearly and the emitter's shapes agree."""
@@ -139,7 +168,40 @@ class GrowthFastForward(FastForward):
                 "period_ns": self.period.time_ps / 1e3,
             }
         self.skips.append(Skip(first, count, change, describe))
+        self._note_idle(change, first + count)
         self.period, self.growth, self.skipped_range = None, None, None
+
+    def _note_idle(self, change: Period, after: int) -> None:
+        """Records the engines that issued nothing over the skip ``change``."""
+        for path, delta in change.deltas.items():
+            if len(path) == 4 and path[1] == "engines" and path[3] == "ops" and delta == 0:
+                self.idle.append(IdleAcross(path[0], path[2], after, change.time_ps / 1e3))
+
+    def _resolve_idle(self, rows: np.ndarray, iterations: np.ndarray) -> None:
+        """Finds, for each engine idle across a skip, the stall cause its next operation was
+        charged to: the cause that grew most in the snapshot where its count of operations
+        grew (stalls are charged at issue)."""
+        if self.columns is None or len(rows) == 0:
+            return
+        index = {p: i for i, p in enumerate(self.columns.paths)}
+        previous = self.last_row
+        self.last_row = rows[-1]
+        for idle in (i for i in self.idle if i.cause is None):
+            ops = index.get((idle.root, "engines", idle.engine, "ops"))
+            causes = [
+                (c, index[k])
+                for c in IDLE_CAUSES
+                if (k := (idle.root, "engines", idle.engine, "stalls", c)) in index
+            ]
+            if ops is None or not causes:
+                continue
+            before = previous
+            for row, iteration in zip(rows, iterations, strict=True):
+                if before is not None and iteration > idle.after and row[ops] > before[ops]:
+                    grew = row - before
+                    idle.cause = max(causes, key=lambda c: grew[c[1]])[0]
+                    break
+                before = row
 
     def apply(
         self,
@@ -175,6 +237,12 @@ class GrowthFastForward(FastForward):
         )
         self.skipped_range = (first.first, first.first + first.count)
         section = super().apply(replay, platform, others)
+        trees = {"replay": replay, **(others or {})}
+        for idle in self.idle:
+            if idle.cause is not None and idle.root in trees:
+                engine = _engine_node(trees[idle.root], idle.engine)
+                if engine is not None:
+                    _add_stall(engine, idle.cause, idle.time_ns)
         section |= first.describe
         if len(self.skips) > 1:
             section["skips"] = [
@@ -182,3 +250,22 @@ class GrowthFastForward(FastForward):
                 for s in self.skips
             ]
         return section
+
+
+def _engine_node(replay: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """The replay tree's node of engine ``name`` (``replay.engines.<name>``)."""
+    for group in replay.get("children", []):
+        if group.get("name") == "engines":
+            for node in group.get("children", []):
+                if node.get("name") == name:
+                    found: dict[str, Any] = node
+                    return found
+    return None
+
+
+def _add_stall(engine: dict[str, Any], cause: str, time_ns: float) -> None:
+    """Adds idle time charged to ``cause`` (and to the engine's idle total)."""
+    engine["stats"]["idle_waiting"]["value"] += time_ns
+    for child in engine.get("children", []):
+        if child.get("name") == "stalls":
+            child["stats"][cause]["value"] += time_ns

@@ -30,6 +30,11 @@ ENGINE_KINDS = {kind.name.lower(): int(kind) for kind in EngineKind}
 SLICE_NS = 200_000.0
 #: Records kept in the replayer's read-ahead before it proceeds with the heads it knows.
 LOOKAHEAD_OPS = 1 << 21
+#: The same when fast-forwarding: an engine idle for a long phase (the store channel while
+#: approximate attention's key rows build H) would otherwise have the whole phase read, so
+#: marked, before the loop is seen to repeat, and none of it could be skipped. Dependencies
+#: order such phases, so the schedule does not change (tests/test_approx_fast_forward.py).
+FAST_FORWARD_LOOKAHEAD_OPS = 1 << 15
 
 #: Wall seconds between progress reports from the replay loop.
 PROGRESS_INTERVAL_S = 0.25
@@ -203,7 +208,9 @@ def replay_in_this_process(
     _reject_queued_memory(config)
     session = NativeSession(config)
     _SIMULATION_OBJECTS.append(session)
-    session.new_replayer(header.window, LOOKAHEAD_OPS)
+    session.new_replayer(
+        header.window, LOOKAHEAD_OPS if fast_forward is None else FAST_FORWARD_LOOKAHEAD_OPS
+    )
     _bind(session, config, header)
     if timeline is not None:
         session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)

@@ -22,7 +22,7 @@ H, read at every prefix, stays unscaled.
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +57,7 @@ from tlm_models.dataflows.polynomial import (
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
+from tlm_models.fast_forward import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp, float_bits
 
@@ -306,6 +307,59 @@ def run_table(runs: Sequence[ScaleRun]) -> np.ndarray:
     )
 
 
+#: Operations an iteration of the row loops holds at least (fast-forward marks iterations,
+#: each a few hundred operations: rows of a small H are a handful of operations each).
+ITERATION_OPS = 512
+
+
+def rows_per_iteration(ops_per_row: int) -> int:
+    """Rows per iteration: an even number (the u/vs/o buffers alternate by row, so a skip of
+    whole iterations keeps every later row in its buffer) of at least ``ITERATION_OPS``."""
+    return 2 * max(1, -(-ITERATION_OPS // (2 * ops_per_row)))
+
+
+class RowLoopKinds(Sequence[Hashable]):
+    """The kind of each iteration of the dense form (``IterationControl.kinds``), computed
+    from its index: per K/V group and column block, the key rows' iterations (the first
+    overwrites H, the last also scales it) then the query rows' (the last is the block's
+    last). Iterations of one kind differ only in addresses; a skip never crosses a change."""
+
+    def __init__(self, groups: int, widths: Sequence[int], keys: int, queries: int) -> None:
+        self.widths = list(widths)
+        self.keys, self.queries = keys, queries
+        self.segment = keys + queries  # iterations per (group, column block)
+        self.total = groups * len(self.widths) * self.segment
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __getitem__(self, index: int) -> Hashable:  # type: ignore[override]
+        if not 0 <= index < self.total:
+            raise IndexError(index)
+        block, j = divmod(index, self.segment)
+        width = self.widths[block % len(self.widths)]
+        if j < self.keys:
+            kind = "key0" if j == 0 else "key_end" if j == self.keys - 1 else "key"
+        else:
+            kind = "query_end" if j == self.segment - 1 else "query"
+        return (kind, width)
+
+
+class RowLoopShapes(Sequence[tuple[Hashable, tuple[int, ...]]]):
+    """Iteration shapes (``IterationControl.shapes``): the kinds with no growth, so that the
+    watcher skips the key rows and the query rows of every block, one regime after another
+    (``growth_fast_forward.py``)."""
+
+    def __init__(self, kinds: RowLoopKinds) -> None:
+        self.kinds = kinds
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def __getitem__(self, index: int) -> tuple[Hashable, tuple[int, ...]]:  # type: ignore[override]
+        return (self.kinds[index], ())
+
+
 class _ApproxEmitter:
     def __init__(
         self,
@@ -325,14 +379,35 @@ class _ApproxEmitter:
             tuple[int, int, bool, bool, int],
             tuple[Template, list[tuple[str, int, tuple[str, int, int], bool]]],
         ] = {}
+        #: Fast-forward's view of the dense form's row loops: iterations of whole rows
+        #: (``rows_per_iteration``); the prefix form (masks) marks none.
+        self.iterations: IterationControl | None = None
+        self.key_rows = self.query_rows = 0
+        self.next_iteration = 0
+        w = setup.workload
+        if w.mask == "none":
+            d, t = w.head_dim, tiling
+            widths = [min(t.cols, d - block * t.cols) for block in range(t.blocks)]
+            # The longer body of each pass (the last column block is narrower or equal).
+            key_ops = len(self._template(None, _Shape(True, widths[0], False, False))[0])
+            query_ops = len(self._template(None, _Shape(False, widths[0], False, False))[0])
+            self.key_rows = rows_per_iteration(key_ops)
+            self.query_rows = rows_per_iteration(query_ops)
+            kinds = RowLoopKinds(
+                len(tile_groups(setup)),
+                widths,
+                -(-w.kv_len // self.key_rows),
+                -(-(w.group * w.seq_len) // self.query_rows),
+            )
+            self.iterations = IterationControl(len(kinds), kinds, RowLoopShapes(kinds))
 
     def _template(
-        self, b: TraceBuilder, shape: _Shape
+        self, b: TraceBuilder | None, shape: _Shape
     ) -> tuple[Template, list[tuple[str, int, str]]]:
         """A one-row loop body (double-buffer parity by row, ``row_offsets``)."""
         if shape in self._templates:
             return self._templates[shape]
-        tpl = b.template()
+        tpl = Template(self.setup.header)
         kind = "key" if shape.keys else "query"
         if shape.prefix:
             kind = "drop" if shape.keys else "prefix_query"
@@ -451,12 +526,40 @@ class _ApproxEmitter:
                 width = min(t.cols, d - col0)
                 self.st_by_parity = [None, None]  # the first key row waits for every store
                 if w.mask == "none":
-                    yield from self._keys(kv, 0, w.kv_len, width, col0, fresh=True)
-                    yield from scale_h(b, self.bufs.h.addr, self.runs, width, s.elem_bytes)
-                    yield from self._queries(kv, 0, w.group * w.seq_len, width, col0)
+                    yield from self._row_loop(kv, w.kv_len, width, col0, keys=True)
+                    yield from self._row_loop(kv, w.group * w.seq_len, width, col0, keys=False)
                 else:
                     yield from self._prefix(kv, width, col0)
         yield from b.finish()
+
+    def _row_loop(
+        self, kv: int, count: int, width: int, col0: int, keys: bool
+    ) -> Generator[np.ndarray, None, None]:
+        """The dense form's pass over ``count`` K/V rows (``keys``: they build H, which is then
+        scaled) or stacked query rows (they read it), as iterations of whole rows that
+        fast-forward marks and may skip (``self.iterations``)."""
+        control = self.iterations
+        assert control is not None
+        per = self.key_rows if keys else self.query_rows
+        done = 0
+        while done < count:
+            rows = min(per, count - done)
+            control.mark(self.next_iteration, self.b.next_index)
+            if keys:
+                yield from self._keys(kv, done, rows, width, col0, fresh=done == 0)
+                if done + rows == count:
+                    yield from scale_h(
+                        self.b, self.bufs.h.addr, self.runs, width, self.setup.elem_bytes
+                    )
+            else:
+                yield from self._queries(kv, done, rows, width, col0)
+            done += rows
+            following = control.following(self.next_iteration)
+            skipped = following - self.next_iteration - 1
+            # Whole iterations of an even number of rows: every later row keeps its buffers.
+            done += skipped * per
+            self.rows_done += skipped * per
+            self.next_iteration = following
 
     def _first(self, mm: dict[str, int], st: dict[str, int]) -> RepeatResult:
         """Handles a loop's first repetition reaches back to: role -> row parity (relative to
@@ -475,9 +578,10 @@ class _ApproxEmitter:
     ) -> Generator[np.ndarray, None, None]:
         tpl, offchip = self._template(self.b, shape)
         offsets = self._offsets(tpl, offchip, row0, self.rows_done, head_bytes, col0)
-        # Prev("mm", 2) of rows 0 and 1: the rows two back; queries after keys (non-prefix
-        # form) need no store: the block's first key row waited for all of them.
-        first = self._first({"mm@2": 0, "mm@1": 1}, {})
+        # Prev("mm", 2) of rows 0 and 1: the rows two back; a query row also waits for the
+        # store of the row two back (none before a pass's first rows: the block's first key
+        # row waited for every store, and the pass starts with no store recorded).
+        first = self._first({"mm@2": 0, "mm@1": 1}, {} if shape.keys else {"st@2": 0, "st@1": 1})
         result = yield from self.b.repeat(
             tpl, count, offsets, first=first, ext={"o_free": self.last_store}
         )
@@ -898,4 +1002,4 @@ def emit_approx(
         factors=sp.alloc("factors", 1, r) if prefix else None,
     )
     emitter = _ApproxEmitter(setup, bufs, plan, runs, tiling)
-    return EmittedTrace(setup.header, emitter.chunks(chunk_ops), setup.layout())
+    return EmittedTrace(setup.header, emitter.chunks(chunk_ops), setup.layout(), emitter.iterations)

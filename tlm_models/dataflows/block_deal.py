@@ -25,15 +25,19 @@ Which tile computes which block:
   heads stay together inside each block.
 
 A workload with fewer blocks than tiles is refused (some tiles would have no work; decode with a
-group stacked into one block per group needs G >= C).
+group stacked into one block per group needs G >= C), except by FlashAttention-2, which splits
+each block's keys over several tiles (split-K, ``split_k.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from tlm_models.dataflows.workload import Workload
+
+if TYPE_CHECKING:
+    from tlm_models.dataflows.split_k import SplitPlan
 
 _Block = TypeVar("_Block")
 
@@ -63,8 +67,15 @@ def zigzag_tile(index: int, tiles: int) -> int:
     return pos if turn % 2 == 0 else tiles - 1 - pos
 
 
-def assignment(w: Workload, tiles: int) -> str:
-    """How ``w``'s work goes to ``tiles`` tiles, in words (the result's ``tiles`` section)."""
+def assignment(w: Workload, tiles: int, split: SplitPlan | None = None) -> str:
+    """How ``w``'s work goes to ``tiles`` tiles, in words (the result's ``tiles`` section);
+    ``split``: FlashAttention-2's split-K plan, when its keys are split."""
+    if split is not None:
+        blocks = len(split.blocks)
+        return (
+            f"split-K: {blocks} block(s) x {split.slices} key slices on {tiles} tiles "
+            f"({blocks * split.slices // tiles} slice(s) a tile), each block combined on one tile"
+        )
     if w.dense:
         if w.head_count >= tiles:
             return f"whole heads per tile ({w.head_count} heads on {tiles} tiles)"

@@ -202,11 +202,16 @@ class OpSink:
         src_stride: int = 0,
         dst_stride: int = 0,
         deps: Iterable[DepRef] = (),
+        token: int = 0,
+        posts: int = 0,
     ) -> int:
-        """Off-chip ``src`` -> on-chip ``dst``: ``rows`` rows of ``row_bytes`` bytes."""
+        """Off-chip ``src`` -> on-chip ``dst``: ``rows`` rows of ``row_bytes`` bytes; with a
+        cross-tile ``token``, not before ``posts`` stores of it are done (``tile_sync.h``)."""
+        if bool(token) != bool(posts) or not 0 <= posts <= 0xFF:
+            raise ValueError(f"a load waits for 1..255 posts of a token, got {posts} of {token}")
         rec = make_record(
-            OpKind.LOAD, self.load_engine, tensor=tensor, m=rows, n=row_bytes, src0=src, dst=dst,
-            src_stride=src_stride, dst_stride=dst_stride,
+            OpKind.LOAD, self.load_engine, tensor=tensor, code=posts, m=rows, n=row_bytes,
+            k=token, src0=src, dst=dst, src_stride=src_stride, dst_stride=dst_stride,
         )  # fmt: skip
         return self._add(rec, deps)
 
@@ -221,11 +226,13 @@ class OpSink:
         src_stride: int = 0,
         dst_stride: int = 0,
         deps: Iterable[DepRef] = (),
+        token: int = 0,
     ) -> int:
-        """On-chip ``src`` -> off-chip ``dst``."""
+        """On-chip ``src`` -> off-chip ``dst``; a cross-tile ``token`` is posted when it is
+        done (loads of other tiles may wait for it, ``tile_sync.h``)."""
         rec = make_record(
-            OpKind.STORE, self.store_engine, tensor=tensor, m=rows, n=row_bytes, src0=src,
-            dst=dst, src_stride=src_stride, dst_stride=dst_stride,
+            OpKind.STORE, self.store_engine, tensor=tensor, m=rows, n=row_bytes, k=token,
+            src0=src, dst=dst, src_stride=src_stride, dst_stride=dst_stride,
         )  # fmt: skip
         return self._add(rec, deps)
 

@@ -20,7 +20,10 @@ from tlm_models.dataflows.online_softmax import (
     TileShape,
     mask_scores,
 )
+from tlm_models.dataflows.query_blocks import block_count, block_plan, block_shape, query_blocks
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.split_combine import alloc_combine, combine_elements
+from tlm_models.dataflows.split_k import SplitPlan, partial_elements, split_slices
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
@@ -36,21 +39,22 @@ class FlashTiling:
 
 
 def flash2_tiling(
-    workload: Workload, capacity: int, tiling: str = "fit", buffers: int = 2
+    workload: Workload, capacity: int, tiling: str = "fit", buffers: int = 2, reserved: int = 0
 ) -> FlashTiling:
     """Br, Bc for capacity M elements with ``buffers`` K and V tiles each; UserError when the
     plan does not fit (``tiling="paper"`` keeps Bc = ceil(M/4d) or fails). A block holds up to
-    Br rows of a K/V head's group (g * Nq rows); tiles hold up to Bc of the Nk keys."""
+    Br rows of a K/V head's group (g * Nq rows); tiles hold up to Bc of the Nk keys.
+    ``reserved``: elements other buffers take (split-K's partials), which Bc leaves free."""
     d, n = workload.head_dim, workload.kv_len
     quarter = -(-capacity // (4 * d))
     br = min(quarter, d)
     rows = min(br, workload.group * workload.seq_len)
     # Q, O (rows x d), S (rows x bc), m0, m1, t, l (rows), K and V tiles (bc x d) x buffers.
-    fit = (capacity - 2 * rows * d - 4 * rows) // (2 * buffers * d + rows)
+    fit = (capacity - reserved - 2 * rows * d - 4 * rows) // (2 * buffers * d + rows)
     bc = min(quarter, n) if tiling == "paper" else min(quarter, n, fit)
     if bc < 1 or bc > fit:
         width = max(bc, 1)
-        need = 2 * rows * d + 4 * rows + width * (2 * buffers * d + rows)
+        need = reserved + 2 * rows * d + 4 * rows + width * (2 * buffers * d + rows)
         raise UserError(
             f"FlashAttention-2 needs {need} elements on chip for Br = {rows}, Bc = {width}, "
             f"d = {d} and {buffers} K/V tile buffer(s), but M = {capacity} elements"
@@ -61,6 +65,41 @@ def flash2_tiling(
             )
         )
     return FlashTiling(br=br, bc_rule=quarter, bc=bc)
+
+
+@dataclass(frozen=True)
+class FlashPlan:
+    """The tiling, the stacked rows of a block and, on tiles, the split-K plan (or None)."""
+
+    tiling: FlashTiling
+    rows: int
+    split: SplitPlan | None
+
+
+def flash2_plan(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object] | None = None
+) -> FlashPlan:
+    """Tiling and split-K plan of ``workload`` on ``platform`` (a tile of a tiled platform):
+    ``split`` S > 1 reserves the partials' buffers (``split_combine.combine_elements``) before
+    Bc is fitted; S = 1 is the unsplit plan."""
+    variant = resolve("flash2", params)
+    nbuf = 2 if variant["overlap"] == "double" else 1
+    capacity = platform.capacity_elements(workload.elem_bytes)
+    tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf)
+    rows = min(tiling.br, workload.group * workload.seq_len)
+    if variant["split"] == "1" or (variant["split"] == "auto" and platform.tiles < 2):
+        return FlashPlan(tiling, rows, None)
+    shape = block_shape(workload, rows)
+    slices = split_slices(
+        variant["split"], block_count(workload, shape), platform.tiles, workload.dense
+    )
+    if slices == 1:
+        return FlashPlan(tiling, rows, None)
+    reserved = combine_elements(slices, rows, workload.head_dim)
+    tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf, reserved)
+    blocks = tuple(query_blocks(workload, shape))
+    key_tiles = tuple(block_plan(workload, blk, tiling.bc).tiles for blk in blocks)
+    return FlashPlan(tiling, rows, SplitPlan(blocks, key_tiles, slices, platform.tiles))
 
 
 def _tile_body(
@@ -118,15 +157,21 @@ def emit_flash2(
     variant = resolve("flash2", params)
     overlap = variant["overlap"]
     nbuf = 2 if overlap == "double" else 1
-    eb, d = workload.elem_bytes, workload.head_dim
-    capacity = platform.capacity_elements(eb)
-    tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf)
-    rows = min(tiling.br, workload.group * workload.seq_len)
+    d = workload.head_dim
+    plan = flash2_plan(workload, platform, params)
+    tiling, rows, split = plan.tiling, plan.rows, plan.split
+    extra: dict[str, object] = {}
+    spill: list[tuple[str, tuple[int, ...]]] | None = None
+    if split is not None:
+        extra = {"split": split.slices}
+        pieces = len(split.blocks) * split.slices
+        spill = [("Opart", (pieces, partial_elements(rows, d)))]
     setup = make_setup(
         "flash2",
         workload,
         platform,
-        {"br": tiling.br, "bc": tiling.bc, "bc_rule": tiling.bc_rule, "variant": variant},
+        {"br": tiling.br, "bc": tiling.bc, "bc_rule": tiling.bc_rule, "variant": variant, **extra},
+        spill,
     )
     a = setup.scratch
     bufs = SoftmaxBuffers(
@@ -149,5 +194,8 @@ def emit_flash2(
         # none: the next tile's loads wait for this tile's last operation
         k_reader="omm" if serial else "smm",
         q_overlap=not serial,
+        split=None if split is None else (split, alloc_combine(a, split.slices, rows, d)),
     )
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)
+    # Split-K runs exactly: skipping slices would skip partials another tile waits for.
+    iterations = loop.iterations if split is None else None
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), iterations)

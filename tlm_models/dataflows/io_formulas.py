@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.block_deal import group_range
-from tlm_models.dataflows.flash2 import flash2_tiling
+from tlm_models.dataflows.flash2 import flash2_plan, flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
 from tlm_models.dataflows.partition import RowRange, share_traffic, tile_share
 from tlm_models.dataflows.query_blocks import (
@@ -23,6 +23,7 @@ from tlm_models.dataflows.query_blocks import (
     score_elements,
     tile_query_blocks,
 )
+from tlm_models.dataflows.split_k import SplitPlan
 from tlm_models.dataflows.standard import standard_tiling
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -83,6 +84,7 @@ def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traff
     and the overlap, for dense self-attention; masks, GQA and decode:
     :func:`online_softmax_elements` with R = Br."""
     variant = resolve("flash2", params)
+    flash2_plan(w, p, params)  # a split the platform cannot take fails here
     buffers = 2 if variant["overlap"] == "double" else 1
     t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
     elements = online_softmax_elements(w, t.br)
@@ -204,8 +206,35 @@ def query_block_height(dataflow: str, w: Workload, p: PlatformInfo, params: Para
 
 
 def tiled_block_count(dataflow: str, w: Workload, p: PlatformInfo, params: Params = None) -> int:
-    """Blocks a masked, grouped or decode workload has to deal over tiles (``block_deal.py``)."""
+    """Blocks a masked, grouped or decode workload has to deal over tiles (``block_deal.py``);
+    FlashAttention-2 split-K: its slices, blocks x S (``split_k.py``)."""
+    if dataflow == "flash2":
+        split = flash2_plan(w, p, params).split
+        if split is not None:
+            return len(split.blocks) * split.slices
     return block_count(w, block_shape(w, query_block_height(dataflow, w, p, params)))
+
+
+def split_traffic(w: Workload, p: PlatformInfo, split: SplitPlan, bc: int) -> dict[str, int]:
+    """Off-chip elements of tile ``p.tile``'s split-K share (``split_k.py``): per slice of a
+    block of h stacked rows and key range [lo, hi), Q h d, K = V = d x its keys (K/V tiles
+    [j0, j1) of Bc: min(hi, lo + j1 Bc) - (lo + j0 Bc)) and its partial written, h (d + 2);
+    per combine the S partials read, S h (d + 2), and O h d."""
+    d = w.head_dim
+    q = keys = part = o = 0
+    for block, s in split.pieces(p.tile):
+        blk = split.blocks[block]
+        lo, hi = w.block_key_range(blk.row0, blk.rows)
+        j0, j1 = split.tile_range(block, s)
+        q += blk.height * d
+        keys += min(hi, lo + j1 * bc) - (lo + j0 * bc)
+        part += blk.height * (d + 2)
+    for block in split.combines(p.tile):
+        h = split.blocks[block].height
+        part += split.slices * h * (d + 2)
+        o += h * d
+    out = {"Q": q, "K": keys * d, "V": keys * d, "O": o, "Opart": part}
+    return {name: count for name, count in out.items() if count}  # a tile may combine none
 
 
 def tiled_traffic(
@@ -225,6 +254,10 @@ def tiled_traffic(
     if w.dense:
         share = tile_share(w.head_count, w.seq_len, p.tile, p.tiles)
         return tile_traffic(dataflow, w, p, share, params)
+    if dataflow == "flash2":
+        plan = flash2_plan(w, p, params)
+        if plan.split is not None:
+            return split_traffic(w, p, plan.split, plan.tiling.bc)
     height = query_block_height(dataflow, w, p, params)
     rows = keys = scores = 0
     for blk in tile_query_blocks(w, height, p.tile, p.tiles):

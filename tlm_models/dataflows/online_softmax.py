@@ -34,6 +34,8 @@ from tlm_models.dataflows.query_blocks import (
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
+from tlm_models.dataflows.split_combine import CombineBuffers, SplitRecords
+from tlm_models.dataflows.split_k import SplitPlan, slice_plan
 from tlm_models.fast_forward import IterationControl
 from tlm_models.trace.record import MATMUL_SCALE_ROWS, Broadcast, OpKind, VectorOp, src2
 
@@ -111,10 +113,13 @@ class OnlineSoftmaxLoop:
         k_reader: str = "smm",
         v_reader: str = "omm",
         q_overlap: bool = True,
+        split: tuple[SplitPlan, CombineBuffers] | None = None,
     ):
         """``k_reader``/``v_reader``: the body role whose operation last reads a K (V) buffer,
         which the load into that buffer ``len(bufs.k)`` tiles later waits for. Without
-        ``q_overlap`` Q_{i+1} loads only after O_i is normalised."""
+        ``q_overlap`` Q_{i+1} loads only after O_i is normalised. ``split``: split-K on tiles
+        (``split_k.py``): the loop runs the tile's slices of blocks, each ending with its
+        partial result stored, then the combines of the blocks this tile combines."""
         self.setup = setup
         self.bufs = bufs
         self.br = br
@@ -127,18 +132,31 @@ class OnlineSoftmaxLoop:
         self.fill = mask_fill(w.elem_bytes)
         #: Blocks of stacked query rows, K/V head by K/V head: the outer loop (the iterations
         #: fast-forward may skip); a tile of a tiled platform's share only.
-        self.blocks = share_query_blocks(setup, br)
         plans: dict[tuple[int, int, int], BlockPlan] = {}
         self.plans: list[BlockPlan] = []
-        for blk in self.blocks:
+        self.split: SplitRecords | None = None
+        #: split-K: the (block, slice) of each entry of ``blocks``
+        self.pieces: list[tuple[int, int]] = []
+        if split is None:
+            self.blocks = share_query_blocks(setup, br)
+        else:
+            plan = split[0]
+            self.split = SplitRecords(setup, plan, split[1], br)
+            self.pieces = plan.pieces(setup.platform.tile)
+            self.blocks = [plan.blocks[b] for b, _ in self.pieces]
+        for i, blk in enumerate(self.blocks):
             key = (blk.row0, blk.rows, blk.heads)
             if key not in plans:
                 plans[key] = block_plan(w, blk, bc)
+            if self.split is not None:
+                j0, j1 = self.split.plan.tile_range(*self.pieces[i])
+                self.plans.append(slice_plan(plans[key], j0, j1, bc))
+                continue
             self.plans.append(plans[key])
         #: K/V tiles before each block (the K/V buffers rotate per tile, skipped ones included)
         self.tiles_before = np.concatenate([[0], np.cumsum([p.tiles for p in self.plans])])
-        signature = {id(p): p.signature(w) for p in plans.values()}
-        growth = {id(p): p.growth_shape(w) for p in plans.values()}
+        signature = {id(p): p.signature(w) for p in self.plans}
+        growth = {id(p): p.growth_shape(w) for p in self.plans}
         self.iterations = IterationControl(
             len(self.blocks),
             [signature[id(p)] for p in self.plans],
@@ -258,15 +276,28 @@ class OnlineSoftmaxLoop:
                 # Q of the next block streams in while O_i is normalised: it only waits for the
                 # last reader of the Q buffer.
                 qload = load_block(b, s, bufs.q.addr, nxt, deps=[last_smm])
-            norm = b.vector(
-                VectorOp.DIV, bufs.o.addr, bufs.o.addr, blk.height, w.head_dim,
-                src1=bufs.l.addr, bcast=Broadcast.ROW,
-            )  # fmt: skip
-            last_store = store_block(b, s, bufs.o.addr, blk, deps=[norm])
+            if self.split is not None:  # the slice's partial (O, m, l) goes out as it is
+                m_last = bufs.m[1] if (plan.tiles - 1) % 2 == 0 else bufs.m[0]
+                omm = kv_prev.handle("omm") if kv_prev else None
+                last_store = self.split.store_partial(
+                    b, *self.pieces[index], bufs.o.addr, m_last.addr, bufs.l.addr, omm
+                )
+                done = last_store
+            else:
+                done = b.vector(
+                    VectorOp.DIV, bufs.o.addr, bufs.o.addr, blk.height, w.head_dim,
+                    src1=bufs.l.addr, bcast=Broadcast.ROW,
+                )  # fmt: skip
+                last_store = store_block(b, s, bufs.o.addr, blk, deps=[done])
             if nxt is not None and not self.q_overlap:
-                qload = load_block(b, s, bufs.q.addr, nxt, deps=[norm])
+                qload = load_block(b, s, bufs.q.addr, nxt, deps=[done])
             yield from b.ready()
             index = following
+        if self.split is not None:
+            combined = None
+            for block in self.split.plan.combines(s.platform.tile):
+                combined = self.split.combine(b, block, combined)
+                yield from b.ready()
         yield from b.finish()
 
     def _mask(self, plan: BlockPlan, masked: bool) -> TileMask | None:

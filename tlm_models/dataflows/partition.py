@@ -114,4 +114,5 @@ def check_tiled(dataflow: str, workload: Workload, tiles: int, blocks: int | Non
             f"{dataflow} computes {workload.describe()} in {blocks} query block(s), fewer than "
             f"the {tiles} tiles (each tile takes whole blocks); use at most {blocks} tiles "
             "(--set tiles.count=N)"
+            + (" or split-K (--param split=auto)" if dataflow == "flash2" else "")
         )

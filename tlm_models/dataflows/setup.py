@@ -117,7 +117,13 @@ def make_setup(
         },
         elem_bytes=eb,
     )
-    share = tile_share(workload.head_count, workload.seq_len, platform.tile, platform.tiles)
+    # Query rows split over tiles: dense self-attention only (other workloads deal blocks).
+    by_rows = workload.dense or platform.tiles == 1
+    share = (
+        tile_share(workload.head_count, workload.seq_len, platform.tile, platform.tiles)
+        if by_rows
+        else ()
+    )
     if platform.tiles > 1:
         header.params["tile"] = platform.tile
         header.params["tiles"] = platform.tiles

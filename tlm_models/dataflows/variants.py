@@ -16,7 +16,8 @@ from tlm_models.errors import UserError
 
 @dataclass(frozen=True)
 class Switch:
-    """One parameter: a choice among names, or a positive integer when ``choices`` is empty."""
+    """One parameter: a choice among names, or a positive integer when ``choices`` is empty
+    (or ``auto`` when that is the default)."""
 
     name: str
     default: str
@@ -51,6 +52,13 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "the overlap's buffers",
         ),
         OVERLAP,
+        Switch(
+            "split",
+            "auto",
+            (),
+            "split-K on tiles (dataflows/split_k.py): S slices of each block's keys on S tiles "
+            "and a combine; auto: 1 with as many blocks as tiles, else tiles / gcd(blocks, tiles)",
+        ),
     ),
     "standard": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
     "flat": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
@@ -73,7 +81,10 @@ def resolve(dataflow: str, params: Mapping[str, object] | None) -> dict[str, str
             raise UserError(
                 f"{dataflow} {name} must be one of {', '.join(switch.choices)}, got {value!r}"
             )
-        if not switch.choices and (not value.isdigit() or int(value) < 1):
-            raise UserError(f"{dataflow} {name} must be a positive integer, got {value!r}")
+        if value == switch.default == "auto":
+            pass  # chosen by the plan (a count the workload and the platform decide)
+        elif not switch.choices and (not value.isdigit() or int(value) < 1):
+            auto = "auto or " if switch.default == "auto" else ""
+            raise UserError(f"{dataflow} {name} must be {auto}a positive integer, got {value!r}")
         out[name] = value
     return out

@@ -22,6 +22,7 @@
 #include "tlm_models/replayer.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/stl_player.h"
+#include "tlm_models/tile_sync.h"
 #include "tlm_models/trace_op.h"
 
 namespace {
@@ -55,6 +56,8 @@ struct Session {
   tlm_models::Replayer* replayer = nullptr;
   // Orders the replayers' operations by simulated time when they share components (tiles).
   tlm_models::IssueGate* gate = nullptr;
+  // Their cross-tile dependencies (split-K partial results, tile_sync.h), with the gate.
+  tlm_models::TileSync* sync = nullptr;
   // Plays an STL memory trace into one memory (attn-tlm replay x.stl) instead of a replayer.
   tlm_models::StlPlayer* player = nullptr;
   bool started = false;  // the kernel has run once
@@ -249,8 +252,11 @@ int attn_gate_replayers(Session* s) {
   return guarded(s, [&] {
     if (s->gate != nullptr) return fail(s, "the replayers are gated already");
     s->gate = new tlm_models::IssueGate(static_cast<unsigned>(s->replayers.size()));
-    for (std::size_t i = 0; i < s->replayers.size(); ++i)
+    s->sync = new tlm_models::TileSync(*s->gate, static_cast<unsigned>(s->replayers.size()));
+    for (std::size_t i = 0; i < s->replayers.size(); ++i) {
       s->replayers[i]->set_issue_gate(s->gate, static_cast<unsigned>(i));
+      s->replayers[i]->set_tile_sync(s->sync);
+    }
     return 0;
   });
 }

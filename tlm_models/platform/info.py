@@ -37,6 +37,9 @@ class PlatformInfo:
     #: emitter produces tile ``tile``'s share of the work (``dataflows/partition.py``).
     tile: int = 0
     tiles: int = 1
+    #: The off-chip window base of every tile (tile order): a tile reading what another stored
+    #: (split-K partials, ``dataflows/split_k.py``) addresses it in that tile's window.
+    tile_offchip: tuple[int, ...] = ()
 
     def capacity_elements(self, elem_bytes: int | None = None) -> int:
         """On-chip capacity M in elements (the papers count M this way), at the platform's

@@ -164,7 +164,21 @@ class PlatformConfig:
         """What tile ``index``'s emitter needs: its view's figures and which tile of how many
         it is (the dataflow partitions its work by that, ``dataflows/partition.py``)."""
         view = self.tile_view(index)
-        return replace(view.info(), name=self.name, tile=index, tiles=self.tile_count)
+        return replace(
+            view.info(), name=self.name, tile=index, tiles=self.tile_count,
+            tile_offchip=self._tile_windows(),
+        )  # fmt: skip
+
+    def _tile_windows(self) -> tuple[int, ...]:
+        """The base of every tile's off-chip window (``tile_view``'s choice), in tile order:
+        where a tile finds what another tile stored (split-K's partial results)."""
+        count = self.tile_count
+        offchip = [
+            a for a in self.address_map if self.components[a.target].spec.memory == "offchip"
+        ]
+        if not offchip:
+            return ()
+        return tuple(offchip[i * len(offchip) // count].base for i in range(count))
 
     def tile_view(self, index: int) -> PlatformConfig:
         """Tile ``index`` as a one-tile platform for its dataflow emitter: the shared

@@ -12,6 +12,7 @@ from typing import Any
 from tlm_models.dataflows import DEFAULT_CHUNK_OPS, emit
 from tlm_models.dataflows.block_deal import assignment
 from tlm_models.dataflows.io_formulas import tiled_traffic
+from tlm_models.dataflows.split_k import split_of, split_section
 from tlm_models.diagnosis import peaks_of
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.replay import TimelineWindow
@@ -49,6 +50,7 @@ def run_tiled(
         emit(run.config.dataflow, workload, info, chunk_ops, params=run.params) for info in infos
     ]
     controls = [e.iterations for e in emitted]
+    split = split_of(run.config.dataflow, workload, infos[0], run.params)
     exact_reason = (
         "--exact"
         if run.config.exact
@@ -56,6 +58,8 @@ def run_tiled(
         if export_stl is not None
         else unbalanced_reason(controls)
     )
+    if split is not None and not run.config.exact:
+        exact_reason = "split-K runs exactly (a skipped slice's partial would never be combined)"
     fast_forward = (
         TileFastForward.of([c for c in controls if c is not None], settings_for(platform))
         if exact_reason is None
@@ -77,7 +81,9 @@ def run_tiled(
         write_stl_files(export_stl, out.memory_requests, platform, stl_clock_hz)
     identity = run_identity(run, emitted[0].header.params)
     result = compose_tiles_result(platform, out.tiles, infos, out.platform, identity, out.wall_s)
-    result["tiles"]["assignment"] = assignment(workload, count)
+    result["tiles"]["assignment"] = assignment(workload, count, split)
+    if split is not None:
+        result["tiles"]["split"] = split_section(split)
     variant = emitted[0].header.params.get("variant")
     result["params"] = dict(variant) if isinstance(variant, dict) else dict(run.params)
     bounds = bounds_bytes(workload, run.info, run.config.dataflow, run.params)

@@ -9,7 +9,7 @@ extent lies in the memory the contract puts it in (docs/internals.md, "Address s
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -170,7 +170,12 @@ class TraceChecker:
                     | ((code & 0x40) != 0)
                     # a mask's fill value is its scalar operand (k)
                     | (((code & 0x0F) == _MASK) & ((code >> BROADCAST_SHIFT) & 0x3 != _SCALAR)),
-                    np.where(kind == _EXP, (code & ~np.uint8(STREAMED)) != 0, code != 0),
+                    np.where(
+                        kind == _EXP,
+                        (code & ~np.uint8(STREAMED)) != 0,
+                        # a load's code: the posts of its cross-tile token (k) it waits for
+                        np.where((kind == _LOAD) & (k != 0), code == 0, code != 0),
+                    ),
                 ),
             )
             & valid_kind
@@ -313,8 +318,17 @@ def _address_rules(
     )
     src0, src1, dst = c["src0"], c["src1"], c["dst"]
     offchip = p.offchip
-    src0_ok = np.where(is_load, _inside(src0, src0_extent, offchip), on_chip(src0, src0_extent))
-    dst_ok = np.where(is_store, _inside(dst, dst_extent, offchip), on_chip(dst, dst_extent))
+    # A tile may read another tile's window (split-K partials): every window of the chip.
+    windows = [offchip] + [replace(offchip, base=b) for b in p.tile_offchip if b != offchip.base]
+
+    def off_chip(addr: np.ndarray, extent: np.ndarray) -> np.ndarray:
+        inside = _inside(addr, extent, windows[0])
+        for region in windows[1:]:
+            inside |= _inside(addr, extent, region)
+        return inside
+
+    src0_ok = np.where(is_load, off_chip(src0, src0_extent), on_chip(src0, src0_extent))
+    dst_ok = np.where(is_store, off_chip(dst, dst_extent), on_chip(dst, dst_extent))
     src1_ok = on_chip(src1, src1_extent)
     where_onchip = " or ".join(_span(r) for r in onchip)
 

@@ -57,6 +57,10 @@ class IssueGate {
     if (members_[least].bound != kNever) wake(least);
   }
 
+  // A member that left (parked on another tile's store, tile_sync.h) is back with `bound`, a
+  // lower bound of its next start; called by the running member, which it may now precede.
+  void rejoin(unsigned member, Ticks bound) { members_.at(member).bound = bound; }
+
   // Times a member gave way to another (each one a thread switch).
   std::uint64_t handoffs() const { return handoffs_; }
 

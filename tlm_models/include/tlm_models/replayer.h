@@ -32,6 +32,7 @@
 #include "tlm_models/op_window.h"
 #include "tlm_models/replay_metrics.h"
 #include "tlm_models/stats.h"
+#include "tlm_models/tile_sync.h"
 #include "tlm_models/time_ticks.h"
 #include "tlm_models/timeline_recorder.h"
 #include "tlm_models/trace_op.h"
@@ -112,6 +113,12 @@ class Replayer : public sc_core::sc_module {
     gate_member_ = member;
   }
 
+  // Cross-tile tokens (tile_sync.h) of a chip's tiles, shared by their replayers; with the gate.
+  void set_tile_sync(TileSync* sync) {
+    require_setup("set_tile_sync");
+    sync_ = sync;
+  }
+
   // An engine that reaches only components of its own tile (a tile's PE array or Exp unit)
   // issues without the gate: the other tiles never see its requests, so its order among
   // theirs cannot change a result. It still takes the gate before waiting in time.
@@ -167,6 +174,7 @@ class Replayer : public sc_core::sc_module {
       return describe(executing_, window_buf_.at(executing_).op) +
              ": its engine has not returned from the operation";
     if (finished_) return "nothing (the replay has finished)";
+    if (sync_ && !sync_->waiting_on(gate_member_).empty()) return sync_->waiting_on(gate_member_);
     return "trace input (records " + std::to_string(records_fed_) + " fed so far)";
   }
   // Records fed and not yet taken by the scheduler: a feeding process bounds its run-ahead
@@ -292,6 +300,7 @@ class Replayer : public sc_core::sc_module {
       }
       if (!pick.found) {
         if (window_buf_.end() == oldest_unissued_) break;  // fill() stops only at input's end then
+        if (sync_ && sync_->park(gate_member_)) continue;  // another tile's store is missing
         throw ReplayStop(blocked_report());
       }
       if (fill_state == Fill::at_cap) ++lookahead_limited_;
@@ -391,6 +400,9 @@ class Replayer : public sc_core::sc_module {
     if (!runs_on(op.kind, em.kind))
       throw ReplayStop(at() + "a " + kind + " cannot run on " + em.name + " (a " +
                        engine_kind_name(em.kind) + " engine)", pos);
+    if (has_tile_token(op) && !sync_)
+      throw ReplayStop(at() + "a cross-tile token (k = " + std::to_string(op.k) +
+                       ") needs the tiles of a chip replayed together", pos);
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
       if (d > pos)
@@ -455,11 +467,20 @@ class Replayer : public sc_core::sc_module {
         binding = d;
       }
     }
+    std::uint8_t binding_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
+    if (sync_ && op.kind == static_cast<std::uint8_t>(OpKind::load) && has_tile_token(op)) {
+      const Ticks posted = sync_->ready(op, gate_member_);  // other tiles' stores it reads
+      if (posted == TileSync::kPending) return false;
+      if (posted > deps_ready) {
+        deps_ready = posted;
+        binding_kind = static_cast<std::uint8_t>(OpKind::store);
+      }
+    }
     e.ready_pos = pos;
     e.deps_ready = deps_ready;
     e.inputs_done = inputs_done;
     e.streamed = streamed;
-    e.binding_dep_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
+    e.binding_dep_kind = binding_kind;
     return true;
   }
 
@@ -498,6 +519,8 @@ class Replayer : public sc_core::sc_module {
                        pick.pos);
 
     slot.done = done;
+    if (sync_ && op.kind == static_cast<std::uint8_t>(OpKind::store) && has_tile_token(op))
+      sync_->post(op, pick.start, done);
     const Ticks first = to_ticks(timing.first_ready);
     slot.first = timing.forwards && first >= pick.start && first < done ? first : done;
     e.free = free;
@@ -565,6 +588,7 @@ class Replayer : public sc_core::sc_module {
   IssueObserver observer_;
   IssueGate* gate_ = nullptr;
   unsigned gate_member_ = 0;
+  TileSync* sync_ = nullptr;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
 

@@ -1,0 +1,106 @@
+"""Fast-forward of polynomial approximate attention: its row loops are marked as iterations of
+whole rows, the key rows and the query rows of each block are skipped one regime after the
+other, and the result equals the exact replay (every statistic within 0.1 %, bytes equal to the
+closed form). Also the two corrections this needed: a skip never uses a period measured in
+another regime, and an engine idle across a skip gets the skipped time in its next stall."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.fast_forward_jobs import replay_stats, worst_difference
+from tlm_models.dataflows import emit
+from tlm_models.dataflows.approx import ITERATION_OPS, rows_per_iteration
+from tlm_models.dataflows.workload import Workload
+from tlm_models.fast_forward import IterationControl
+from tlm_models.platform import load_platform
+from tlm_models.trace.record import OpKind
+from tlm_models.worker import run_in_worker
+
+#: The validation bound of the fast-forward contract (docs/runtime.md records the worst case).
+BOUND = 1e-3
+
+
+def _bytes(result: dict[str, Any]) -> float:
+    stats = result["stats"]
+    return float(stats["replay/offchip_read"] + stats["replay/offchip_write"])
+
+
+def test_rows_per_iteration_is_even_and_holds_enough_operations() -> None:
+    for ops in (1, 7, 36, 255, 256, 513, 5000):
+        rows = rows_per_iteration(ops)
+        assert rows % 2 == 0 and rows >= 2
+        assert rows * ops >= ITERATION_OPS or rows == 2
+        assert (rows - 2) * ops < ITERATION_OPS  # the smallest even count that does
+
+
+def test_each_iteration_starts_with_its_first_row_load() -> None:
+    info = load_platform("platforms/attenio.yaml").info()
+    workload = Workload(seq_len=300, head_dim=32, heads=4, kv_heads=2)
+    emitted = emit("approx", workload, info, 1024, params={"degree": "2"})
+    control = emitted.iterations
+    assert control is not None
+    records = np.concatenate(list(emitted.chunks))
+    marks = dict(control.marks)
+    assert sorted(marks) == list(range(control.total))
+    tensors = {t.name: i for i, t in enumerate(emitted.header.tensors)}
+    first = records[[marks[i] for i in range(control.total)]]
+    assert set(first["kind"].tolist()) == {int(OpKind.LOAD)}
+    assert control.kinds is not None
+    kinds = [str(control.kinds[i][0]) for i in range(control.total)]  # type: ignore[index]
+    loads = ["K" if k.startswith("key") else "Q" for k in kinds]
+    assert [tensors[t] for t in loads] == first["tensor"].tolist()
+    # Two K/V groups, each a key pass over 300 rows then a query pass over 2 x 300 rows.
+    assert kinds.count("key0") == 2 and kinds.count("query_end") == 2
+
+
+def test_a_skip_never_uses_a_period_measured_in_another_regime() -> None:
+    control = IterationControl(40, kinds=["key"] * 10 + ["query"] * 30)
+    control.mark(12, 0)  # the emitter is already in the query rows
+    assert control.plan_skip(1, 2, watched_to=6) is None  # measured on key rows
+    assert control.plan_skip(1, 2, watched_to=11) == (13, 38)  # on query rows
+
+
+@pytest.mark.parametrize(
+    ("seq_len", "head_dim", "shape"),
+    [
+        (2048, 32, {"params": {"degree": "2"}}),  # Case I: a key pass and a query pass
+        (512, 16, {"params": {"degree": "1"}, "heads": 8, "kv_heads": 2}),  # GQA, two groups
+        # A short key pass the emitter is past before its period is confirmed.
+        (1024, 16, {"params": {"degree": "3"}, "overrides": ("sram.capacity=64KiB",)}),
+    ],
+)
+def test_fast_forwarded_equals_exact(seq_len: int, head_dim: int, shape: dict[str, Any]) -> None:
+    exact = run_in_worker(replay_stats, "approx", seq_len, head_dim, False, **shape)
+    fast = run_in_worker(replay_stats, "approx", seq_len, head_dim, True, **shape)
+    worst, where = worst_difference(exact, fast)
+    assert worst <= BOUND, f"{where} differs by {worst:.2e}"
+    assert _bytes(fast) == _bytes(exact) == fast["closed_form_bytes"]
+
+
+def test_both_passes_are_skipped_and_the_idle_store_channel_keeps_its_stall() -> None:
+    exact = run_in_worker(replay_stats, "approx", 2048, 32, False, params={"degree": "2"})
+    fast = run_in_worker(replay_stats, "approx", 2048, 32, True, params={"degree": "2"})
+    section = fast["fast_forward"]
+    skips = section["skips"]
+    assert [s["first_skipped"] < 2048 // 16 for s in skips] == [True, False]  # keys, queries
+    assert section["simulated_fraction"] < 0.7
+    assert fast["simulated_ops"] < 0.7 * exact["simulated_ops"]
+    # dma1 stores only in the query pass: the skipped key rows are idle time its first store
+    # is charged with (waiting for the PE's result), as in the exact replay.
+    stall = "replay/engines/dma1/stalls/pe_result"
+    assert fast["stats"][stall] == pytest.approx(exact["stats"][stall], rel=1e-12)
+    assert fast["stats"][stall] > 0.4 * exact["stats"]["replay/sim_time"]
+
+
+def test_on_tiles_the_passes_run_exactly() -> None:
+    from tlm_models.tile_fast_forward import unbalanced_reason
+
+    info = load_platform("platforms/attenio.yaml").info()
+    workload = Workload(seq_len=256, head_dim=16)
+    controls = [emit("approx", workload, info, 1024).iterations for _ in range(2)]
+    reason = unbalanced_reason(controls)
+    assert reason is not None and "changes regime" in reason
