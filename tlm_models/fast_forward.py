@@ -579,9 +579,9 @@ class FastForward:
         # of masked loops (growth_fast_forward.py) reads the rows after every take.
         every = self.settings.search_every if self.control.shapes is None else 1
         if sum(len(r) for r, _, _ in self.pending) < every and (
-            self.watched < self.settings.budget
+            self.watched < self.settings.budget or self.sampling is not None
         ):
-            return
+            return  # while sampling, also past the budget (the simulated-fraction cap bounds it)
         if len(self.rows) == 0:
             self.rows = np.vstack([r for r, _, _ in self.pending])
         else:
