@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,10 @@ def test_config_validates_its_fields() -> None:
         RunConfig("standard", 0, 64)
     with pytest.raises(UserError, match="override"):
         RunConfig("standard", 8192, 64, overrides=("nonsense",))
+    with pytest.raises(UserError, match=r"simulated fraction in \(0, 1\], found 0.001 and 0"):
+        RunConfig("standard", 8192, 64, ff_max_fraction=0)
+    with pytest.raises(UserError, match="error bound must be > 0"):
+        RunConfig("standard", 8192, 64, ff_error_bound=-1.0)
 
 
 def test_key_is_stable_and_distinguishes_every_field() -> None:
@@ -81,7 +86,12 @@ def test_key_is_stable_and_distinguishes_every_field() -> None:
         ),
         RunConfig("approx", 8192, 64, extra=base.extra),
         RunConfig("approx", 8192, 64, overrides=base.overrides, extra=(("degree", "3"),)),
+        replace(base, ff_error_bound=1e-2),
+        replace(base, ff_max_fraction=1.0),
     ]
+    tight = replace(base, ff_error_bound=1e-4, ff_max_fraction=0.5)
+    assert tight == RunConfig.from_dict(tight.as_dict())
+    assert tight.key().endswith(" ff_error_bound=0.0001 ff_max_fraction=0.5")
     keys = {base.key(), *(v.key() for v in variants)}
     assert len(keys) == len(variants) + 1
     assert base.key() == (

@@ -283,9 +283,12 @@ def _is_additive(path: Path, unit: str) -> bool:
     )
 
 
-def settings_for(config: Any) -> FastForwardSettings:
+def settings_for(
+    config: Any, error_bound: float = 1e-3, max_fraction: float = 0.2
+) -> FastForwardSettings:
     """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
-    slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule."""
+    slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule,
+    with its accuracy (``StatisticalSettings.error_bound``, ``max_simulated_fraction``)."""
     from tlm_models.statistical_period import StatisticalSettings
 
     refresh = max(
@@ -303,7 +306,9 @@ def settings_for(config: Any) -> FastForwardSettings:
         return FastForwardSettings(min_period_ps=4 * refresh)
     # Windows of up to 256 iterations, 3 of them compared: watch up to 1,024 iterations, and
     # search every 8 new ones (a search scans up to 769 snapshot rows).
-    statistical = StatisticalSettings(bank, max_window=256)
+    statistical = StatisticalSettings(
+        bank, max_window=256, error_bound=error_bound, max_simulated_fraction=max_fraction
+    )
     return FastForwardSettings(
         min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
     )
@@ -325,6 +330,12 @@ class Period:
     whole: list[Path] = field(default_factory=list)
     #: How the period was found, when not by the rules above (the result's ``periodicity``).
     rule: str = ""
+    #: Statistical periods (statistical_period.py): each statistic's spread of its running
+    #: total about its trend, and the windows the deltas are the mean of.
+    spread: Flat | None = None
+    #: ... and the standard deviation of its change per window.
+    scatter: Flat | None = None
+    windows: int = 0
 
 
 @dataclass
@@ -337,6 +348,7 @@ class Columns:
     time: np.ndarray  # compared to TIME_TOLERANCE_NS rather than relatively
     #: Column indices of each group of like components' statistic (see member_tolerance).
     groups: list[np.ndarray] = field(default_factory=list)
+    sum_columns: list[tuple[int, list[int]]] | None = None
 
     @staticmethod
     def of(layout: list[tuple[Path, str]]) -> Columns:
@@ -349,13 +361,23 @@ class Columns:
 
     def with_sums(self, rows: np.ndarray) -> np.ndarray:
         """``rows`` with the latency sums appended (mean x the histogram's count)."""
-        index = {p: i for i, p in enumerate(self.paths)}
-        extra = []
-        for path in self.paths[rows.shape[1] :]:
-            group = path[:-1]
-            hist = [i for p, i in index.items() if p[:-1] == (*group, "latency_histogram")]
-            extra.append(rows[:, index[(*group, "latency_mean")]] * rows[:, hist].sum(axis=1))
+        extra = [rows[:, m] * rows[:, hist].sum(axis=1) for m, hist in self._sums(rows.shape[1])]
         return np.column_stack([rows, *extra]) if extra else rows
+
+    def _sums(self, width: int) -> list[tuple[int, list[int]]]:
+        """Per latency sum (the paths beyond the snapshot's ``width``), its mean's column and
+        its histogram's columns (found once: a watched loop appends sums to every row)."""
+        if self.sum_columns is None:
+            index = {p: i for i, p in enumerate(self.paths)}
+            buckets: dict[Path, list[int]] = {}
+            for p, i in index.items():
+                if p[-2:-1] == ("latency_histogram",):
+                    buckets.setdefault(p[:-2], []).append(i)
+            self.sum_columns = [
+                (index[(*p[:-1], "latency_mean")], buckets.get(p[:-1], []))
+                for p in self.paths[width:]
+            ]
+        return self.sum_columns
 
 
 _NUMBERED = re.compile(r"^([A-Za-z_]+)(\d+)$")
@@ -523,6 +545,8 @@ class FastForward:
     starts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint64))
     #: Snapshot rows taken but not yet searched (see FastForwardSettings.search_every).
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
+    #: A statistical period's window while more windows are simulated for its accuracy.
+    sampling: int | None = None
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -555,9 +579,9 @@ class FastForward:
         # of masked loops (growth_fast_forward.py) reads the rows after every take.
         every = self.settings.search_every if self.control.shapes is None else 1
         if sum(len(r) for r, _, _ in self.pending) < every and (
-            self.watched < self.settings.budget
+            self.watched < self.settings.budget or self.sampling is not None
         ):
-            return
+            return  # while sampling, also past the budget (the simulated-fraction cap bounds it)
         if len(self.rows) == 0:
             self.rows = np.vstack([r for r, _, _ in self.pending])
         else:
@@ -565,13 +589,14 @@ class FastForward:
         self.iterations = np.concatenate([self.iterations, *(i for _, i, _ in self.pending)])
         self.starts = np.concatenate([self.starts, *(t for _, _, t in self.pending)])
         self.pending.clear()
-        self.period = find_period(
-            self.rows, self.iterations, self.starts, self.columns, self.settings
-        )
+        self.period = self._search()
         if self.period is not None:
             self.skipped_range = self.plan(self.period.iterations)
             self.done_watching = True
+            self.sampling = None  # a later regime (growth_fast_forward.py) is searched afresh
             return
+        if self.sampling is not None:
+            return  # every steady window counts: keep the rows
         depth = self.settings.depth()
         self.rows, self.iterations, self.starts = (
             self.rows[-depth:],
@@ -580,6 +605,34 @@ class FastForward:
         )
         if self.watched >= self.settings.budget:
             self.done_watching = True
+
+    def _search(self) -> Period | None:
+        """The period found in the rows, unless a statistical one wants more windows
+        simulated first (``sampling``; statistical_period.wants_more)."""
+        assert self.columns is not None
+        statistical = self.settings.statistical
+        if self.sampling is not None and statistical is not None:
+            from tlm_models.statistical_period import statistical_period
+
+            period = statistical_period(
+                self.rows, self.iterations, self.starts, self.columns, statistical, self.sampling
+            )
+        else:
+            period = find_period(
+                self.rows, self.iterations, self.starts, self.columns, self.settings
+            )
+        if period is None or period.spread is None or statistical is None:
+            return period
+        from tlm_models.statistical_period import wants_more
+
+        last = dict(zip(self.columns.paths, map(float, self.rows[-1]), strict=True))
+        remaining = self.control.total - int(self.iterations[-1])
+        ahead = {p: last[p] + remaining / period.iterations * d for p, d in period.deltas.items()}
+        first = self.control.next_fixed + 1
+        if wants_more(period, ahead, self.control.total, first, self.settings.tail, statistical):
+            self.sampling = period.iterations
+            return None
+        return period
 
     def plan(self, period: int) -> tuple[int, int] | None:
         """Plans the skip of whole periods of ``period`` iterations (``IterationControl``)."""
@@ -627,6 +680,12 @@ class FastForward:
         for root, tree in trees.items():
             _write_back(tree, values, root)
         assert self.skipped_range is not None
+        if self.period.spread is not None and self.settings.statistical is not None:
+            from tlm_models.statistical_period import error_report
+
+            section["estimated_error"] = error_report(
+                self.period, periods, values, self.settings.statistical
+            )
         section |= {
             "first_skipped": self.skipped_range[0],
             "period_iterations": self.period.iterations,

@@ -17,11 +17,35 @@ average out. This rule compares the last ``windows`` such windows:
   (for times) / ``count_floor`` events (for counts): a statistic that is a small part of the
   run may fluctuate more, relatively, without weighing on any total.
 
-The period is W iterations; the extrapolation adds the mean change over the compared windows
-per skipped window (counts rounded to whole numbers, like components' so that their sum
+The period is W iterations. The extrapolation adds, per skipped window, the mean change over
+every steady window simulated (the windows back from the last whose times agree within
+``time_tolerance``), counts rounded to whole numbers (like components' so that their sum
 stays whole). Skipping whole windows also keeps the tail's refresh phase where the exact run
-has it (up to the residual below per skipped window). docs/runtime.md gives the measured
-accuracy.
+has it (up to the residual below per skipped window). Refresh counts and times take the
+memory's clock instead (a window of R refresh intervals holds R refreshes per channel), which
+the whole counts of the simulated windows cannot resolve.
+
+**Uncertainty.** Two models of how a statistic's change per window varies, the larger
+taken. (1) The memory's state (refresh phase, open rows, queue contents) is bounded, so a
+statistic's running total is its mean rate times the windows plus an offset that stays
+bounded: S_k = k mu + C_k. Its spread sigma_C is the standard deviation of the simulated
+window boundaries' totals about their least-squares line; the mean over n windows is off by
+(C_n - C_0) / n, so m skipped windows by m / n of a difference of two offsets, and the
+skipped stretch itself ends at another offset than it starts: a standard deviation of
+sqrt(2) sigma_C sqrt((m / n)^2 + 1). (2) The windows' changes are independent with standard
+deviation s (rare events: a stall, a full queue, a slow request): the mean is off by s / sqrt(n)
+per window and the m skipped windows add their own s sqrt(m): s sqrt(m^2 / n + m); s is
+measured over the windows starting at every steady iteration (W times as many as the
+consecutive ones, so that a few windows of many iterations still show it). Measured
+on the dataflows, bank events follow (1) (their running totals stay within a few hundred
+events of a line over hundreds of iterations) and rare events (2). The estimated error is
+that standard deviation times Student's t quantile at the level of ``sigmas`` for the n - 1
+degrees of freedom the spread was measured with, relative to the statistic's extrapolated
+total. While some statistic's estimated error exceeds ``error_bound`` and simulating more
+windows (up to ``max_simulated_fraction`` of the loop) would bring it within, the loop is
+simulated further; statistics that cannot meet the bound within that are named in the
+result (``fast_forward.estimated_error``). A statistic that changed alike in every simulated
+window is estimated exact. docs/runtime.md gives the measured accuracy.
 """
 
 from __future__ import annotations
@@ -31,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tlm_models.fast_forward import Columns, Path, Period
+from tlm_models.fast_forward import Columns, Flat, Path, Period
 
 
 @dataclass(frozen=True)
@@ -51,7 +75,7 @@ class StatisticalSettings:
     #: whole number by up to R x ``time_tolerance`` intervals as well: a refresh more or less
     #: then changes its refresh activity by no more than the time tolerance.
     max_residual: float = 0.05
-    #: Windows compared; the extrapolation uses their mean.
+    #: Windows compared to find the period; the extrapolation then takes every steady one.
     windows: int = 3
     #: Longest window, iterations (settings_for: 256 for loops of thousands of short
     #: iterations, FLAT's).
@@ -65,6 +89,17 @@ class StatisticalSettings:
     time_floor: float = 1e-3
     #: ... or, for counts, within this many events per window.
     count_floor: float = 64.0
+    #: Each extrapolated statistic's estimated error should stay within this fraction of its
+    #: total: the fast-forward contract's 0.1 % (docs/runtime.md).
+    error_bound: float = 1e-3
+    #: The estimated error is this many standard deviations of the extrapolated total (2: a
+    #: normally distributed error stays within it 95 % of the time).
+    sigmas: float = 2.0
+    #: More windows are simulated, to meet ``error_bound``, up to this fraction of the loop's
+    #: iterations: the cost a statistic's accuracy may add, i.e. fast-forward keeps at least
+    #: a 1 / 0.2 = 5x speed-up from its own sampling (``--ff-max-fraction``; 1 simulates until
+    #: every statistic that can meet the bound does).
+    max_simulated_fraction: float = 0.2
 
     def depth(self) -> int:
         """Snapshot rows the rule needs at most."""
@@ -107,40 +142,64 @@ def statistical_period(
     starts: np.ndarray,
     columns: Columns,
     settings: StatisticalSettings,
+    window: int | None = None,
 ) -> Period | None:
     """The shortest window of iterations over which the loop repeats statistically (the
-    module's rule), or None."""
+    module's rule), or None; with ``window`` (a window found before, while more windows are
+    simulated), that window's estimate from the rows."""
     if len(rows) < 3:
         return None
     breaks = np.flatnonzero(np.diff(iterations.astype(np.int64)) != 1)
     available = len(rows) - int(breaks[-1]) - 1 if breaks.size else len(rows)
-    span = starts[-available:].astype(np.float64)
+    rows, starts = rows[-available:], starts[-available:]
+    if window is not None:
+        return _estimate(rows, starts, columns, window, settings)
+    span = starts.astype(np.float64)
     iteration_ps = (span[-1] - span[0]) / (available - 1) if available > 1 else 0.0
     for w in candidate_windows(iteration_ps, available, settings):
-        period = _window_period(rows, starts, columns, w, settings)
-        if period is not None:
-            return period
+        if _repeats(rows, starts, columns, w, settings):
+            return _estimate(rows, starts, columns, w, settings)
     return None
 
 
-def _window_period(
+def _repeats(
     rows: np.ndarray, starts: np.ndarray, columns: Columns, w: int, settings: StatisticalSettings
-) -> Period | None:
+) -> bool:
+    """Whether the last ``windows`` windows of ``w`` iterations agree (the module's rule)."""
     need = settings.windows * w + 1
     picks = np.arange(len(rows) - need, len(rows), w)
     times = np.diff(starts[picks].astype(np.int64)).astype(np.float64)
     mean_time = float(times.mean())
     if np.any(np.abs(times - mean_time) > settings.time_tolerance * mean_time):
-        return None
-    steps = np.diff(rows[picks], axis=0)
-    if not _agree(steps, columns, mean_time / 1e3, settings):
-        return None
+        return False
+    return _agree(np.diff(rows[picks], axis=0), columns, mean_time / 1e3, settings)
+
+
+def _estimate(
+    rows: np.ndarray, starts: np.ndarray, columns: Columns, w: int, settings: StatisticalSettings
+) -> Period:
+    """The period of ``w`` iterations estimated from every steady window in ``rows``: the
+    windows back from the last whose times agree with the last ``windows`` ones within
+    ``time_tolerance`` (the pipeline's filling is left out). Its ``spread`` is each
+    statistic's sigma_C (the module's uncertainty)."""
+    picks = np.arange((len(rows) - 1) % w, len(rows), w)
+    times = np.diff(starts[picks].astype(np.int64)).astype(np.float64)
+    recent = float(times[-settings.windows :].mean())
+    off = np.abs(times - recent) > settings.time_tolerance * recent
+    n = len(times) - (int(np.flatnonzero(off)[-1]) + 1 if off.any() else 0)
+    bounds = rows[picks[-n - 1 :]]
+    mean = (bounds[-1] - bounds[0]) / n
+    # Windows at every offset within the steady iterations, not only the ones the picks
+    # start: as many window sums as iterations, for the spread of a window's change.
+    steady = rows[picks[-n - 1] :, columns.additive]
+    scatter = (steady[w:] - steady[:-w]).std(axis=0, ddof=1)
     additive = columns.additive
-    mean = steps.mean(axis=0)
     paths = [p for p, a in zip(columns.paths, additive, strict=True) if a]
     counts = [
         p for p, u, a in zip(columns.paths, columns.units, additive, strict=True) if a and u != "ns"
     ]
+    mean_time = float(times[-n:].mean())
+    _refreshes_by_clock(mean, columns.paths, mean_time / settings.refresh_ps)
     refreshes = mean_time / settings.refresh_ps
     return Period(
         w,
@@ -152,7 +211,132 @@ def _window_period(
         ],
         whole=counts,
         rule=f"statistical over {w} iterations spanning {round(refreshes)} refresh intervals",
+        spread=dict(zip(paths, map(float, _offset_spread(bounds[:, additive])), strict=True)),
+        scatter=dict(zip(paths, map(float, scatter), strict=True)),
+        windows=n,
     )
+
+
+def _refreshes_by_clock(mean: np.ndarray, paths: list[Path], intervals: float) -> None:
+    """Refreshes follow the memory's clock, not the loop: a window of ``intervals`` refresh
+    intervals holds that many refreshes per refreshing unit (a channel, or each of its banks),
+    a fraction the simulated windows' whole counts cannot show (their mean is off by up to one
+    refresh over all of them, which the skipped windows would multiply). A component whose
+    mean count per window is within ``_CLOCK_MATCH`` of a whole number k of units gets k x
+    ``intervals`` per window, its refresh time in proportion (tRFC per refresh)."""
+    index = {p: i for i, p in enumerate(paths)}
+    for path, i in index.items():
+        if path[-1] != "refreshes" or not mean[i] > 0:
+            continue
+        units = round(mean[i] / intervals)
+        if units < 1 or abs(mean[i] - units * intervals) > _CLOCK_MATCH * units * intervals:
+            continue
+        scale = units * intervals / mean[i]
+        mean[i] *= scale
+        busy = index.get((*path[:-1], "refresh_time"))
+        if busy is not None:
+            mean[busy] *= scale
+
+
+#: A component's refreshes per window match the clock's count within this fraction: a
+#: window's refreshes are whole, so they miss the clock's by less than one per unit, and a
+#: window spans at least ``min_refreshes`` = 16 intervals (1 / 16 = 0.0625).
+_CLOCK_MATCH = 0.0625
+
+
+def _offset_spread(bounds: np.ndarray) -> np.ndarray:
+    """Per column, the standard deviation of the totals at the window boundaries about their
+    least-squares line (sigma_C; two degrees of freedom go to the line)."""
+    k = np.arange(len(bounds), dtype=np.float64)
+    k -= k.mean()
+    centred = bounds - bounds.mean(axis=0)
+    slope = k @ centred / (k @ k)
+    residual = centred - np.outer(k, slope)
+    dof = max(1, len(bounds) - 2)
+    return np.asarray(np.sqrt((residual * residual).sum(axis=0) / dof))
+
+
+def estimated_errors(period: Period, skipped: int, totals: Flat, sigmas: float) -> Flat:
+    """Each extrapolated statistic's estimated error relative to its total (``totals``: the
+    extrapolated values) after ``skipped`` windows of ``period`` (the module's uncertainty);
+    NaN statistics are left out, a total of 0 with an uncertain change is infinitely off."""
+    assert period.spread is not None and period.scatter is not None
+    n = period.windows
+    quantile = student_quantile(sigmas, n - 1)
+    out: Flat = {}
+    for path, spread in period.spread.items():
+        total = abs(totals.get(path, math.nan))
+        scatter = period.scatter[path]
+        if math.isnan(total) or math.isnan(spread):
+            continue
+        bounded = math.sqrt(2.0) * spread * math.hypot(skipped / n, 1.0)
+        independent = scatter * math.sqrt(skipped * skipped / n + skipped)
+        error = quantile * max(bounded, independent)
+        out[path] = error / total if total else (math.inf if error else 0.0)
+    return out
+
+
+def student_quantile(z: float, dof: int) -> float:
+    """Student's t quantile with ``dof`` degrees of freedom at the level of the normal
+    quantile ``z`` (Cornish-Fisher expansion, Abramowitz & Stegun 26.7.5; within 1 % from 2
+    degrees of freedom): a spread measured from few windows is itself uncertain."""
+    v = float(max(dof, 2))
+    z3, z5, z7, z9 = z**3, z**5, z**7, z**9
+    return (
+        z
+        + (z3 + z) / (4 * v)
+        + (5 * z5 + 16 * z3 + 3 * z) / (96 * v**2)
+        + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v**3)
+        + (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * v**4)
+    )
+
+
+def wants_more(
+    period: Period, values: Flat, total: int, first: int, tail: int, s: StatisticalSettings
+) -> bool:
+    """Whether to simulate more windows before skipping from iteration ``first`` (of
+    ``total``; ``values``: the statistics at the last snapshot, extrapolated to the end by the
+    period): some statistic's estimated error exceeds ``error_bound`` now, would meet it after
+    the windows ``max_simulated_fraction`` still allows, and those windows are left to
+    simulate."""
+    w = period.iterations
+    skip = max(0, (total - tail - first) // w)
+    spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
+    if spare <= 0:
+        return False
+    now = estimated_errors(period, skip, values, s.sigmas)
+    later = _later(period, skip, spare, values, s.sigmas)
+    return any(e > s.error_bound and later[p] <= s.error_bound for p, e in now.items())
+
+
+def _later(period: Period, skip: int, spare: int, values: Flat, sigmas: float) -> Flat:
+    """Estimated errors after ``spare`` more windows (sigma_C stays: the state is bounded)."""
+    assert period.spread is not None
+    more = Period(
+        period.iterations, period.deltas, period.time_ps, exact=False,
+        spread=period.spread, scatter=period.scatter, windows=period.windows + spare,
+    )  # fmt: skip
+    return estimated_errors(more, skip - spare, values, sigmas)
+
+
+def error_report(
+    period: Period, skipped: int, totals: Flat, s: StatisticalSettings
+) -> dict[str, object]:
+    """The result's ``fast_forward.estimated_error``: the bound, how many statistics met it,
+    the sim time's estimated error and the worst ones (at most 10), by "/"-joined path."""
+    errors = estimated_errors(period, skipped, totals, s.sigmas)
+    worst = sorted(errors.items(), key=lambda item: -item[1])
+    over = [(p, e) for p, e in worst if e > s.error_bound]
+    return {
+        "bound": s.error_bound,
+        "sigmas": s.sigmas,
+        "max_simulated_fraction": s.max_simulated_fraction,
+        "windows_sampled": period.windows,
+        "statistics": len(errors),
+        "within_bound": len(errors) - len(over),
+        "sim_time": errors.get(("replay", "sim_time")),
+        "worst": {"/".join(p): e if math.isfinite(e) else None for p, e in worst[:10]},
+    }
 
 
 def _agree(steps: np.ndarray, columns: Columns, window_ns: float, s: StatisticalSettings) -> bool:

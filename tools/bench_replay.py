@@ -56,6 +56,19 @@ def _ops_per_head() -> int:
     return sum(len(c) for c in emitted.chunks)
 
 
+def tile_traces(platform: Any, seq_len: int, heads: int) -> list[tuple[Any, list[Any]]]:
+    """Each tile's AttenIO trace (d = 64, ``heads`` dealt over the tiles), emitted in full."""
+    from tlm_models.dataflows import emit
+    from tlm_models.dataflows.workload import Workload
+
+    workload = Workload(seq_len=seq_len, head_dim=HEAD_DIM, heads=heads)
+    traces = []
+    for tile in range(platform.tile_count):
+        emitted = emit("attenio", workload, platform.tile_info(tile))
+        traces.append((emitted.header, list(emitted.chunks)))
+    return traces
+
+
 def _child(argv: list[str]) -> None:
     """Runs one replay in this process and prints its figures as JSON."""
     kind, source, *overrides = argv
@@ -77,17 +90,11 @@ def _child(argv: list[str]) -> None:
             "sim_time_ns": r["sim_time_ns"],
         }
     elif kind == "tiles":  # every tile's trace emitted first, then replayed together
-        from tlm_models.dataflows import emit
-        from tlm_models.dataflows.workload import Workload
         from tlm_models.platform import load_platform
         from tlm_models.tile_replay import replay_tiles_in_this_process
 
         platform = load_platform(TILED_PLATFORM, overrides)
-        workload = Workload(seq_len=TILED_SEQ_LEN, head_dim=HEAD_DIM, heads=int(source))
-        traces = []
-        for tile in range(platform.tile_count):
-            emitted = emit("attenio", workload, platform.tile_info(tile))
-            traces.append((emitted.header, list(emitted.chunks)))
+        traces = tile_traces(platform, TILED_SEQ_LEN, int(source))
         cpu = time.process_time()
         out_tiles = replay_tiles_in_this_process(platform, traces)
         figures = {

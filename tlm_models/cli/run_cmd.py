@@ -56,6 +56,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="simulate every loop iteration (no steady-state fast-forward)",
     )  # fmt: skip
     run.add_argument(
+        "--ff-error-bound", type=float, default=1e-3, metavar="FRACTION",
+        help="fast-forward on a bank-level HBM: each statistic's estimated error bound, "
+        "relative to itself (default 1e-3)",
+    )  # fmt: skip
+    run.add_argument(
+        "--ff-max-fraction", type=float, default=0.2, metavar="FRACTION",
+        help="fast-forward on a bank-level HBM: simulate up to this fraction of the loop to "
+        "meet the bound (default 0.2; 1 = as much as needed)",
+    )  # fmt: skip
+    run.add_argument(
         "--ert", metavar="ERT.yaml",
         help="Accelergy energy reference table: its entries override the platform's energy",
     )  # fmt: skip
@@ -96,6 +106,8 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         config,
         overrides=(*ert, *args.overrides),
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
+        ff_error_bound=args.ff_error_bound,
+        ff_max_fraction=args.ff_max_fraction,
     )
 
 

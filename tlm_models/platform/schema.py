@@ -298,9 +298,18 @@ class PlatformConfig:
                 "exp_elem_bytes": float(exp.params["elem_bytes"]),
                 "pe_flops": figures.pe_flops,
                 "exp_per_s": figures.exp_per_s,
+                **self._interleave_cycle(offchip.name),
             },
             elem_bytes=int(pe.params["elem_bytes"]),
         )
+
+    def _interleave_cycle(self, memory: str) -> dict[str, float]:
+        """``offchip_cycle_bytes``: the address span after which the off-chip memory's channel
+        interleave repeats (channels x interleave granule), for a memory that has both."""
+        params = self.components[memory].params
+        if "channels" not in params or "interleave" not in params:
+            return {}
+        return {"offchip_cycle_bytes": float(int(params["channels"]) * int(params["interleave"]))}
 
     def _executor_component(self, engine_kind: str, type_name: str) -> ComponentConfig | None:
         for engine in self.engines.values():

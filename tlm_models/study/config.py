@@ -81,10 +81,20 @@ class RunConfig:
     phase: str = "prefill"
     layers: int = 1
     model: str = ""
+    #: Fast-forward on a bank-level memory (statistical_period.py): the bound each
+    #: extrapolated statistic's estimated error should meet, relative to the statistic ...
+    ff_error_bound: float = 1e-3
+    #: ... and the fraction of the loop that may be simulated to meet it.
+    ff_max_fraction: float = 0.2
 
     def __post_init__(self) -> None:
         if self.dataflow not in DATAFLOWS:
             raise UserError(_unknown_dataflow(self.dataflow))
+        if not (self.ff_error_bound > 0 and 0 < self.ff_max_fraction <= 1):
+            raise UserError(
+                f"fast-forward accuracy: the error bound must be > 0 and the simulated "
+                f"fraction in (0, 1], found {self.ff_error_bound!r} and {self.ff_max_fraction!r}"
+            )
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
             raise UserError(f"layers must be a positive integer, found {self.layers!r}")
         workload = self.workload()  # one validation of the workload fields: Workload's
@@ -156,7 +166,16 @@ class RunConfig:
         parts += [f"param:{name}={value}" for name, value in self.extra]
         if self.exact:
             parts.append("exact")
+        parts += [f"{k}={v:g}" for k, v in self._ff_accuracy().items()]
         return " ".join(parts)
+
+    def _ff_accuracy(self) -> dict[str, float]:
+        """The fast-forward accuracy fields that differ from their defaults."""
+        return {
+            name: getattr(self, name)
+            for name in ("ff_error_bound", "ff_max_fraction")
+            if getattr(self, name) != getattr(RunConfig, name)
+        }
 
     def label(self) -> str:
         """The dataflow with its parameters, as reports name it (``approx degree=2``)."""
@@ -185,7 +204,7 @@ class RunConfig:
             data["model"] = self.model
         if self.exact:
             data["exact"] = True
-        return data
+        return data | self._ff_accuracy()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
@@ -209,6 +228,8 @@ class RunConfig:
                 phase=str(data.get("phase", "prefill")),
                 layers=int(data.get("layers", 1)),
                 model=str(data.get("model", "")),
+                ff_error_bound=float(data.get("ff_error_bound", cls.ff_error_bound)),
+                ff_max_fraction=float(data.get("ff_max_fraction", cls.ff_max_fraction)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"not a study configuration: {data!r} ({exc})") from None

@@ -152,7 +152,10 @@ def run_one(
     chunk_ops = DEFAULT_CHUNK_OPS if exact else FAST_FORWARD_CHUNK_OPS
     emitted = emit(config.dataflow, workload, info, chunk_ops, params=run.params)
     fast_forward = (
-        fast_forward_for(emitted.iterations, settings_for(platform))
+        fast_forward_for(
+            emitted.iterations,
+            settings_for(platform, config.ff_error_bound, config.ff_max_fraction),
+        )
         if emitted.iterations is not None and not exact
         else None
     )

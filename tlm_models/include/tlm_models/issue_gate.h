@@ -12,6 +12,9 @@
 // threads call it; a member that is not the least waits on its own event, and whoever moves the
 // least to another member wakes that one. The kernel's time never passes a bound: only the
 // least member runs, and it waits in time only up to its own start.
+//
+// The least member comes from a tournament tree (min_tournament.h): a changed bound costs
+// log2(members) comparisons instead of a scan over every member at each operation.
 #ifndef TLM_MODELS_ISSUE_GATE_H
 #define TLM_MODELS_ISSUE_GATE_H
 
@@ -23,13 +26,15 @@
 
 #include <systemc>
 
+#include "tlm_models/min_tournament.h"
 #include "tlm_models/time_ticks.h"
 
 namespace tlm_models {
 
 class IssueGate {
  public:
-  explicit IssueGate(unsigned members) : members_(members) {
+  explicit IssueGate(unsigned members)
+      : members_(members), bounds_(members == 0 ? 1 : members) {
     if (members == 0) throw std::invalid_argument("IssueGate: needs at least one member");
     for (unsigned i = 0; i < members; ++i)
       members_[i].wake = std::make_unique<sc_core::sc_event>();
@@ -38,9 +43,9 @@ class IssueGate {
   // Blocks the calling member's thread until its operation starting at `start` is the least.
   void acquire(unsigned member, Ticks start) {
     Member& me = members_.at(member);
-    me.bound = start;
+    bounds_.set(member, start);
     for (;;) {
-      const unsigned least = least_member();
+      const unsigned least = bounds_.least();
       if (least == member) return;
       wake(least);
       ++handoffs_;
@@ -52,14 +57,14 @@ class IssueGate {
 
   // The member issues no more operations (its replay ended, successfully or not).
   void leave(unsigned member) {
-    members_.at(member).bound = kNever;
-    const unsigned least = least_member();
-    if (members_[least].bound != kNever) wake(least);
+    bounds_.set(member, kNever);
+    const unsigned least = bounds_.least();
+    if (bounds_.key(least) != kNever) wake(least);
   }
 
   // A member that left (parked on another tile's store, tile_sync.h) is back with `bound`, a
   // lower bound of its next start; called by the running member, which it may now precede.
-  void rejoin(unsigned member, Ticks bound) { members_.at(member).bound = bound; }
+  void rejoin(unsigned member, Ticks bound) { bounds_.set(member, bound); }
 
   // Times a member gave way to another (each one a thread switch).
   std::uint64_t handoffs() const { return handoffs_; }
@@ -68,23 +73,18 @@ class IssueGate {
   static constexpr Ticks kNever = std::numeric_limits<Ticks>::max();
 
   struct Member {
-    Ticks bound = 0;  // nothing asked yet: its first operation may start at 0
     bool waiting = false;
     std::unique_ptr<sc_core::sc_event> wake;
   };
-
-  unsigned least_member() const {
-    unsigned least = 0;
-    for (unsigned i = 1; i < members_.size(); ++i)
-      if (members_[i].bound < members_[least].bound) least = i;  // ties: the lower index
-    return least;
-  }
 
   void wake(unsigned member) {
     if (members_[member].waiting) members_[member].wake->notify();  // runs in this delta
   }
 
   std::vector<Member> members_;
+  // Per member, the start its next operation cannot precede (nothing asked yet: 0; finished:
+  // kNever).
+  MinTournament bounds_;
   std::uint64_t handoffs_ = 0;
 };
 

@@ -70,6 +70,10 @@ class Replayer : public sc_core::sc_module {
       ++headless_;
     }
     engines_[index].exec = exec;
+    engines_[index].kinds = 0;
+    for (unsigned k = 0; k < 8; ++k)
+      if (op_kind_name(static_cast<std::uint8_t>(k)) && runs_on(static_cast<std::uint8_t>(k), kind))
+        engines_[index].kinds |= static_cast<std::uint8_t>(1u << k);
     metrics_.add_engine(index, name, kind);
   }
 
@@ -171,7 +175,7 @@ class Replayer : public sc_core::sc_module {
   // before the replay has finished: the record whose engine has not returned, or the input.
   std::string waiting_on() const {
     if (executing_ != kNoRecord)
-      return describe(executing_, window_buf_.at(executing_).op) +
+      return describe(executing_, window_buf_.op(executing_)) +
              ": its engine has not returned from the operation";
     if (finished_) return "nothing (the replay has finished)";
     if (sync_ && !sync_->waiting_on(gate_member_).empty()) return sync_->waiting_on(gate_member_);
@@ -193,7 +197,7 @@ class Replayer : public sc_core::sc_module {
   // operation was still unknown.
   std::uint64_t lookahead_limited() const { return lookahead_limited_; }
   std::uint64_t records_read() const { return window_buf_.end(); }
-  // Slots of the record buffer (its memory is this times sizeof(OpWindow::Slot)).
+  // Slots of the record buffer (its memory is this times OpWindow::kSlotBytes).
   std::uint64_t buffer_capacity() const { return window_buf_.capacity(); }
 
   void collect_stats(StatsGroup& g) const {
@@ -237,6 +241,7 @@ class Replayer : public sc_core::sc_module {
     std::deque<std::uint64_t> queue;  // positions of its read, unissued records, in trace order
     Ticks free = 0;
     bool gated = true;  // issues through the gate, when there is one
+    std::uint8_t kinds = 0;  // bit k: an operation of kind k runs here (k < 8; check_record)
     // choose()'s findings on the front record, kept while it stays the front: once every
     // dependency is done their times never change, so they are gathered once (ready_pos); a
     // record still waiting is looked at again only when the dependency it waited on is done.
@@ -387,22 +392,31 @@ class Replayer : public sc_core::sc_module {
     if (awaiting_input_) input_arrived_.notify(sc_core::SC_ZERO_TIME);
   }
 
+  // Each group of checks is one test for a valid record; only on the way to an error do the
+  // separate checks run to name what is wrong (and the message prefix get built).
   void check_record(const TraceOp& op, std::uint64_t pos) const {
-    // The message prefix is built only on the way to an error.
     auto at = [pos] { return "record " + std::to_string(pos) + ": "; };
-    const char* kind = op_kind_name(op.kind);
-    if (kind == nullptr)
-      throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
-    if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
-      throw ReplayStop(at() + "engine " + std::to_string(op.engine) + " is not bound (platform has: " +
-                       bound_names() + ")", pos);
-    const EngineMetrics& em = metrics_.engine(op.engine);
-    if (!runs_on(op.kind, em.kind))
+    // A known kind that its bound engine runs: one bit of the engine's mask.
+    if (!(op.kind < 8 && op.engine < engines_.size() && (engines_[op.engine].kinds >> op.kind & 1u))) {
+      const char* kind = op_kind_name(op.kind);
+      if (kind == nullptr)
+        throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
+      if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
+        throw ReplayStop(at() + "engine " + std::to_string(op.engine) +
+                         " is not bound (platform has: " + bound_names() + ")", pos);
+      const EngineMetrics& em = metrics_.engine(op.engine);
       throw ReplayStop(at() + "a " + kind + " cannot run on " + em.name + " (a " +
                        engine_kind_name(em.kind) + " engine)", pos);
+    }
     if (has_tile_token(op) && !sync_)
       throw ReplayStop(at() + "a cross-tile token (k = " + std::to_string(op.k) +
                        ") needs the tiles of a chip replayed together", pos);
+    // Every dependency within the trace and the window: the deepest one within both.
+    static_assert(kMaxDeps == 4, "the test below takes the deepest of four dependencies");
+    std::uint32_t deepest = op.deps[0] > op.deps[1] ? op.deps[0] : op.deps[1];
+    const std::uint32_t deeper = op.deps[2] > op.deps[3] ? op.deps[2] : op.deps[3];
+    if (deeper > deepest) deepest = deeper;
+    if (deepest <= (pos < window_ ? pos : window_)) return;
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
       if (d > pos)
@@ -445,8 +459,8 @@ class Replayer : public sc_core::sc_module {
   // Whether record `pos`, engine e's front, has every dependency done; if so notes in `e` when
   // they allow it to start (the binding one: the latest, among equals the nearest record).
   bool gather_deps(const Engine& e, std::uint64_t pos) const {
-    if (e.blocked_pos == pos && window_buf_.at(e.blocked_on).done == OpWindow::kPending) return false;
-    const TraceOp& op = window_buf_.at(pos).op;
+    if (e.blocked_pos == pos && window_buf_.times(e.blocked_on).done == OpWindow::kPending) return false;
+    const TraceOp& op = window_buf_.op(pos);
     Ticks deps_ready = 0;
     Ticks inputs_done = 0;
     std::uint32_t binding = 0;
@@ -454,7 +468,7 @@ class Replayer : public sc_core::sc_module {
     const bool streamed = is_streamed(op);
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
-      const OpWindow::Slot& dep = window_buf_.at(pos - d);
+      const OpWindow::Times& dep = window_buf_.times(pos - d);
       if (dep.done == OpWindow::kPending) {
         e.blocked_pos = pos;
         e.blocked_on = pos - d;
@@ -467,7 +481,7 @@ class Replayer : public sc_core::sc_module {
         binding = d;
       }
     }
-    std::uint8_t binding_kind = binding ? window_buf_.at(pos - binding).op.kind : 0;
+    std::uint8_t binding_kind = binding ? window_buf_.op(pos - binding).kind : 0;
     if (sync_ && op.kind == static_cast<std::uint8_t>(OpKind::load) && has_tile_token(op)) {
       const Ticks posted = sync_->ready(op, gate_member_);  // other tiles' stores it reads
       if (posted == TileSync::kPending) return false;
@@ -486,8 +500,7 @@ class Replayer : public sc_core::sc_module {
 
   void issue(const Pick& pick) {
     Engine& e = engines_[pick.engine];
-    OpWindow::Slot& slot = window_buf_.at(pick.pos);
-    const TraceOp& op = slot.op;
+    const TraceOp& op = window_buf_.op(pick.pos);
 
     // Through the gate before time may advance to the start (and for every operation whose
     // engine reaches shared components).
@@ -518,11 +531,12 @@ class Replayer : public sc_core::sc_module {
                        " before the start " + from_ticks(pick.start).to_string(),
                        pick.pos);
 
-    slot.done = done;
+    OpWindow::Times& times = window_buf_.times(pick.pos);
+    times.done = done;
     if (sync_ && op.kind == static_cast<std::uint8_t>(OpKind::store) && has_tile_token(op))
       sync_->post(op, pick.start, done);
     const Ticks first = to_ticks(timing.first_ready);
-    slot.first = timing.forwards && first >= pick.start && first < done ? first : done;
+    times.first = timing.forwards && first >= pick.start && first < done ? first : done;
     e.free = free;
     sched_now_ = pick.start;
     metrics_.on_issue(pick.engine, op, pick.start, timing, pick.deps_ready, pick.binding_dep_kind);
@@ -570,9 +584,9 @@ class Replayer : public sc_core::sc_module {
       const Engine& e = engines_[idx];
       if (e.queue.empty()) continue;
       const std::uint64_t pos = e.queue.front();
-      out += " " + describe(pos, window_buf_.at(pos).op) + " waits for";
-      for (std::uint32_t d : window_buf_.at(pos).op.deps)
-        if (d != 0 && window_buf_.at(pos - d).done == OpWindow::kPending)
+      out += " " + describe(pos, window_buf_.op(pos)) + " waits for";
+      for (std::uint32_t d : window_buf_.op(pos).deps)
+        if (d != 0 && window_buf_.times(pos - d).done == OpWindow::kPending)
           out += " record " + std::to_string(pos - d);
       out += ";";
     }
