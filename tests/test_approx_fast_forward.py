@@ -1,8 +1,9 @@
 """Fast-forward of polynomial approximate attention: its row loops are marked as iterations of
-whole rows, the key rows and the query rows of each block are skipped one regime after the
-other, and the result equals the exact replay (every statistic within 0.1 %, bytes equal to the
-closed form). Also the two corrections this needed: a skip never uses a period measured in
-another regime, and an engine idle across a skip gets the skipped time in its next stall."""
+whole rows (or position loop bodies, prefix form), the passes of each block are skipped one
+regime after the other, and the result equals the exact replay (every statistic within
+0.1 %, bytes equal to the closed form). Also the corrections this needed: a skip never uses a
+period measured in another regime, and an engine idle across a skip gets the skipped time in
+its next stall."""
 
 from __future__ import annotations
 
@@ -78,6 +79,13 @@ def test_a_skip_never_uses_a_period_measured_in_another_regime() -> None:
         (4096, 16, {"params": {"degree": "2"}}),
         # A short key pass the emitter is past before its period is confirmed.
         (1024, 16, {"params": {"degree": "3"}, "overrides": ("sram.capacity=64KiB",)}),
+        # Prefix form: keys before position 0, then position loops (adding, then dropping).
+        (4096, 32, {"params": {"degree": "2"}, "mask": "causal"}),
+        (4096, 32, {"params": {"degree": "2"}, "mask": "sliding", "window": 512}),
+        (2048, 16, {"params": {"degree": "2"}, "mask": "causal", "heads": 4, "kv_heads": 2}),
+        # Decode-like: 8,177 keys before position 0, the store channel idle across their skip
+        # and its first store in the last iterations (resolved from the final statistics).
+        (16, 16, {"params": {"degree": "2"}, "mask": "causal", "kv_len": 8192}),
     ],
 )
 def test_fast_forwarded_equals_exact(seq_len: int, head_dim: int, shape: dict[str, Any]) -> None:
@@ -86,6 +94,8 @@ def test_fast_forwarded_equals_exact(seq_len: int, head_dim: int, shape: dict[st
     worst, where = worst_difference(exact, fast)
     assert worst <= BOUND, f"{where} differs by {worst:.2e}"
     assert _bytes(fast) == _bytes(exact) == fast["closed_form_bytes"]
+    if "mask" in shape:
+        assert fast["fast_forward"]["skipped_iterations"] > 0
 
 
 def test_both_passes_are_skipped_and_the_idle_store_channel_keeps_its_stall() -> None:

@@ -22,6 +22,7 @@ from tlm_models.fast_forward import (
     FastForwardSettings,
     IterationControl,
     Period,
+    flatten,
 )
 from tlm_models.linear_growth import Growth, ShapeWatch, find_growth
 
@@ -78,6 +79,11 @@ class GrowthFastForward(FastForward):
     last_row: np.ndarray | None = None  # the latest snapshot row, for changes between rows
 
     def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
+        self._take(rows, iterations, starts)
+        if any(i.cause is None for i in self.idle):
+            self.done_watching = False  # the snapshots must show where the idle time went
+
+    def _take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
         self._resolve_idle(rows, iterations)
         if self.skipped_range is not None:
             self._follow_skip(rows, iterations, starts)
@@ -140,7 +146,7 @@ class GrowthFastForward(FastForward):
         self.rows = np.zeros((0, 0))
         self.iterations = np.zeros(0, dtype=np.uint64)
         self.starts = np.zeros(0, dtype=np.uint64)
-        self.take(rows, iterations, starts)  # rows of the next regime, if any already
+        self._take(rows, iterations, starts)  # rows of the next regime, if any already
 
     def _close_skip(self) -> None:
         """Records the skip planned last (it has run) and forgets its rule."""
@@ -170,6 +176,27 @@ class GrowthFastForward(FastForward):
         self.skips.append(Skip(first, count, change, describe))
         self._note_idle(change, first + count)
         self.period, self.growth, self.skipped_range = None, None, None
+
+    def _resolve_idle_at_end(self, trees: dict[str, dict[str, Any]]) -> None:
+        """An engine whose next operation came in the last iteration (no snapshot after it):
+        its cause from the final statistics against the last snapshot."""
+        if self.columns is None or self.last_row is None:
+            return
+        last = self.last_row
+        index = {p: i for i, p in enumerate(self.columns.paths)}
+        for idle in (i for i in self.idle if i.cause is None and i.root in trees):
+            final = flatten(trees[idle.root], idle.root)[0]
+            engine = (idle.root, "engines", idle.engine)
+            ops = index.get((*engine, "ops"))
+            if ops is None or final.get((*engine, "ops"), 0.0) <= last[ops]:
+                continue  # it never issued again: the exact run charged nothing either
+            grew = {
+                c: final[(*engine, "stalls", c)] - last[index[(*engine, "stalls", c)]]
+                for c in IDLE_CAUSES
+                if (*engine, "stalls", c) in index and (*engine, "stalls", c) in final
+            }
+            if grew:
+                idle.cause = max(grew, key=lambda c: grew[c])
 
     def _note_idle(self, change: Period, after: int) -> None:
         """Records the engines that issued nothing over the skip ``change``."""
@@ -213,6 +240,7 @@ class GrowthFastForward(FastForward):
             self.poll()
         if self.skipped_range is not None and self.control.skip is None:
             self._close_skip()  # ran, but the run ended before the correction's snapshots
+        self._resolve_idle_at_end({"replay": replay, **(others or {})})
         self.done_watching = True
         self.period, self.growth, self.skipped_range = None, None, None
         self.watched += self.watched_before  # the section counts every watched iteration

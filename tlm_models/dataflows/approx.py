@@ -330,16 +330,25 @@ def row_alignment(row_bytes: int, cycle_bytes: int) -> int:
     return rows if rows % 2 == 0 else 2 * rows
 
 
-class RowLoopKinds(Sequence[Hashable]):
-    """The kind of each iteration of the dense form (``IterationControl.kinds``), computed
-    from its index: per K/V group and column block, the key rows' iterations (the first
-    overwrites H, the last also scales it) then the query rows' (the last is the block's
-    last). Iterations of one kind differ only in addresses; a skip never crosses a change."""
+def pass_kinds(name: str, iterations: int) -> list[str]:
+    """The kinds of a pass's iterations: its first (``<name>0``), middle ones and last
+    (``<name>_end``, which also holds what follows the pass's rows) differ."""
+    if iterations <= 1:
+        return [f"{name}0"] * iterations
+    return [f"{name}0"] + [name] * (iterations - 2) + [f"{name}_end"]
 
-    def __init__(self, groups: int, widths: Sequence[int], keys: int, queries: int) -> None:
+
+class RowLoopKinds(Sequence[Hashable]):
+    """The kind of each iteration (``IterationControl.kinds``), computed from its index: per
+    K/V group and column block the same ``pattern`` (the dense form: the key pass, whose last
+    iteration also scales H, then the query pass; the prefix form: the keys before position 0,
+    then its position loops), paired with the block's width. Iterations of one kind differ
+    only in addresses; a skip never crosses a change."""
+
+    def __init__(self, groups: int, widths: Sequence[int], pattern: Sequence[str]) -> None:
         self.widths = list(widths)
-        self.keys, self.queries = keys, queries
-        self.segment = keys + queries  # iterations per (group, column block)
+        self.pattern = list(pattern)
+        self.segment = len(self.pattern)  # iterations per (group, column block)
         self.total = groups * len(self.widths) * self.segment
 
     def __len__(self) -> int:
@@ -349,12 +358,7 @@ class RowLoopKinds(Sequence[Hashable]):
         if not 0 <= index < self.total:
             raise IndexError(index)
         block, j = divmod(index, self.segment)
-        width = self.widths[block % len(self.widths)]
-        if j < self.keys:
-            kind = "key0" if j == 0 else "key_end" if j == self.keys - 1 else "key"
-        else:
-            kind = "query_end" if j == self.segment - 1 else "query"
-        return (kind, width)
+        return (self.pattern[j], self.widths[block % len(self.widths)])
 
 
 class RowLoopShapes(Sequence[tuple[Hashable, tuple[int, ...]]]):
@@ -391,29 +395,60 @@ class _ApproxEmitter:
             tuple[int, int, bool, bool, int],
             tuple[Template, list[tuple[str, int, tuple[str, int, int], bool]]],
         ] = {}
-        #: Fast-forward's view of the dense form's row loops: iterations of whole rows
-        #: (``rows_per_iteration``); the prefix form (masks) marks none.
-        self.iterations: IterationControl | None = None
-        self.key_rows = self.query_rows = 0
+        #: Fast-forward's view of the row loops: iterations of whole rows (dense form: the
+        #: key pass, then the query pass; prefix form: the keys before position 0) or of
+        #: whole position loop bodies (prefix form), each moving every off-chip row stream by
+        #: whole interleave cycles (``row_alignment``).
         self.next_iteration = 0
+        self.b = TraceBuilder(setup.header)  # chunks() starts its own
         w = setup.workload
+        d, t = w.head_dim, tiling
+        widths = [min(t.cols, d - block * t.cols) for block in range(t.blocks)]
+        self.cycle = int(setup.platform.extra.get("offchip_cycle_bytes", 0))
+        # Units (rows or loop bodies) per iteration, by pass; from the widest block's bodies.
+        self.per: dict[str, int] = {}
+        pattern = self._pattern(widths[0])
+        kinds = RowLoopKinds(len(tile_groups(setup)), widths, pattern)
+        self.iterations = IterationControl(len(kinds), kinds, RowLoopShapes(kinds))
+
+    def _pattern(self, width: int) -> list[str]:
+        """One group's and column block's iteration kinds (sets ``self.per``)."""
+        w = self.setup.workload
+        row_bytes = w.head_dim * self.setup.elem_bytes
+        align = row_alignment(row_bytes, self.cycle)
+        key_ops = len(self._template(None, _Shape(True, width, False, False))[0])
+        self.per["key"] = rows_per_iteration(key_ops, align)
         if w.mask == "none":
-            d, t = w.head_dim, tiling
-            widths = [min(t.cols, d - block * t.cols) for block in range(t.blocks)]
-            # The longer body of each pass (the last column block is narrower or equal).
-            key_ops = len(self._template(None, _Shape(True, widths[0], False, False))[0])
-            query_ops = len(self._template(None, _Shape(False, widths[0], False, False))[0])
-            cycle = int(setup.platform.extra.get("offchip_cycle_bytes", 0))
-            align = row_alignment(d * setup.elem_bytes, cycle)
-            self.key_rows = rows_per_iteration(key_ops, align)
-            self.query_rows = rows_per_iteration(query_ops, align)
-            kinds = RowLoopKinds(
-                len(tile_groups(setup)),
-                widths,
-                -(-w.kv_len // self.key_rows),
-                -(-(w.group * w.seq_len) // self.query_rows),
-            )
-            self.iterations = IterationControl(len(kinds), kinds, RowLoopShapes(kinds))
+            query_ops = len(self._template(None, _Shape(False, width, False, False))[0])
+            self.per["query"] = rows_per_iteration(query_ops, align)
+            keys = -(-w.kv_len // self.per["key"])
+            kinds = pass_kinds("key", keys)
+            queries = -(-(w.group * w.seq_len) // self.per["query"])
+            return kinds + ["query"] * (queries - 1) + ["query_end"]
+        lo, hi = w.key_range(0)
+        kinds = pass_kinds("key", -(-(hi - lo) // self.per["key"]))
+        for name, count, drop in self._position_passes():
+            span = self._span(True, drop)
+            body = len(self._position_template(width, span, True, drop, 0)[0])
+            # A body moves each row stream by span rows: whole cycles every `bodies` bodies.
+            step = span * row_bytes
+            bodies = self.cycle // math.gcd(self.cycle, step) if self.cycle else 1
+            self.per[name] = bodies * max(1, -(-ITERATION_OPS // (bodies * body)))
+            kinds += pass_kinds(name, max(1, -(-(count // span) // self.per[name])))
+        return kinds
+
+    def _position_passes(self) -> list[tuple[str, int, bool]]:
+        """The prefix form's position loops after position 0: (name, positions, drop)."""
+        w = self.setup.workload
+        nq = w.seq_len
+        dropping = nq if w.mask == "causal" else min(nq, max(1, w.window - w.key_offset))
+        passes = [("add", dropping - 1, False), ("drop", nq - dropping, True)]
+        return [(name, count, drop) for name, count, drop in passes if count > 0]
+
+    def _span(self, add: bool, drop: bool) -> int:
+        """Positions per loop body: an even number of rows, so the buffer parity repeats."""
+        per_position = int(add) + int(drop) + self.setup.workload.group
+        return 2 if per_position % 2 else 1
 
     def _template(
         self, b: TraceBuilder | None, shape: _Shape
@@ -552,13 +587,11 @@ class _ApproxEmitter:
         """The dense form's pass over ``count`` K/V rows (``keys``: they build H, which is then
         scaled) or stacked query rows (they read it), as iterations of whole rows that
         fast-forward marks and may skip (``self.iterations``)."""
-        control = self.iterations
-        assert control is not None
-        per = self.key_rows if keys else self.query_rows
+        per = self.per["key" if keys else "query"]
         done = 0
         while done < count:
             rows = min(per, count - done)
-            control.mark(self.next_iteration, self.b.next_index)
+            self.iterations.mark(self.next_iteration, self.b.next_index)
             if keys:
                 yield from self._keys(kv, done, rows, width, col0, fresh=done == 0)
                 if done + rows == count:
@@ -567,13 +600,17 @@ class _ApproxEmitter:
                     )
             else:
                 yield from self._queries(kv, done, rows, width, col0)
-            done += rows
-            following = control.following(self.next_iteration)
-            skipped = following - self.next_iteration - 1
-            # Whole iterations of an even number of rows: every later row keeps its buffers.
-            done += skipped * per
-            self.rows_done += skipped * per
-            self.next_iteration = following
+            done += rows + self._advance(per)
+
+    def _advance(self, per: int, rows_each: int = 1) -> int:
+        """After an iteration: moves to the next one the control gives and returns the units
+        (rows, or loop bodies of ``rows_each`` rows) a skip passed over. A skip passes whole
+        iterations of an even number of rows: every later row keeps its buffers."""
+        following = self.iterations.following(self.next_iteration)
+        skipped = (following - self.next_iteration - 1) * per
+        self.rows_done += skipped * rows_each
+        self.next_iteration = following
+        return skipped
 
     def _first(self, mm: dict[str, int], st: dict[str, int]) -> RepeatResult:
         """Handles a loop's first repetition reaches back to: role -> row parity (relative to
@@ -651,17 +688,48 @@ class _ApproxEmitter:
     def _prefix(self, kv: int, width: int, col0: int) -> Generator[np.ndarray, None, None]:
         """Prefix form: keys enter H in order; right after key i + Nk - Nq enters (and, with a
         sliding window, key i + Nk - Nq - W leaves), query row i of every head of the group
-        reads H. Position 0 follows the keys of its range; positions 1.. are loops of
-        position templates, first without, then with a key leaving the window."""
-        w = self.setup.workload
-        nq = w.seq_len
-        lo, hi = w.key_range(0)
-        yield from self._keys(kv, lo, hi - lo, width, col0, fresh=True)
-        yield from self._positions(kv, 0, 1, width, col0, add=False, drop=False)
-        dropping = nq if w.mask == "causal" else min(nq, max(1, w.window - w.key_offset))
-        for start, stop, drop in ((1, dropping, False), (dropping, nq, True)):
-            if stop > start:
-                yield from self._positions(kv, start, stop - start, width, col0, True, drop)
+        reads H. Position 0 follows the keys of its range (iterations of whole key rows, the
+        last one holding position 0); positions 1.. are loops of position templates, first
+        without, then with a key leaving the window (iterations of whole loop bodies)."""
+        lo, hi = self.setup.workload.key_range(0)
+        per, done = self.per["key"], 0
+        while done < hi - lo:
+            rows = min(per, hi - lo - done)
+            self.iterations.mark(self.next_iteration, self.b.next_index)
+            yield from self._keys(kv, lo + done, rows, width, col0, fresh=done == 0)
+            if done + rows == hi - lo:
+                yield from self._positions(kv, 0, 1, width, col0, add=False, drop=False)
+            done += rows + self._advance(per)
+        start = 1
+        for name, count, drop in self._position_passes():
+            yield from self._position_pass(kv, start, count, width, col0, name, drop)
+            start += count
+
+    def _position_pass(
+        self, kv: int, i0: int, count: int, width: int, col0: int, name: str, drop: bool
+    ) -> Generator[np.ndarray, None, None]:
+        """Positions i0 .. i0+count-1 as iterations of ``self.per[name]`` loop bodies; the
+        last iteration also holds the odd position a two-position body leaves."""
+        span = self._span(True, drop)
+        reps, rest = divmod(count, span)
+        per, rows_each = self.per[name], len(self._kinds(span, True, drop))
+        done = 0
+        while True:
+            self.iterations.mark(self.next_iteration, self.b.next_index)
+            n = min(per, reps - done)
+            if n > 0:
+                yield from self._position_loop(
+                    kv, i0 + done * span, n, span, width, col0, True, drop
+                )
+            done += n
+            if done == reps:
+                if rest:
+                    yield from self._position_loop(
+                        kv, i0 + reps * span, 1, 1, width, col0, True, drop
+                    )
+                self._advance(per, rows_each)
+                return
+            done += self._advance(per, rows_each)
 
     def _positions(
         self, kv: int, i0: int, count: int, width: int, col0: int, add: bool, drop: bool
@@ -669,8 +737,7 @@ class _ApproxEmitter:
         """Positions i0 .. i0+count-1: each (optionally) subtracts the key leaving the window,
         adds its key, then every query head of the group reads H. Loop bodies hold an even
         number of rows, one or two positions, so the buffer parity repeats."""
-        per_position = int(add) + int(drop) + self.setup.workload.group
-        span = 2 if per_position % 2 else 1
+        span = self._span(add, drop)
         reps, rest = divmod(count, span)
         if reps:
             yield from self._position_loop(kv, i0, reps, span, width, col0, add, drop)
