@@ -416,10 +416,10 @@ class _ApproxEmitter:
         w = self.setup.workload
         row_bytes = w.head_dim * self.setup.elem_bytes
         align = row_alignment(row_bytes, self.cycle)
-        key_ops = len(self._template(None, _Shape(True, width, False, False))[0])
+        key_ops = len(self._template(_Shape(True, width, False, False))[0])
         self.per["key"] = rows_per_iteration(key_ops, align)
         if w.mask == "none":
-            query_ops = len(self._template(None, _Shape(False, width, False, False))[0])
+            query_ops = len(self._template(_Shape(False, width, False, False))[0])
             self.per["query"] = rows_per_iteration(query_ops, align)
             keys = -(-w.kv_len // self.per["key"])
             kinds = pass_kinds("key", keys)
@@ -450,9 +450,7 @@ class _ApproxEmitter:
         per_position = int(add) + int(drop) + self.setup.workload.group
         return 2 if per_position % 2 else 1
 
-    def _template(
-        self, b: TraceBuilder | None, shape: _Shape
-    ) -> tuple[Template, list[tuple[str, int, str]]]:
+    def _template(self, shape: _Shape) -> tuple[Template, list[tuple[str, int, str]]]:
         """A one-row loop body (double-buffer parity by row, ``row_offsets``)."""
         if shape in self._templates:
             return self._templates[shape]
@@ -627,7 +625,7 @@ class _ApproxEmitter:
     def _repeat(
         self, shape: _Shape, row0: int, count: int, head_bytes: int, col0: int
     ) -> Generator[np.ndarray, None, None]:
-        tpl, offchip = self._template(self.b, shape)
+        tpl, offchip = self._template(shape)
         offsets = self._offsets(tpl, offchip, row0, self.rows_done, head_bytes, col0)
         # Prev("mm", 2) of rows 0 and 1: the rows two back; a query row also waits for the
         # store of the row two back (none before a pass's first rows: the block's first key
