@@ -10,6 +10,10 @@ PROFILE_DEBUG_INFO=1 builds (once) and uses a library compiled with -g, for call
 per-line view.
 
     .venv/bin/python tools/profile_tiles.py [seq_len=1024] [platform=platforms/attenio-x16.yaml]
+        [heads=the platform's tile count]
+
+A platform of one tile with `heads` = 16 replays the same operations as 16 tiles with one head
+each: the one-tile side of a comparison whose difference is the number of tiles alone.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ def main() -> None:
     seq_len = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
     path = sys.argv[2] if len(sys.argv) > 2 else str(ROOT / "platforms" / "attenio-x16.yaml")
     platform = load_platform(path)
-    traces = tile_traces(platform, seq_len, platform.tile_count)  # one head a tile
+    heads = int(sys.argv[3]) if len(sys.argv) > 3 else platform.tile_count  # default: one a tile
+    traces = tile_traces(platform, seq_len, heads)
     cpu = time.process_time()
     out = replay_tiles_in_this_process(platform, traces)
     cpu = time.process_time() - cpu

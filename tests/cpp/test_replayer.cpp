@@ -17,6 +17,7 @@ using sc_core::SC_US;
 using sc_core::sc_time;
 using tlm_models::EngineKind;
 using tlm_models::OpKind;
+using tlm_models::OpWindow;
 using tlm_models::Replayer;
 using tlm_models::StallCause;
 using tlm_models::TraceOp;
@@ -527,20 +528,14 @@ TEST_CASE(kernel_time_tracks_the_schedule_within_a_quantum) {
   }
 }
 
-// 300 000 records with a window of 64 and a read-ahead of 256 never need more than 1024 slots
-// (the initial capacity): memory does not grow with the trace.
-TEST_CASE(buffer_stays_bounded_by_window_and_lookahead) {
-  Platform p;
-  Replayer r("replayer");
-  p.bind(r);
-  r.set_window(64);
-  r.set_lookahead(256);
+// Replays `records` records of the synthetic trace, fed in chunks of 10,000 as asked for.
+void feed_synthetic(Replayer& r, std::uint64_t records) {
   mock::SyntheticTrace gen;
   std::vector<TraceOp> chunk;
   std::uint64_t fed = 0;
   while (!r.finished()) {
     if (r.wants_input()) {
-      if (fed < 300000) {
+      if (fed < records) {
         chunk.clear();
         gen.next(chunk, 10000);
         r.feed(chunk.data(), chunk.size());
@@ -551,9 +546,63 @@ TEST_CASE(buffer_stays_bounded_by_window_and_lookahead) {
     }
     sc_core::sc_start(sc_time(100, SC_US));
   }
+}
+
+// 300 000 records with a window of 64 and a read-ahead of 256 never need more than 1024 slots
+// (the initial capacity): memory does not grow with the trace.
+TEST_CASE(buffer_stays_bounded_by_window_and_lookahead) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_window(64);
+  r.set_lookahead(256);
+  feed_synthetic(r, 300000);
   CHECK(!r.failed());
   CHECK_EQ(r.metrics().ops(), 300000u);
   CHECK_EQ(r.buffer_capacity(), 1024u);
+}
+
+// The records are kept only until their operation is issued, the times for the whole window:
+// with a window of 8,192 the times span 8,192 + read-ahead positions (16,384 slots), while the
+// records' ring stays at its initial 1,024 slots (read-ahead 256).
+TEST_CASE(records_ring_spans_the_read_ahead_only) {
+  Platform p;
+  Replayer r("replayer");
+  p.bind(r);
+  r.set_window(8192);
+  r.set_lookahead(256);
+  feed_synthetic(r, 100000);
+  CHECK(!r.failed());
+  CHECK_EQ(r.metrics().ops(), 100000u);
+  CHECK_EQ(r.buffer_capacity(), 16384u);
+  CHECK_EQ(r.record_capacity(), 1024u);
+}
+
+// OpWindow alone: a released record's times and kind stay readable until the window releases
+// them; the record ring grows only with the records not yet released.
+TEST_CASE(op_window_keeps_times_and_kinds_behind_released_records) {
+  OpWindow w;
+  TraceOp op{};
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    op.kind = static_cast<std::uint8_t>(i % 5);
+    op.src0 = i;
+    CHECK_EQ(w.push(op), i);
+    w.times(i).done = 10 * i;
+    w.times(i).first = 10 * i + 1;
+    if (i >= 100) w.release_records_before(i - 100);  // 101 records held at most
+  }
+  CHECK_EQ(w.record_capacity(), 1024u);
+  CHECK_EQ(w.capacity(), 4096u);  // times of all 3,000 positions (nothing released)
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    CHECK_EQ(w.times(i).done, 10 * i);
+    CHECK_EQ(w.times(i).first, 10 * i + 1);
+    CHECK_EQ(static_cast<unsigned>(w.kind(i)), static_cast<unsigned>(i % 5));
+  }
+  for (std::uint64_t i = 2900; i < 3000; ++i) CHECK_EQ(w.op(i).src0, i);
+  w.release_before(2000);
+  CHECK_EQ(w.begin(), 2000u);
+  for (std::uint64_t i = 3000; i < 5000; ++i) w.push(op);  // 3,000 positions held: no growth
+  CHECK_EQ(w.capacity(), 4096u);
 }
 
 TEST_CASE(setup_after_start_is_rejected) {

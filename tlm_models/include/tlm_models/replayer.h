@@ -197,8 +197,10 @@ class Replayer : public sc_core::sc_module {
   // operation was still unknown.
   std::uint64_t lookahead_limited() const { return lookahead_limited_; }
   std::uint64_t records_read() const { return window_buf_.end(); }
-  // Slots of the record buffer (its memory is this times OpWindow::kSlotBytes).
+  // Positions the record buffer's times span (their memory is this times
+  // OpWindow::kSlotBytes; the unissued records' ring, record_capacity(), comes on top).
   std::uint64_t buffer_capacity() const { return window_buf_.capacity(); }
+  std::uint64_t record_capacity() const { return window_buf_.record_capacity(); }
 
   void collect_stats(StatsGroup& g) const {
     metrics_.collect(g);
@@ -481,7 +483,7 @@ class Replayer : public sc_core::sc_module {
         binding = d;
       }
     }
-    std::uint8_t binding_kind = binding ? window_buf_.op(pos - binding).kind : 0;
+    std::uint8_t binding_kind = binding ? window_buf_.kind(pos - binding) : 0;
     if (sync_ && op.kind == static_cast<std::uint8_t>(OpKind::load) && has_tile_token(op)) {
       const Ticks posted = sync_->ready(op, gate_member_);  // other tiles' stores it reads
       if (posted == TileSync::kPending) return false;
@@ -559,7 +561,8 @@ class Replayer : public sc_core::sc_module {
       if (!e.queue.empty() && e.queue.front() < oldest) oldest = e.queue.front();
     }
     oldest_unissued_ = oldest;
-    // Records that no unissued record can reach any more.
+    window_buf_.release_records_before(oldest);  // issued: only their times are asked for
+    // Times that no unissued record can reach any more.
     if (oldest > window_) window_buf_.release_before(oldest - window_);
   }
 
