@@ -30,7 +30,8 @@ from tlm_models.platform.loader import PlatformError
 from tlm_models.reference import run_attention
 from tlm_models.resolved_run import resolve_run
 from tlm_models.study.config import RunConfig
-from tlm_models.tile_replay import reaches_only_its_tile
+from tlm_models.tile_replay import FEED_RECORDS, feed_slices, reaches_only_its_tile
+from tlm_models.trace.record import RECORD_DTYPE
 from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -235,6 +236,19 @@ def test_result_does_not_depend_on_how_traces_are_fed() -> None:
     )
     assert fine == whole
     assert fine["replay_tile15/sim_time"] == 1_083_253.0
+
+
+def test_tiles_are_fed_in_slices_of_at_most_feed_records() -> None:
+    """A chunk of 2.5 slices and one of 5 records reach the replayer as slices of at most
+    FEED_RECORDS records, in order, every record once, without copies (the replayer copies)."""
+    first = np.zeros(FEED_RECORDS * 5 // 2, RECORD_DTYPE)
+    first["src0"] = np.arange(len(first))
+    second = np.zeros(5, RECORD_DTYPE)
+    second["src0"] = len(first) + np.arange(5)
+    slices = list(feed_slices(iter([first, second])))
+    assert [len(s) for s in slices] == [FEED_RECORDS, FEED_RECORDS, FEED_RECORDS // 2, 5]
+    assert np.array_equal(np.concatenate(slices)["src0"], np.arange(len(first) + 5))
+    assert all(s.base is not None for s in slices)
 
 
 def test_cli_run_prints_per_tile_lines() -> None:

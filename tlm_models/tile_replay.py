@@ -40,6 +40,19 @@ from tlm_models.trace.header import TraceHeader
 #: Perfetto process of tile i's engines: TILE_PROCESS + i (1 and 2 are the one-tile groups).
 TILE_PROCESS = 10
 
+#: Records handed to a tile's replayer per feed (1 MiB). Every tile asks for input at once and
+#: holds its own copy of what it was fed until it has read it, so an emitter's chunk of a whole
+#: head (160,000 records at N = 4K, 10 MiB) fed whole kept 16 fresh copies alive; slices of
+#: this size recycle the same few MiB (docs/replayer.md, "Sixteen tiles").
+FEED_RECORDS = 1 << 14
+
+
+def feed_slices(chunks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    """The records of ``chunks`` in slices of at most FEED_RECORDS (views, not copies)."""
+    for chunk in chunks:
+        for start in range(0, len(chunk), FEED_RECORDS):
+            yield chunk[start : start + FEED_RECORDS]
+
 
 @dataclass
 class TileReplayOutput:
@@ -146,7 +159,7 @@ def replay_tiles_in_this_process(
         _bind_tile(session, config, tile, header)
         if timeline is not None:
             session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)
-        streams.append(records_of(chunks))
+        streams.append(feed_slices(records_of(chunks)))
     if len(traces) > 1:  # the tiles' order at shared servers: simulated time, then index
         session.gate_replayers()
     if fast_forward is not None:
