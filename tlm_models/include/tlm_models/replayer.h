@@ -16,6 +16,7 @@
 #ifndef TLM_MODELS_REPLAYER_H
 #define TLM_MODELS_REPLAYER_H
 
+#include <alloca.h>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -267,12 +268,23 @@ class Replayer : public sc_core::sc_module {
     std::uint8_t binding_dep_kind = 0;
   };
 
+  // The threads of a chip's replayers run the same code, so their frames at equal depth sit at
+  // equal offsets in their stacks, and SystemC gives every thread a stack of the same size
+  // (256 KiB, a multiple of an L2 cache's set period: 64 KiB for 512 KiB and 8 ways): without
+  // an offset, 16 tiles' hot frames compete for the same cache sets at every hand-over. Gated
+  // member i starts its frames (i mod 16) x 41 cache lines lower, so 16 members cover 656
+  // distinct lines of the set period (docs/replayer.md, "Sixteen tiles").
+  static constexpr std::size_t kStackColourBytes = 41 * 64;
+  static constexpr unsigned kStackColours = 16;
+
   void require_setup(const char* what) const {
     if (started_) throw std::logic_error(std::string(what) + " after the simulation started");
   }
 
   void run() {
     started_ = true;
+    // The replay's frames start lower by the member's stack colour (kept: the member holds it).
+    stack_colour_ = alloca(kStackColourBytes * (gate_member_ % kStackColours) + 1);
     try {
       schedule();
     } catch (const ReplayStop& e) {
@@ -629,6 +641,7 @@ class Replayer : public sc_core::sc_module {
   std::uint64_t executing_ = kNoRecord;  // the record inside its engine's execute()
 
   // state and results
+  void* stack_colour_ = nullptr;  // the run's offset on its thread's stack (alloca in run())
   bool started_ = false;
   bool finished_ = false;
   bool failed_ = false;
