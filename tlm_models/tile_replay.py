@@ -7,7 +7,7 @@ crossbar and the off-chip memories), whose bandwidth servers resolve their conte
 replayers issue through one gate (issue_gate.h): operations of all tiles reach the shared
 components in order of start time, ties by tile index, so the result does not depend on how
 the traces are fed. The kernel pauses whenever one replayer needs records; that replayer is
-fed from its own stream.
+fed the next slice (at most FEED_RECORDS records) of its own stream.
 """
 
 from __future__ import annotations
