@@ -100,9 +100,14 @@ class GrowthFastForward(FastForward):
         if self.skipped_range is not None:
             self.done_watching = False  # on to the skip, and the regime after it
         else:
-            # Nothing to skip before the regime (or the run) ends: watch on for the next.
+            # Nothing to skip before the regime (or the run) ends: watch on for the next, with
+            # a fresh budget (it bounds the watching of loops that never repeat; this one did,
+            # and a run of many short regimes, such as approximate attention's passes of
+            # every feature block, would otherwise stop watching before its long ones).
             self.period, self.growth = None, None
-            self.done_watching = self.watched >= self.settings.budget
+            self.watched_before += self.watched
+            self.watched = 0
+            self.done_watching = False
 
     def plan(self, period: int) -> tuple[int, int] | None:
         """A regime's period applies up to the next change of kind: the emitter may already be
