@@ -210,6 +210,18 @@ def tiled_replay_stats(
     }
 
 
+def equal_tile_bytes(exact: dict[str, Any], fast: dict[str, Any], tiles: int) -> float:
+    """The off-chip bytes of ``tiles`` tiles of two ``tiled_replay_stats`` results, checked
+    equal tile by tile; their sum."""
+    total = 0.0
+    for tile in range(tiles):
+        for key in ("offchip_read", "offchip_write"):
+            path = f"replay_tile{tile}/{key}"
+            assert fast["stats"][path] == exact["stats"][path], path
+            total += fast["stats"][path]
+    return total
+
+
 def dataflow_job(
     dataflow: str, tiles: int, heads: int, overrides: tuple[str, ...]
 ) -> dict[str, Any]:

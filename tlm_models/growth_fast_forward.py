@@ -111,9 +111,10 @@ class GrowthFastForward(FastForward):
 
     def plan(self, period: int) -> tuple[int, int] | None:
         """A regime's period applies up to the next change of kind: the emitter may already be
-        in the next regime (a short one, or a long read-ahead)."""
+        in the next regime (a short one, or a long read-ahead). The last snapshot row is taken
+        as its iteration starts, so the last iteration measured is the one before it."""
         return self.control.plan_skip(
-            period, self.settings.tail, watched_to=int(self.iterations[-1])
+            period, self.settings.tail, watched_to=int(self.iterations[-1]) - 1
         )
 
     def _take_growth(self) -> None:
