@@ -77,6 +77,7 @@ class GrowthFastForward(FastForward):
     #: Engines idle across a skip, their next operation's stall cause still to be seen.
     idle: list[IdleAcross] = field(default_factory=list)
     last_row: np.ndarray | None = None  # the latest snapshot row, for changes between rows
+    index: dict[tuple[str, ...], int] = field(default_factory=dict)  # snapshot column by path
 
     def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
         self._take(rows, iterations, starts)
@@ -189,7 +190,7 @@ class GrowthFastForward(FastForward):
         if self.columns is None or self.last_row is None:
             return
         last = self.last_row
-        index = {p: i for i, p in enumerate(self.columns.paths)}
+        index = self._index()
         for idle in (i for i in self.idle if i.cause is None and i.root in trees):
             final = flatten(trees[idle.root], idle.root)[0]
             engine = (idle.root, "engines", idle.engine)
@@ -204,6 +205,12 @@ class GrowthFastForward(FastForward):
             if grew:
                 idle.cause = max(grew, key=lambda c: grew[c])
 
+    def _index(self) -> dict[tuple[str, ...], int]:
+        """The snapshot rows' column of each statistic's path (built once)."""
+        if not self.index and self.columns is not None:
+            self.index = {p: i for i, p in enumerate(self.columns.paths)}
+        return self.index
+
     def _note_idle(self, change: Period, after: int) -> None:
         """Records the engines that issued nothing over the skip ``change``."""
         for path, delta in change.deltas.items():
@@ -216,7 +223,7 @@ class GrowthFastForward(FastForward):
         grew (stalls are charged at issue)."""
         if self.columns is None or len(rows) == 0:
             return
-        index = {p: i for i, p in enumerate(self.columns.paths)}
+        index = self._index()
         previous = self.last_row
         self.last_row = rows[-1]
         for idle in (i for i in self.idle if i.cause is None):
