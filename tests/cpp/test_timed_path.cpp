@@ -28,6 +28,7 @@ constexpr std::uint64_t kSramBase = 0x1'0000'0000;
 constexpr std::uint64_t kSramSize = 64 * 1024;
 constexpr std::uint64_t kBufBase = 0x1'0010'0000;
 constexpr std::uint64_t kBufSize = 256;
+constexpr std::uint64_t kAliasBase = 0x1'0020'0000;  // a second window onto the buffer
 
 // Issues a fixed pseudo-random mix of timing-only reads and writes, some annotated into the
 // future and out of order, to two SRAMs behind an interconnect; records every completion time.
@@ -52,11 +53,13 @@ struct Driver : sc_module {
     std::vector<unsigned char> buf(kSramSize);
     for (int i = 0; i < 3000; ++i) {
       const bool to_buf = next() % 5 == 0;
+      // Three ranges: the initiator's two cached paths (block_access.h) are replaced now and then.
+      const bool to_alias = to_buf && next() % 2 == 0;
       const std::uint64_t size = to_buf ? kBufSize : kSramSize;
       const auto bytes = static_cast<std::uint32_t>(1 + next() % (to_buf ? kBufSize : 9000));
       const std::uint64_t offset = next() % (size - bytes + 1);
       const Ticks at = tlm_models::now_ticks() + (next() % 4) * 700'000;  // 0-2.1 ns ahead
-      const std::uint64_t address = (to_buf ? kBufBase : kSramBase) + offset;
+      const std::uint64_t address = (to_alias ? kAliasBase : to_buf ? kBufBase : kSramBase) + offset;
       done.push_back(next() % 3 == 0 ? access.write(address, buf.data(), bytes, at)
                                      : access.read(address, buf.data(), bytes, at));
       if (next() % 4 == 0) wait(sc_time(static_cast<double>(next() % 3000), SC_PS));
@@ -104,6 +107,7 @@ struct Platform {
     noc.out.bind(buf.target);
     noc.add_route(kSramBase, kSramSize, 0);
     noc.add_route(kBufBase, kBufSize, 1);
+    noc.add_route(kAliasBase, kBufSize, 1);
   }
 
   std::string stats() const {
