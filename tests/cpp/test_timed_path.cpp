@@ -12,6 +12,7 @@
 #include "check.h"
 #include "tlm_models/block_access.h"
 #include "tlm_models/interconnect.h"
+#include "tlm_models/operand_port.h"
 #include "tlm_models/protocol_checker.h"
 #include "tlm_models/sram.h"
 #include "tlm_models/timed_path.h"
@@ -32,14 +33,19 @@ constexpr std::uint64_t kAliasBase = 0x1'0020'0000;  // a second window onto the
 
 // Issues a fixed pseudo-random mix of timing-only reads and writes, some annotated into the
 // future and out of order, to two SRAMs behind an interconnect; records every completion time.
+// With `operands`, the accesses go through an engine's OperandPort in groups at one start time
+// (an operation's operand reads and result write), as the compute engines issue them.
 struct Driver : sc_module {
   tlm_utils::simple_initiator_socket<Driver> socket;
   BlockAccess access;
+  tlm_models::OperandPort port;
+  bool operands;
   std::vector<Ticks> done;
   std::uint64_t seed;
 
-  Driver(sc_module_name name, std::uint64_t s)
-      : sc_module(name), socket("socket"), access(socket, "driver", /*timing_only=*/true), seed(s) {
+  Driver(sc_module_name name, std::uint64_t s, bool through_port)
+      : sc_module(name), socket("socket"), access(socket, "driver", /*timing_only=*/true),
+        port(socket, "driver.port", /*elem_bytes=*/1, /*enabled=*/true), operands(through_port), seed(s) {
     SC_THREAD(run);
   }
   SC_HAS_PROCESS(Driver);
@@ -60,9 +66,20 @@ struct Driver : sc_module {
       const std::uint64_t offset = next() % (size - bytes + 1);
       const Ticks at = tlm_models::now_ticks() + (next() % 4) * 700'000;  // 0-2.1 ns ahead
       const std::uint64_t address = (to_alias ? kAliasBase : to_buf ? kBufBase : kSramBase) + offset;
-      done.push_back(next() % 3 == 0 ? access.write(address, buf.data(), bytes, at)
-                                     : access.read(address, buf.data(), bytes, at));
-      if (next() % 4 == 0) wait(sc_time(static_cast<double>(next() % 3000), SC_PS));
+      if (operands) {
+        if (i % 3 == 0) port.begin(at);  // groups of three accesses at one start
+        if (next() % 3 == 0)
+          port.write(address, bytes);
+        else
+          port.read(address, bytes);
+        done.push_back(port.completion());
+        done.push_back(port.read_completion());
+      } else {
+        done.push_back(next() % 3 == 0 ? access.write(address, buf.data(), bytes, at)
+                                       : access.read(address, buf.data(), bytes, at));
+      }
+      if (next() % 4 == 0 && (!operands || i % 3 == 2))  // an operation's accesses without waiting
+        wait(sc_time(static_cast<double>(next() % 3000), SC_PS));
     }
   }
 };
@@ -91,8 +108,8 @@ struct Platform {
     return p;
   }
 
-  Platform(const std::string& prefix, bool with_checker, const std::string& topology)
-      : driver((prefix + "_driver").c_str(), 12345),
+  Platform(const std::string& prefix, bool with_checker, const std::string& topology, bool operands = false)
+      : driver((prefix + "_driver").c_str(), 12345, operands),
         noc((prefix + "_noc").c_str(), noc_params(topology)),
         sram((prefix + "_sram").c_str(), sram_params(kSramSize, 16, 4096)),
         buf((prefix + "_buf").c_str(), sram_params(kBufSize, 1, 256)) {
@@ -123,10 +140,10 @@ struct Platform {
   }
 };
 
-void same_with_and_without_the_path(const std::string& topology) {
-  Platform direct("direct", false, topology), checked("checked", true, topology);
+void same_with_and_without_the_path(const std::string& topology, bool operands = false) {
+  Platform direct("direct", false, topology, operands), checked("checked", true, topology, operands);
   sc_start();
-  CHECK_EQ(direct.driver.done.size(), 3000u);
+  CHECK_EQ(direct.driver.done.size(), operands ? 6000u : 3000u);
   CHECK(direct.driver.done == checked.driver.done);
   CHECK_EQ(direct.stats(), checked.stats());
   // The checker saw every access (nothing bypassed it) and found nothing wrong.
@@ -146,6 +163,11 @@ void same_with_and_without_the_path(const std::string& topology) {
 TEST_CASE(crossbar_books_the_same_through_the_path_and_the_sockets) { same_with_and_without_the_path("crossbar"); }
 
 TEST_CASE(mesh_books_the_same_through_the_path_and_the_sockets) { same_with_and_without_the_path("mesh"); }
+
+// OperandPort takes the path inline (BlockAccess::timed) and the sockets otherwise.
+TEST_CASE(operand_port_books_the_same_through_the_path_and_the_sockets) {
+  same_with_and_without_the_path("crossbar", /*operands=*/true);
+}
 
 // The interconnect's answer names the route its range lies in (timed_access needs no route
 // search); a route added while the simulation runs moves the others in its table, and the

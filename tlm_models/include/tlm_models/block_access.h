@@ -38,12 +38,19 @@ class BlockAccess {
   // Moves `bytes` between `data` and `address`, requested at absolute time `at`
   // (>= sc_time_stamp()); returns the absolute completion time the target annotated.
   Ticks read(std::uint64_t address, unsigned char* data, std::uint32_t bytes, Ticks at) {
-    if (Ticks done; timed_hit(false, address, bytes, at, done)) return done;
+    if (Ticks done; timing_only_ && timed_hit(false, address, bytes, at, now_ticks(), done)) return done;
     return transport(tlm::TLM_READ_COMMAND, address, data, bytes, at);
   }
   Ticks write(std::uint64_t address, unsigned char* data, std::uint32_t bytes, Ticks at) {
-    if (Ticks done; timed_hit(true, address, bytes, at, done)) return done;
+    if (Ticks done; timing_only_ && timed_hit(true, address, bytes, at, now_ticks(), done)) return done;
     return transport(tlm::TLM_WRITE_COMMAND, address, data, bytes, at);
+  }
+
+  // A timing-only access through a timed path used last (timed_hit below), `now` being the
+  // current simulation time: true with its completion in `done`, false when read() or write()
+  // must take it.
+  bool timed(bool write, std::uint64_t address, std::uint32_t bytes, Ticks at, Ticks now, Ticks& done) {
+    return timed_hit(write, address, bytes, at, now, done);
   }
 
  private:
@@ -55,14 +62,12 @@ class BlockAccess {
   // nothing. Anything else (no path yet, another range, a request in the past that transport()
   // reports) returns false for transport().
   __attribute__((always_inline)) bool timed_hit(bool write, std::uint64_t address, std::uint32_t bytes,
-                                                Ticks at, Ticks& done) {
+                                                Ticks at, Ticks now, Ticks& done) {
     if (bytes == 0) return false;
     const TimedPathProbe* hot = covers(hot_[0], address, bytes) ? &hot_[0]
                                 : covers(hot_[1], address, bytes) ? &hot_[1]
                                                                   : nullptr;
-    if (hot == nullptr) return false;
-    const Ticks now = now_ticks();
-    if (at < now) return false;
+    if (hot == nullptr || at < now) return false;
     done = hot->target->timed_access(hot->input, write, address, bytes, at, now);
     return true;
   }
