@@ -1,8 +1,10 @@
 """Fast-forward on the bank-level HBM against exact replays: every dataflow, as published and
-with its defaults, at several (N, d); prints, per case and per class of statistic, the worst
-relative difference of a statistic from its exact value, the simulated fraction, the wall
-times, and how many of the statistics that differ measurably (by 1e-4 of themselves or more)
-lie within their estimated error (docs/runtime.md, "On the bank-level HBM").
+with its defaults, at several (N, d), under a causal mask and at 32K; prints, per case, the
+decision (skipped, or the ``reason`` it ran exactly), the wall and CPU times of both replays,
+the worst relative difference of any statistic from its exact value and, for a run that
+skipped, the worst per class of statistic, the simulated fraction and how many of the
+statistics that differ measurably (by 1e-4 of themselves or more) lie within their
+estimated error (docs/runtime.md, "On the bank-level HBM").
 
     .venv/bin/python tools/validate_bank_fast_forward.py [--cache DIR] [--only CASE ...]
         [--ff-error-bound FRACTION] [--ff-max-fraction FRACTION]
