@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fast_forward_jobs import worst_difference
-from tests.tile_jobs import tiled_replay_stats, tiled_result_job
+from tests.tile_jobs import equal_tile_bytes, tiled_replay_stats, tiled_result_job
 from tlm_models.dataflows import Workload, emit
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS
@@ -44,12 +44,7 @@ def test_tiled_fast_forward_matches_exact(
         assert fast["simulated_ops"] < exact["simulated_ops"]
     else:
         assert section["reason"]
-    total = 0.0
-    for tile in range(4):
-        for key in ("offchip_read", "offchip_write"):
-            path = f"replay_tile{tile}/{key}"
-            assert fast["stats"][path] == exact["stats"][path]
-            total += fast["stats"][path]
+    total = equal_tile_bytes(exact, fast, 4)
     config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
     w = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads)
     assert total == TRAFFIC[dataflow](w, config.info()).total_bytes

@@ -172,14 +172,24 @@ def mesh_job(topology: str, loaders: tuple[int, ...]) -> dict[str, Any]:
     }
 
 
-def tiled_replay_stats(dataflow: str, seq_len: int, head_dim: int, heads: int, fast: bool) -> Any:
+def tiled_replay_stats(
+    dataflow: str,
+    seq_len: int,
+    head_dim: int,
+    heads: int,
+    fast: bool,
+    params: dict[str, str] | None = None,
+    overrides: tuple[str, ...] = (),
+    **shape: Any,
+) -> Any:
     """Every statistic of a replay on attenio-x4 (each tile's replay as ``replay_tile<i>``,
-    the platform's) as {"/"-joined path: value}, plus the fast_forward section."""
+    the platform's) as {"/"-joined path: value}, plus the fast_forward section; ``params``:
+    the dataflow's, ``overrides``: the platform's, ``shape``: further ``Workload`` fields."""
     config = Platform.load(Path(__file__).resolve().parent.parent / "platforms/attenio-x4.yaml")
-    platform = config.config
-    workload = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads)
+    platform = config.with_overrides(*overrides).config if overrides else config.config
+    workload = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads, **shape)
     emitted = [
-        emit(dataflow, workload, platform.tile_info(t), FAST_FORWARD_CHUNK_OPS)
+        emit(dataflow, workload, platform.tile_info(t), FAST_FORWARD_CHUNK_OPS, params=params)
         for t in range(platform.tile_count)
     ]
     controls = [e.iterations for e in emitted]
@@ -198,6 +208,18 @@ def tiled_replay_stats(dataflow: str, seq_len: int, head_dim: int, heads: int, f
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
     }
+
+
+def equal_tile_bytes(exact: dict[str, Any], fast: dict[str, Any], tiles: int) -> float:
+    """The off-chip bytes of ``tiles`` tiles of two ``tiled_replay_stats`` results, checked
+    equal tile by tile; their sum."""
+    total = 0.0
+    for tile in range(tiles):
+        for key in ("offchip_read", "offchip_write"):
+            path = f"replay_tile{tile}/{key}"
+            assert fast["stats"][path] == exact["stats"][path], path
+            total += fast["stats"][path]
+    return total
 
 
 def dataflow_job(

@@ -77,6 +77,7 @@ class GrowthFastForward(FastForward):
     #: Engines idle across a skip, their next operation's stall cause still to be seen.
     idle: list[IdleAcross] = field(default_factory=list)
     last_row: np.ndarray | None = None  # the latest snapshot row, for changes between rows
+    index: dict[tuple[str, ...], int] = field(default_factory=dict)  # snapshot column by path
 
     def take(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
         self._take(rows, iterations, starts)
@@ -100,15 +101,21 @@ class GrowthFastForward(FastForward):
         if self.skipped_range is not None:
             self.done_watching = False  # on to the skip, and the regime after it
         else:
-            # Nothing to skip before the regime (or the run) ends: watch on for the next.
+            # Nothing to skip before the regime (or the run) ends: watch on for the next, with
+            # a fresh budget (it bounds the watching of loops that never repeat; this one did,
+            # and a run of many short regimes, such as approximate attention's passes of
+            # every feature block, would otherwise stop watching before its long ones).
             self.period, self.growth = None, None
-            self.done_watching = self.watched >= self.settings.budget
+            self.watched_before += self.watched
+            self.watched = 0
+            self.done_watching = False
 
     def plan(self, period: int) -> tuple[int, int] | None:
         """A regime's period applies up to the next change of kind: the emitter may already be
-        in the next regime (a short one, or a long read-ahead)."""
+        in the next regime (a short one, or a long read-ahead). The last snapshot row is taken
+        as its iteration starts, so the last iteration measured is the one before it."""
         return self.control.plan_skip(
-            period, self.settings.tail, watched_to=int(self.iterations[-1])
+            period, self.settings.tail, watched_to=int(self.iterations[-1]) - 1
         )
 
     def _take_growth(self) -> None:
@@ -183,7 +190,7 @@ class GrowthFastForward(FastForward):
         if self.columns is None or self.last_row is None:
             return
         last = self.last_row
-        index = {p: i for i, p in enumerate(self.columns.paths)}
+        index = self._index()
         for idle in (i for i in self.idle if i.cause is None and i.root in trees):
             final = flatten(trees[idle.root], idle.root)[0]
             engine = (idle.root, "engines", idle.engine)
@@ -198,6 +205,12 @@ class GrowthFastForward(FastForward):
             if grew:
                 idle.cause = max(grew, key=lambda c: grew[c])
 
+    def _index(self) -> dict[tuple[str, ...], int]:
+        """The snapshot rows' column of each statistic's path (built once)."""
+        if not self.index and self.columns is not None:
+            self.index = {p: i for i, p in enumerate(self.columns.paths)}
+        return self.index
+
     def _note_idle(self, change: Period, after: int) -> None:
         """Records the engines that issued nothing over the skip ``change``."""
         for path, delta in change.deltas.items():
@@ -210,7 +223,7 @@ class GrowthFastForward(FastForward):
         grew (stalls are charged at issue)."""
         if self.columns is None or len(rows) == 0:
             return
-        index = {p: i for i, p in enumerate(self.columns.paths)}
+        index = self._index()
         previous = self.last_row
         self.last_row = rows[-1]
         for idle in (i for i in self.idle if i.cause is None):

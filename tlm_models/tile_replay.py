@@ -27,6 +27,7 @@ from tlm_models.platform.tiles import tile_prefix
 from tlm_models.replay import (
     _SIMULATION_OBJECTS,
     ENGINE_KINDS,
+    FAST_FORWARD_LOOKAHEAD_OPS,
     LOOKAHEAD_OPS,
     TimelineWindow,
     _memory_tracks,
@@ -142,7 +143,9 @@ def replay_tiles_in_this_process(
     _SIMULATION_OBJECTS.append(session)
     streams: list[Iterator[np.ndarray]] = []
     for tile, (header, chunks) in enumerate(traces):
-        session.new_replayer(header.window, LOOKAHEAD_OPS)
+        session.new_replayer(
+            header.window, LOOKAHEAD_OPS if fast_forward is None else FAST_FORWARD_LOOKAHEAD_OPS
+        )
         _bind_tile(session, config, tile, header)
         if timeline is not None:
             session.record_timeline(timeline.start_ns, timeline.end_ns, timeline.max_entries)

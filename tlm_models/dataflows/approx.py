@@ -330,6 +330,30 @@ def row_alignment(row_bytes: int, cycle_bytes: int) -> int:
     return rows if rows % 2 == 0 else 2 * rows
 
 
+#: Iterations a period of whole interleave cycles spans at most when one iteration cannot be
+#: whole cycles (``rows_per_cycle``): fast-forward confirms an exact period of 4 or more
+#: iterations by 2 repetitions, so 2 x 16 + 1 iterations, and allows periods of up to 32.
+CYCLE_ITERATIONS = 4
+
+
+def rows_per_cycle(ops_per_row: int, align: int, cycle_rows: int) -> int:
+    """Rows per iteration of a pass one of whose row streams moves by whole interleave cycles
+    only every ``cycle_rows`` rows (a multiple of ``align``, the other streams'): the
+    feature tiling's partial sums, rows of (d+1) elements, need 2,048 rows of 34 B or 258 B.
+    Iterations of ``rows_per_iteration`` rows when those are whole cycles; else the smallest
+    divisor of ``cycle_rows`` that is a multiple of ``align``, holds ``ITERATION_OPS``
+    operations and makes ``cycle_rows`` at most ``CYCLE_ITERATIONS`` iterations: the pass then
+    repeats exactly every ``cycle_rows`` rows, a period fast-forward can confirm, and every
+    shorter one differs in some channel's bytes."""
+    want = rows_per_iteration(ops_per_row, align)
+    if want >= cycle_rows:
+        return rows_per_iteration(ops_per_row, cycle_rows)
+    for rows in range(want, cycle_rows, align):
+        if cycle_rows % rows == 0 and rows * CYCLE_ITERATIONS >= cycle_rows:
+            return rows
+    return cycle_rows
+
+
 def pass_kinds(name: str, iterations: int) -> list[str]:
     """The kinds of a pass's iterations: its first (``<name>0``), middle ones and last
     (``<name>_end``, which also holds what follows the pass's rows) differ."""
@@ -354,6 +378,18 @@ class RowLoopKinds(Sequence[Hashable]):
     def __len__(self) -> int:
         return self.total
 
+    def __eq__(self, other: object) -> bool:
+        """Equal loops (tiles with as many groups): fast-forward skips them together."""
+        if isinstance(other, RowLoopKinds):
+            return (self.total, self.widths, self.pattern) == (
+                other.total,
+                other.widths,
+                other.pattern,
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __getitem__(self, index: int) -> Hashable:  # type: ignore[override]
         if not 0 <= index < self.total:
             raise IndexError(index)
@@ -376,7 +412,37 @@ class RowLoopShapes(Sequence[tuple[Hashable, tuple[int, ...]]]):
         return (self.kinds[index], ())
 
 
-class _ApproxEmitter:
+class _MarkedLoops:
+    """What both emitters share with fast-forward: the loop iterations they mark and skip
+    (``iterations``), the next one, and the rows through the double buffers (their parity)."""
+
+    iterations: IterationControl
+    next_iteration: int
+    rows_done: int
+    b: TraceBuilder
+
+    def _passes(self, count: int, per: int) -> Iterator[tuple[int, int]]:
+        """(first row, rows) of each iteration of a pass over ``count`` rows, ``per`` rows an
+        iteration, marked as it starts; the rows a skip passes over are never given."""
+        done = 0
+        while done < count:
+            rows = min(per, count - done)
+            self.iterations.mark(self.next_iteration, self.b.next_index)
+            yield done, rows
+            done += rows + self._advance(per)
+
+    def _advance(self, per: int, rows_each: int = 1) -> int:
+        """After an iteration: moves to the next one the control gives and returns the units
+        (rows, or loop bodies of ``rows_each`` rows) a skip passed over. A skip passes whole
+        iterations of an even number of rows: every later row keeps its buffers."""
+        following = self.iterations.following(self.next_iteration)
+        skipped = (following - self.next_iteration - 1) * per
+        self.rows_done += skipped * rows_each
+        self.next_iteration = following
+        return skipped
+
+
+class _ApproxEmitter(_MarkedLoops):
     def __init__(
         self,
         setup: DataflowSetup,
@@ -585,11 +651,7 @@ class _ApproxEmitter:
         """The dense form's pass over ``count`` K/V rows (``keys``: they build H, which is then
         scaled) or stacked query rows (they read it), as iterations of whole rows that
         fast-forward marks and may skip (``self.iterations``)."""
-        per = self.per["key" if keys else "query"]
-        done = 0
-        while done < count:
-            rows = min(per, count - done)
-            self.iterations.mark(self.next_iteration, self.b.next_index)
+        for done, rows in self._passes(count, self.per["key" if keys else "query"]):
             if keys:
                 yield from self._keys(kv, done, rows, width, col0, fresh=done == 0)
                 if done + rows == count:
@@ -598,17 +660,6 @@ class _ApproxEmitter:
                     )
             else:
                 yield from self._queries(kv, done, rows, width, col0)
-            done += rows + self._advance(per)
-
-    def _advance(self, per: int, rows_each: int = 1) -> int:
-        """After an iteration: moves to the next one the control gives and returns the units
-        (rows, or loop bodies of ``rows_each`` rows) a skip passed over. A skip passes whole
-        iterations of an even number of rows: every later row keeps its buffers."""
-        following = self.iterations.following(self.next_iteration)
-        skipped = (following - self.next_iteration - 1) * per
-        self.rows_done += skipped * rows_each
-        self.next_iteration = following
-        return skipped
 
     def _first(self, mm: dict[str, int], st: dict[str, int]) -> RepeatResult:
         """Handles a loop's first repetition reaches back to: role -> row parity (relative to
@@ -690,14 +741,10 @@ class _ApproxEmitter:
         last one holding position 0); positions 1.. are loops of position templates, first
         without, then with a key leaving the window (iterations of whole loop bodies)."""
         lo, hi = self.setup.workload.key_range(0)
-        per, done = self.per["key"], 0
-        while done < hi - lo:
-            rows = min(per, hi - lo - done)
-            self.iterations.mark(self.next_iteration, self.b.next_index)
+        for done, rows in self._passes(hi - lo, self.per["key"]):
             yield from self._keys(kv, lo + done, rows, width, col0, fresh=done == 0)
             if done + rows == hi - lo:
                 yield from self._positions(kv, 0, 1, width, col0, add=False, drop=False)
-            done += rows + self._advance(per)
         start = 1
         for name, count, drop in self._position_passes():
             yield from self._position_pass(kv, start, count, width, col0, name, drop)
@@ -838,7 +885,7 @@ class _FeatureBuffers:
     part: Pair  # the partial sums of earlier blocks, loaded
 
 
-class _FeatureEmitter:
+class _FeatureEmitter(_MarkedLoops):
     """Case "features": per feature block, a K/V pass builds the block's rows of H, then a Q
     pass adds u1_block(q) H_block to the row's off-chip partial sums (the last block divides
     and writes O instead)."""
@@ -858,6 +905,33 @@ class _FeatureEmitter:
             for blk in self.blocks
         ]
         self._templates: dict[tuple[object, ...], tuple[Template, list[tuple[str, int, bool]]]] = {}
+        # Fast-forward's view: per feature block, the K/V pass then the Q pass as iterations of
+        # whole rows (``_MarkedLoops``); (key rows, query rows) an iteration, by block.
+        self.next_iteration = 0
+        self.rows_done = 0
+        self.b = TraceBuilder(setup.header)  # chunks() starts its own
+        self.per = [self._rows_per_iteration(index) for index in range(len(self.blocks))]
+        keys, queries = w.kv_len, w.group * w.seq_len
+        pattern: list[str] = []
+        for index, (per_key, per_query) in enumerate(self.per):
+            pattern += pass_kinds(f"block{index}:key", -(-keys // per_key))
+            pattern += pass_kinds(f"block{index}:query", -(-queries // per_query))
+        kinds = RowLoopKinds(len(tile_groups(setup)), [w.head_dim], pattern)
+        self.iterations = IterationControl(len(kinds), kinds, RowLoopShapes(kinds))
+
+    def _rows_per_iteration(self, index: int) -> tuple[int, int]:
+        """Key and query rows per iteration of block ``index``: whole interleave cycles of
+        the K, V, Q and O rows (d elements) and, for the query rows, of the partial sums
+        ((d+1) elements, ``rows_per_cycle``)."""
+        s = self.setup
+        cycle = int(s.platform.extra.get("offchip_cycle_bytes", 0))
+        row = s.workload.head_dim * s.elem_bytes
+        align = row_alignment(row, cycle)
+        partial = row_alignment(row + s.elem_bytes, cycle)
+        both = align * partial // math.gcd(align, partial)
+        key_ops = len(self._kv_template(index, False, False)[0])
+        query_ops = len(self._q_template(index)[0])
+        return rows_per_iteration(key_ops, align), rows_per_cycle(query_ops, align, both)
 
     def _features(
         self, tpl: Template, blk: FeatureBlock, loads: list[int]
@@ -902,7 +976,7 @@ class _FeatureEmitter:
         ]
 
     def _kv_template(
-        self, b: TraceBuilder, index: int, first: bool, init: bool
+        self, index: int, first: bool, init: bool
     ) -> tuple[Template, list[tuple[str, int, bool]]]:
         key: tuple[object, ...] = ("kv", index, first, init)
         if key in self._templates:
@@ -910,7 +984,7 @@ class _FeatureEmitter:
         s, bufs, blk = self.setup, self.bufs, self.blocks[index]
         eb, d = s.elem_bytes, s.workload.head_dim
         vs = bufs.vs[0].addr
-        tpl = b.template()
+        tpl = Template(self.setup.header)
         lks = self._group_loads(tpl, blk, "K", [Prev("mm", 2), Ext("o_free") if first else None])
         ldv = tpl.load(s.base("V"), vs + eb, 1, d * eb, tensor=s.tensor["V"], deps=[Prev("mm", 2)])
         offchip = [("src0", ld, False) for ld in (*lks, ldv)]
@@ -930,9 +1004,7 @@ class _FeatureEmitter:
         self._templates[key] = (tpl, offchip)
         return tpl, offchip
 
-    def _q_template(
-        self, b: TraceBuilder, index: int
-    ) -> tuple[Template, list[tuple[str, int, bool]]]:
+    def _q_template(self, index: int) -> tuple[Template, list[tuple[str, int, bool]]]:
         key: tuple[object, ...] = ("q", index)
         if key in self._templates:
             return self._templates[key]
@@ -940,7 +1012,7 @@ class _FeatureEmitter:
         eb, d = s.elem_bytes, s.workload.head_dim
         o, part = bufs.o[0].addr, bufs.part[0].addr
         first, last = index == 0, index == len(self.blocks) - 1
-        tpl = b.template()
+        tpl = Template(self.setup.header)
         lqs = self._group_loads(tpl, blk, "Q", [Prev("mm", 2)])
         offchip = [("src0", ld, False) for ld in lqs]
         if not first:
@@ -995,10 +1067,9 @@ class _FeatureEmitter:
     def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]:
         w, d, eb = self.setup.workload, self.setup.workload.head_dim, self.setup.elem_bytes
         n, queries = w.kv_len, w.group * w.seq_len
-        b = TraceBuilder(self.setup.header, chunk_ops)
-        prev: RepeatResult | None = None
+        self.b = b = TraceBuilder(self.setup.header, chunk_ops)
+        self.prev: RepeatResult | None = None
         last_store: int | None = None
-        rows_done = 0
         init = True
         for kv in tile_groups(self.setup):
             # K/V rows of head kv; the stacked query rows of its group (adjacent off chip).
@@ -1006,24 +1077,40 @@ class _FeatureEmitter:
             first_head = kv // w.kv_heads * w.heads + kv % w.kv_heads * w.group
             query_bytes = first_head * w.seq_len * d * eb
             for index in range(len(self.blocks)):
-                loops = [(True, init, 0, 1)]
-                if n > 1:
-                    loops.append((False, False, 1, n - 1))
-                init = False
-                for first, with_init, row0, count in loops:
-                    tpl, offchip = self._kv_template(b, index, first, with_init)
-                    offsets = self._offsets(tpl, offchip, row0, rows_done, key_bytes)
-                    prev = yield from b.repeat(
-                        tpl, count, offsets, first=prev, ext={"o_free": last_store}
-                    )
-                    rows_done += count
-                yield from scale_h(b, self.bufs.h.addr, self.runs[index], d, self.setup.elem_bytes)
-                tpl, offchip = self._q_template(b, index)
-                offsets = self._offsets(tpl, offchip, 0, rows_done, query_bytes)
-                prev = yield from b.repeat(tpl, queries, offsets, first=prev)
-                rows_done += queries
-                last_store = prev.handle("st")
+                per_key, per_query = self.per[index]
+                for row0, rows in self._passes(n, per_key):
+                    loops = [(False, False, row0, rows)]
+                    if row0 == 0:
+                        loops = [(True, init, 0, 1), (False, False, 1, rows - 1)]
+                        init = False
+                    for first, with_init, start, count in loops:
+                        if count > 0:
+                            tpl, offchip = self._kv_template(index, first, with_init)
+                            yield from self._loop(tpl, offchip, start, count, key_bytes, last_store)
+                    if row0 + rows == n:
+                        yield from scale_h(b, self.bufs.h.addr, self.runs[index], d, eb)
+                for row0, rows in self._passes(queries, per_query):
+                    tpl, offchip = self._q_template(index)
+                    yield from self._loop(tpl, offchip, row0, rows, query_bytes)
+                assert self.prev is not None
+                last_store = self.prev.handle("st")
         yield from b.finish()
+
+    def _loop(
+        self,
+        tpl: Template,
+        offchip: list[tuple[str, int, bool]],
+        row0: int,
+        count: int,
+        head_bytes: int,
+        last_store: int | None = None,
+    ) -> Generator[np.ndarray, None, None]:
+        """Rows row0 .. row0+count-1 of a pass, chained to the loop before (``prev``)."""
+        offsets = self._offsets(tpl, offchip, row0, self.rows_done, head_bytes)
+        self.prev = yield from self.b.repeat(
+            tpl, count, offsets, first=self.prev, ext={"o_free": last_store}
+        )
+        self.rows_done += count
 
 
 def tile_groups(setup: DataflowSetup) -> range:
@@ -1069,7 +1156,9 @@ def emit_approx(
             part=(sp.alloc("part.0", 1, d + 1), sp.alloc("part.1", 1, d + 1)),
         )
         femitter = _FeatureEmitter(setup, fbufs, tiling, coeffs)
-        return EmittedTrace(setup.header, femitter.chunks(chunk_ops), setup.layout())
+        return EmittedTrace(
+            setup.header, femitter.chunks(chunk_ops), setup.layout(), femitter.iterations
+        )
     plan = monomial_plan(d, p.degree)
     runs = run_table(plan.scale_runs(coeffs, workload.scale))
     bufs = _Buffers(
