@@ -57,13 +57,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     run.add_argument(
         "--ff-error-bound", type=float, default=1e-3, metavar="FRACTION",
-        help="fast-forward on a bank-level HBM: each statistic's estimated error bound, "
-        "relative to itself (default 1e-3)",
+        help="fast-forward on a bank-level HBM: skip only when every statistic's estimated "
+        "error is within this fraction of itself, else run exactly (default 1e-3)",
     )  # fmt: skip
     run.add_argument(
         "--ff-max-fraction", type=float, default=0.2, metavar="FRACTION",
         help="fast-forward on a bank-level HBM: simulate up to this fraction of the loop to "
-        "meet the bound (default 0.2; 1 = as much as needed)",
+        "meet the bound before running exactly instead (default 0.2)",
     )  # fmt: skip
     run.add_argument(
         "--ert", metavar="ERT.yaml",
