@@ -29,11 +29,12 @@ def bank_replay_stats(
     mask: str = "none",
     error_bound: float = 1e-3,
     max_fraction: float = 0.2,
+    policy: str = "bound",
 ) -> dict[str, Any]:
     """Every statistic of one bank-level replay as {"/"-joined path: value}, the fast_forward
     section, every statistic's estimated error when fast-forwarded statistically, and the
-    replay's wall and CPU times (s); ``error_bound`` and ``max_fraction`` as
-    ``--ff-error-bound`` and ``--ff-max-fraction``."""
+    replay's wall and CPU times (s); ``error_bound``, ``max_fraction`` and ``policy`` as
+    ``--ff-error-bound``, ``--ff-max-fraction`` and ``--ff-policy``."""
     config = RunConfig(
         dataflow=dataflow,
         seq_len=seq_len,
@@ -43,11 +44,12 @@ def bank_replay_stats(
         mask=mask,
         ff_error_bound=error_bound,
         ff_max_fraction=max_fraction,
+        ff_policy=policy,
     )
     run = resolve_run(config)
     emitted = emit(dataflow, run.workload, run.info, FAST_FORWARD_CHUNK_OPS, params=run.params)
     assert emitted.iterations is not None
-    settings = settings_for(run.platform, error_bound, max_fraction)
+    settings = settings_for(run.platform, error_bound, max_fraction, policy)
     ff = fast_forward_for(emitted.iterations, settings) if fast else None
     started, cpu = time.perf_counter(), time.process_time()
     out = replay_in_this_process(run.platform, emitted.header, emitted.chunks, fast_forward=ff)

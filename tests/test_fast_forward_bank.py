@@ -5,6 +5,7 @@ ones are in test_bank_fast_forward_accuracy.py."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -271,6 +272,51 @@ def test_skip_only_when_the_simulated_iterations_met_every_refresh_phase() -> No
     # Without a refresh block time (a memory that does not refresh) the phases do not matter.
     free = StatisticalSettings(REFRESH_PS)
     assert judge(_uncertain(0.0, 0.0, 30, drift), values, 1000, 32, 2, free) == Verdict("skip")
+
+
+def test_the_estimate_policy_samples_while_it_helps_then_skips_and_says_so() -> None:
+    path: Path = ("platform", "hbm", "activates")
+    s = StatisticalSettings(REFRESH_PS, refresh_block_ps=350_000, policy="estimate")
+    values = {path: 1e5}
+    # Within the bound: the same skip as under the bound policy, with nothing to report.
+    assert judge(_uncertain(0.01, 0.0, 30), values, 1000, 32, 2, s) == Verdict("skip")
+    # 1.9e-3 now, 2.3e-4 after the windows 20 % allows: sample more, as the bound policy does.
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, s) == Verdict("more")
+    # 1.2e-2 even after them: more windows would not bring it within, so skip now and say so.
+    skipped = judge(_uncertain(100.0, 0.0, 30), values, 1000, 32, 2, s)
+    assert skipped.action == "skip"
+    assert skipped.reason == (
+        "skipped under --ff-policy estimate with 1 statistics estimated above the bound 0.001"
+    )
+    # The budget spent: skip with the statistic above the bound.
+    spent = StatisticalSettings(
+        REFRESH_PS, refresh_block_ps=350_000, max_simulated_fraction=0.01, policy="estimate"
+    )
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, spent).action == "skip"
+    # Unmet refresh phases alone do not hold the skip back.
+    drift = 4 * REFRESH_PS + 10_000.0
+    assert judge(_uncertain(0.0, 0.0, 30, drift), values, 1000, 32, 2, s) == Verdict("skip")
+    # Too few iterations left is a decline under either policy.
+    assert judge(_uncertain(0.0, 0.0, 30), values, 34, 32, 2, s).action == "decline"
+
+
+def test_the_policy_option_reaches_the_rule_and_the_record() -> None:
+    from tlm_models.cli.main import build_parser
+    from tlm_models.cli.run_cmd import config_of
+    from tlm_models.errors import UserError
+    from tlm_models.study.config import RunConfig
+
+    argv = ["run", "--dataflow", "flash2", "--seq-len", "1K", "--head-dim", "64"]
+    config = config_of(build_parser("run").parse_args([*argv, "--ff-policy", "estimate"]))
+    assert config.ff_policy == "estimate"
+    assert RunConfig.from_dict(config.as_dict()) == config
+    assert "ff_policy=estimate" in config.key()
+    assert "ff_policy" not in replace(config, ff_policy="bound").as_dict()
+    with pytest.raises(UserError, match="fast-forward policy: expected one of bound, estimate"):
+        replace(config, ff_policy="sometimes")
+    from tlm_models.study.attenio_repro import PUBLISHED, QUICK, main_configs
+
+    assert {c.ff_policy for c in main_configs(QUICK, PUBLISHED)} == {"estimate"}
 
 
 def test_the_accuracy_options_reach_the_statistical_rule() -> None:

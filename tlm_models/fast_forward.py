@@ -284,7 +284,7 @@ def _is_additive(path: Path, unit: str) -> bool:
 
 
 def settings_for(
-    config: Any, error_bound: float = 1e-3, max_fraction: float = 0.2
+    config: Any, error_bound: float = 1e-3, max_fraction: float = 0.2, policy: str = "bound"
 ) -> FastForwardSettings:
     """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
     slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule,
@@ -312,6 +312,7 @@ def settings_for(
         max_window=256,
         error_bound=error_bound,
         max_simulated_fraction=max_fraction,
+        policy=policy,
     )
     return FastForwardSettings(
         min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
@@ -556,6 +557,9 @@ class FastForward:
     #: Why a statistical period was not skipped, and its estimated errors (the result's
     #: ``reason`` and ``estimated_error``).
     declined: tuple[str, dict[str, object]] | None = None
+    #: A statistical skip taken with statistics outside the bound (``--ff-policy estimate``):
+    #: the result's ``reason`` says so.
+    skip_note: str = ""
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -640,6 +644,7 @@ class FastForward:
         first = self.control.next_fixed + 1
         verdict = judge(period, ahead, self.control.total, first, self.settings.tail, statistical)
         if verdict.action == "skip":
+            self.skip_note = verdict.reason
             return period
         if verdict.action == "more":
             self.sampling = period.iterations
@@ -707,6 +712,8 @@ class FastForward:
             section["estimated_error"] = error_report(
                 self.period, periods, values, self.settings.statistical
             )
+            if self.skip_note:
+                section["reason"] = self.skip_note
         section |= {
             "first_skipped": self.skipped_range[0],
             "period_iterations": self.period.iterations,

@@ -108,6 +108,12 @@ class StatisticalSettings:
     #: a 1 / 0.2 = 5x speed-up from its own sampling (``--ff-max-fraction``; 1 simulates until
     #: every statistic that can meet the bound does).
     max_simulated_fraction: float = 0.2
+    #: What a loop that cannot meet ``error_bound`` (or the refresh phases) within
+    #: ``max_simulated_fraction`` does: ``bound`` runs exactly (the contract kept by not
+    #: skipping), ``estimate`` skips once the sampling budget is spent and reports every
+    #: statistic's estimated error instead (``--ff-policy``; studies far beyond what exact
+    #: bank-level replay affords, e.g. ``attn-tlm reproduce attenio`` up to N = 128K).
+    policy: str = "bound"
 
     def depth(self) -> int:
         """Snapshot rows the rule needs at most."""
@@ -357,6 +363,8 @@ def judge(
     met = gap <= s.refresh_block_ps or not s.refresh_block_ps
     if met and all(e <= s.error_bound for e in now.values()):
         return Verdict("skip")
+    if s.policy == "estimate":
+        return _estimate_verdict(period, skip, now, values, total, s)
     spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
     cap = f"{s.max_simulated_fraction:g} of the loop's iterations"
     if spare > 0:
@@ -390,6 +398,28 @@ def judge(
         f"the simulated iterations would not meet every refresh phase within {cap}: "
         f"{gap / 1e3:.0f} ns of the {s.refresh_ps / 1e3:g} ns refresh interval unseen, more "
         f"than the {s.refresh_block_ps / 1e3:g} ns a refresh blocks a bank",
+    )
+
+
+def _estimate_verdict(
+    period: Period, skip: int, now: Flat, values: Flat, total: int, s: StatisticalSettings
+) -> Verdict:
+    """``policy: estimate``: simulate more windows while the sampling budget allows and they
+    would bring some statistic now above the bound within it; otherwise skip, the
+    statistics outside the bound named by the result's ``estimated_error``."""
+    w = period.iterations
+    spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
+    if spare > 0:
+        later = _later(period, skip, spare, values, s)
+        if any(e > s.error_bound >= later[p] for p, e in now.items()):
+            return Verdict("more")
+    off = sum(1 for e in now.values() if e > s.error_bound)
+    return Verdict(
+        "skip",
+        f"skipped under --ff-policy estimate with {off} statistics estimated above the bound "
+        f"{s.error_bound:g}"
+        if off
+        else "",
     )
 
 

@@ -100,6 +100,7 @@ def compare(exact: dict[str, Any], fast: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     from tests.fast_forward_bank_jobs import bank_replay_stats
+    from tlm_models.study.config import FF_POLICIES
     from tlm_models.worker import run_in_worker
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -107,9 +108,10 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="case names (default: all)")
     parser.add_argument("--ff-error-bound", type=float, default=1e-3, metavar="FRACTION")
     parser.add_argument("--ff-max-fraction", type=float, default=0.2, metavar="FRACTION")
+    parser.add_argument("--ff-policy", choices=FF_POLICIES, default="bound")
     args = parser.parse_args()
     args.cache.mkdir(exist_ok=True)
-    accuracy = (args.ff_error_bound, args.ff_max_fraction)
+    accuracy = (args.ff_error_bound, args.ff_max_fraction, args.ff_policy)
     for name, dataflow, n, d, params, mask in CASES:
         if args.only and name not in args.only:
             continue

@@ -25,6 +25,7 @@ from tlm_models.sim_progress import SimulationProgress
 from tlm_models.stl_export import offchip_regions, stl_paths
 from tlm_models.study.config import (
     DATAFLOWS,
+    FF_POLICIES,
     RunConfig,
     parse_key_value,
     record_workload_words,
@@ -64,6 +65,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--ff-max-fraction", type=float, default=0.2, metavar="FRACTION",
         help="fast-forward on a bank-level HBM: simulate up to this fraction of the loop to "
         "meet the bound before running exactly instead (default 0.2)",
+    )  # fmt: skip
+    run.add_argument(
+        "--ff-policy", choices=FF_POLICIES, default="bound",
+        help="fast-forward on a bank-level HBM when the bound cannot be met: 'bound' runs "
+        "exactly, 'estimate' skips anyway and reports every statistic's estimated error "
+        "(default bound)",
     )  # fmt: skip
     run.add_argument(
         "--ert", metavar="ERT.yaml",
@@ -108,6 +115,7 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
         ff_error_bound=args.ff_error_bound,
         ff_max_fraction=args.ff_max_fraction,
+        ff_policy=args.ff_policy,
     )
 
 
