@@ -4,34 +4,54 @@ parameters (importable by name)."""
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from tlm_models.dataflows import emit
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, FastForward, flatten, settings_for
+from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, HOST_FIGURES, flatten, settings_for
+from tlm_models.growth_fast_forward import fast_forward_for
 from tlm_models.replay import replay_in_this_process
 from tlm_models.resolved_run import resolve_run
-from tlm_models.statistical_period import estimated_errors
+from tlm_models.statistical_period import estimated_errors, sigmas_for
 from tlm_models.study.config import RunConfig
 
 BANK = ("hbm.fidelity=bank",)
 
 
 def bank_replay_stats(
-    dataflow: str, seq_len: int, head_dim: int, fast: bool, params: tuple[tuple[str, str], ...] = ()
+    dataflow: str,
+    seq_len: int,
+    head_dim: int,
+    fast: bool,
+    params: tuple[tuple[str, str], ...] = (),
+    mask: str = "none",
+    error_bound: float = 1e-3,
+    max_fraction: float = 0.2,
+    policy: str = "bound",
 ) -> dict[str, Any]:
     """Every statistic of one bank-level replay as {"/"-joined path: value}, the fast_forward
     section, every statistic's estimated error when fast-forwarded statistically, and the
-    replay's wall time (s)."""
-    run = resolve_run(
-        RunConfig(
-            dataflow=dataflow, seq_len=seq_len, head_dim=head_dim, overrides=BANK, extra=params
-        )
+    replay's wall and CPU times (s); ``error_bound``, ``max_fraction`` and ``policy`` as
+    ``--ff-error-bound``, ``--ff-max-fraction`` and ``--ff-policy``."""
+    config = RunConfig(
+        dataflow=dataflow,
+        seq_len=seq_len,
+        head_dim=head_dim,
+        overrides=BANK,
+        extra=params,
+        mask=mask,
+        ff_error_bound=error_bound,
+        ff_max_fraction=max_fraction,
+        ff_policy=policy,
     )
+    run = resolve_run(config)
     emitted = emit(dataflow, run.workload, run.info, FAST_FORWARD_CHUNK_OPS, params=run.params)
     assert emitted.iterations is not None
-    ff = FastForward(emitted.iterations, settings_for(run.platform)) if fast else None
-    started = time.perf_counter()
+    settings = settings_for(run.platform, error_bound, max_fraction, policy)
+    ff = fast_forward_for(emitted.iterations, settings) if fast else None
+    started, cpu = time.perf_counter(), time.process_time()
     out = replay_in_this_process(run.platform, emitted.header, emitted.chunks, fast_forward=ff)
     values = {**flatten(out.replay, "replay")[0], **flatten(out.platform, "platform")[0]}
     estimated: dict[str, float] = {}
@@ -39,7 +59,7 @@ def bank_replay_stats(
         statistical = ff.settings.statistical
         assert statistical is not None
         periods = emitted.iterations.skipped // ff.period.iterations
-        errors = estimated_errors(ff.period, periods, values, statistical.sigmas)
+        errors = estimated_errors(ff.period, periods, values, sigmas_for(ff.period, statistical))
         estimated = {"/".join(path): error for path, error in errors.items()}
     return {
         "stats": {"/".join(path): value for path, value in values.items()},
@@ -51,4 +71,17 @@ def bank_replay_stats(
         "fast_forward": out.fast_forward,
         "estimated_errors": estimated,  # every statistic's (the section lists the worst)
         "wall_s": time.perf_counter() - started,
+        "cpu_s": time.process_time() - cpu,  # this process's CPU time (steadier under load)
     }
+
+
+def differences(exact: dict[str, Any], fast: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    """Each statistic's difference between two ``bank_replay_stats`` results relative to its
+    exact value (a statistic exactly 0 counts a difference as infinite), by path; the
+    simulating process's own figures (its buffers) are left out."""
+    for path, want in exact["stats"].items():
+        got = fast["stats"][path]
+        if path.rsplit("/", 1)[-1] in HOST_FIGURES or (math.isnan(want) and math.isnan(got)):
+            continue
+        diff = abs(got - want)
+        yield path, diff / abs(want) if want else (math.inf if diff else 0.0)

@@ -1,24 +1,19 @@
 """Fast-forward on the bank-level HBM: the statistical period (statistical_period.py) on
-hand-made snapshots, and fast-forwarded against exact replays of the dataflows on the paper
-machine with ``hbm.fidelity=bank`` (docs/runtime.md, "On the bank-level HBM")."""
+hand-made snapshots (docs/runtime.md, "On the bank-level HBM"); the replays against exact
+ones are in test_bank_fast_forward_accuracy.py."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from tests.fast_forward_bank_jobs import bank_replay_stats
 from tlm_models.fast_forward import (
-    AVERAGES,
-    EXTREMES,
-    HOST_FIGURES,
-    PERCENTILES,
-    RATIO_UNITS,
     Columns,
     FastForwardSettings,
+    Path,
     Period,
     _extrapolated,
     find_period,
@@ -26,22 +21,16 @@ from tlm_models.fast_forward import (
 )
 from tlm_models.statistical_period import (
     StatisticalSettings,
+    Verdict,
     candidate_windows,
     estimated_errors,
+    family_sigmas,
+    judge,
+    phase_gap,
     student_quantile,
-    wants_more,
 )
-from tlm_models.worker import run_in_worker
 
 REFRESH_PS = 3_900_000  # tREFI of the paper machine's HBM2 (hbm2-attenio.yaml)
-#: Sim time of a fast-forwarded run against the exact one (the issue's contract).
-TIME_BOUND = 1e-3
-#: Every other time and count: within this of its full scale (times: the run's sim time or
-#: the component's largest time, for summed waits; counts: the component's largest count of
-#: the same unit, so row conflicts against the HBM's row hits). Low-activity statistics (the
-#: store channel's busy time, rare bank events) differ by more relative to themselves;
-#: docs/runtime.md gives both worst cases.
-SCALE_BOUND = 1e-2
 
 
 def test_windows_span_whole_refresh_intervals() -> None:
@@ -123,100 +112,6 @@ def test_no_statistical_period_when_bytes_or_time_differ() -> None:
     assert find_period(*_rows(times, reads, acts), _columns(), bank) is not None
 
 
-def _stands(path: str) -> bool:
-    """Statistics that stand as simulated (largest values, percentiles, averages, host)."""
-    name = path.split("/")[-1]
-    return name in EXTREMES | HOST_FIGURES | AVERAGES or bool(PERCENTILES.search(name))
-
-
-#: Waits of requests that found their bank queue full: they come in clusters of iterations
-#: that start just before a refresh, recurring over more iterations than a window holds
-#: (docs/runtime.md, "Full-queue waits"), and are left out of the bound (their estimated
-#: error in the result says how far off they may be).
-QUEUE_FULL = ("backpressured", "backpressure_time")
-
-
-def compare_bank(exact: dict[str, Any], fast: dict[str, Any]) -> dict[str, tuple[float, str]]:
-    """Worst differences of a fast-forwarded against the exact replay: sim time; every
-    statistic relative to itself; times and counts relative to their full scale (see
-    SCALE_BOUND); the queue-full waits relative to themselves."""
-    stats = exact["stats"]
-    units = {p: exact["units"].get(p, "ns") for p in stats}  # latency sums are in ns
-    sim = stats["replay/sim_time"]
-    scale: dict[tuple[str, str], float] = {}
-    for path, value in stats.items():
-        if not _stands(path) and not math.isnan(value):
-            key = (path.rsplit("/", 1)[0], units[path])
-            scale[key] = max(scale.get(key, 0.0), abs(value), sim if units[path] == "ns" else 0.0)
-    worst = {k: (0.0, "") for k in ("sim_time", "itself", "time", "count", "queue_full")}
-    for path, want in stats.items():
-        got = fast["stats"][path]
-        if _stands(path) or (math.isnan(want) and math.isnan(got)):
-            continue
-        diff = abs(got - want)
-        own = diff / abs(want) if want else diff
-        worst["itself"] = max(worst["itself"], (own, path))
-        if path.split("/")[-1] in QUEUE_FULL:
-            worst["queue_full"] = max(worst["queue_full"], (own, path))
-        elif units[path] not in RATIO_UNITS:  # ratios follow from the times and counts
-            kind = "time" if units[path] == "ns" else "count"
-            ref = scale[(path.rsplit("/", 1)[0], units[path])]
-            worst[kind] = max(worst[kind], (diff / ref if diff else 0.0, path))
-    worst["sim_time"] = (abs(fast["stats"]["replay/sim_time"] - sim) / sim, "replay/sim_time")
-    return worst
-
-
-def _check(
-    dataflow: str, seq_len: int, head_dim: int, params: tuple[tuple[str, str], ...] = ()
-) -> dict[str, Any]:
-    exact = run_in_worker(bank_replay_stats, dataflow, seq_len, head_dim, False, params)
-    fast = run_in_worker(bank_replay_stats, dataflow, seq_len, head_dim, True, params)
-    worst = compare_bank(exact, fast)
-    section = fast["fast_forward"]
-    print(f"{dataflow} N={seq_len} d={head_dim} {params}: {section} {worst}")
-    assert section["skipped_iterations"] > 0, section
-    assert section["periodicity"].startswith("statistical over")
-    assert worst["sim_time"][0] <= TIME_BOUND
-    assert worst["time"][0] <= SCALE_BOUND, worst["time"]
-    assert worst["count"][0] <= SCALE_BOUND, worst["count"]
-    # The section states each statistic's estimated error; the sim time is within its own.
-    estimate = section["estimated_error"]
-    assert estimate["statistics"] > 0 and estimate["bound"] == 1e-3
-    assert estimate["windows_sampled"] > 0 and len(estimate["worst"]) == 10
-    assert worst["sim_time"][0] <= estimate["sim_time"], estimate
-    for path, want in exact["stats"].items():  # off-chip bytes stay exact
-        if (
-            exact["units"].get(path) == "B"
-            and ("offchip" in path or "/tensors/" in path or path.count("/") == 2)
-            and path.startswith(("replay/", "platform/hbm/"))
-        ):
-            assert fast["stats"][path] == want, path
-    return dict(section)
-
-
-def test_bank_level_fast_forward_matches_exact_replay_small() -> None:
-    _check("flash2", 8192, 64)
-
-
-#: The dataflows beyond the fast case, at sizes where each replays in seconds (as published:
-#: FA2 with the paper's tiles and no overlap, Standard without overlap). docs/runtime.md's
-#: table has more rows, run with ``_check`` outside the suite (FLAT and Standard at 16K take
-#: 25-60 s each for the exact and fast-forwarded replays).
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("dataflow", "seq_len", "head_dim", "params"),
-    [
-        ("flash2", 8192, 64, (("tiling", "paper"), ("overlap", "none"))),
-        ("flat", 8192, 128, ()),
-        ("standard", 16384, 64, (("overlap", "none"),)),
-    ],
-)
-def test_bank_level_fast_forward_matches_exact_replay(
-    dataflow: str, seq_len: int, head_dim: int, params: tuple[tuple[str, str], ...]
-) -> None:
-    _check(dataflow, seq_len, head_dim, params)
-
-
 def test_percentiles_occupancy_and_efficiency_are_not_summed() -> None:
     # A DRAM channel's percentiles and mean queue occupancy stand as simulated; its
     # efficiency scales with its recomputed achieved bandwidth (bytes / window).
@@ -294,16 +189,20 @@ def test_student_quantile_matches_the_t_table() -> None:
         assert student_quantile(1.96, dof) == pytest.approx(t, rel=1e-2)
 
 
-def _uncertain(spread: float, scatter: float, windows: int) -> Period:
-    path = ("platform", "hbm", "activates")
+def _uncertain(
+    spread: float, scatter: float, windows: int, iteration_ps: float = 4.37 * REFRESH_PS
+) -> Period:
+    """A period of one iteration measured on ``windows`` iterations of ``iteration_ps``."""
+    path: Path = ("platform", "hbm", "activates")
     return Period(
-        1, {path: 100.0}, 1e6, exact=False,
+        1, {path: 100.0}, iteration_ps, exact=False,
         spread={path: spread}, scatter={path: scatter}, windows=windows,
+        starts=iteration_ps * np.arange(windows + 1, dtype=np.float64),
     )  # fmt: skip
 
 
 def test_estimated_error_takes_the_larger_model() -> None:
-    path = ("platform", "hbm", "activates")
+    path: Path = ("platform", "hbm", "activates")
     totals = {path: 1e5}
     # 4 windows simulated, 12 skipped: bounded offsets sqrt(2) x 2 x sqrt(3^2 + 1) = 8.94;
     # independent windows 3 x sqrt(144 / 4 + 12) = 20.78, the larger.
@@ -315,19 +214,109 @@ def test_estimated_error_takes_the_larger_model() -> None:
     assert estimated_errors(_uncertain(0.0, 0.0, 4), 12, totals, 2.0)[path] == 0.0
 
 
-def test_more_windows_only_while_a_statistic_can_meet_the_bound() -> None:
-    path = ("platform", "hbm", "activates")
-    s = StatisticalSettings(REFRESH_PS)  # bound 1e-3, up to 20 % of the loop simulated
+def test_every_statistic_at_once_takes_the_bonferroni_quantile() -> None:
+    # One statistic: the two-sided 95 % of the normal; 625 (a bank-level run's): each at
+    # 0.05 / 625, 3.94 standard deviations (normal table: 3.944).
+    assert family_sigmas(1, 0.95) == pytest.approx(1.95996, rel=1e-5)
+    assert family_sigmas(625, 0.95) == pytest.approx(3.9444, rel=1e-4)
+    # Student's t at that level from the t table: 5 degrees of freedom, two-sided 8e-5.
+    assert student_quantile(family_sigmas(625, 0.95), 5) == pytest.approx(11.70, rel=2e-3)
+
+
+def test_the_phase_gap_is_the_widest_refresh_phase_no_iteration_starts_at() -> None:
+    # Starts at 0, 1 and 2 us of a 4 us interval: 2 us from 2 to 4 (= 0) unseen.
+    assert phase_gap(np.array([0.0, 1e6, 2e6]), 4_000_000) == 2e6
+    # 4.37 tREFI per iteration: phases 0.37 apart; 30 iterations meet every phase to within
+    # 0.07 tREFI (273 ns), less than the 350 ns a refresh blocks a bank.
+    starts = 4.37 * REFRESH_PS * np.arange(30)
+    assert phase_gap(starts, REFRESH_PS) <= 0.07 * REFRESH_PS
+    # 4 tREFI + 10 ns: the phase drifts by 10 ns an iteration, a beat of 390 iterations.
+    assert phase_gap((4 * REFRESH_PS + 10_000) * np.arange(30), REFRESH_PS) > 3_500_000
+
+
+def test_skip_only_when_every_statistic_meets_the_bound() -> None:
+    path: Path = ("platform", "hbm", "activates")
+    s = StatisticalSettings(REFRESH_PS, refresh_block_ps=350_000)  # 1e-3, 20 % of the loop
     values = {path: 1e5}
-    # 1,000 iterations, 10 windows of 1 simulated, the skip would start at 12: 986 skipped.
-    # A spread of 1 event: 3.2e-3 now, 1.2e-4 after 186 more windows (20 %): simulate more.
-    assert wants_more(_uncertain(1.0, 0.0, 10), values, 1000, 12, 2, s)
-    # A spread of 100: 1.2e-2 even then: no use simulating more for it.
-    assert not wants_more(_uncertain(100.0, 0.0, 10), values, 1000, 12, 2, s)
-    # Already within the bound, or no more windows allowed: skip now.
-    assert not wants_more(_uncertain(0.01, 0.0, 10), values, 1000, 12, 2, s)
-    tight = StatisticalSettings(REFRESH_PS, max_simulated_fraction=0.01)
-    assert not wants_more(_uncertain(1.0, 0.0, 10), values, 1000, 12, 2, tight)
+    # 1,000 iterations, 30 windows of 1 simulated, the skip would start at 32: 966 skipped.
+    # A spread of 0.01 event: within the bound now, and every refresh phase was met: skip.
+    assert judge(_uncertain(0.01, 0.0, 30), values, 1000, 32, 2, s) == Verdict("skip")
+    # A spread of 2 events: 1.9e-3 now, 2.3e-4 after the 166 more windows 20 % allows.
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, s) == Verdict("more")
+    # A spread of 100: 1.2e-2 even then: run exactly, and say why.
+    declined = judge(_uncertain(100.0, 0.0, 30), values, 1000, 32, 2, s)
+    assert declined.action == "decline"
+    assert declined.reason.startswith("1 statistics would stay above the estimated-error")
+    assert "platform/hbm/activates" in declined.reason
+    # No more windows allowed: above the bound now is a decline too.
+    tight = StatisticalSettings(REFRESH_PS, refresh_block_ps=350_000, max_simulated_fraction=0.01)
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, tight).action == "decline"
+    # A total of 0 with an uncertain change can never meet a relative bound.
+    zero = judge(_uncertain(1.0, 1.0, 30), {path: 0.0}, 1000, 32, 2, s)
+    assert zero.action == "decline" and "uncertain change of a zero total" in zero.reason
+
+
+def test_skip_only_when_the_simulated_iterations_met_every_refresh_phase() -> None:
+    path: Path = ("platform", "hbm", "activates")
+    s = StatisticalSettings(REFRESH_PS, refresh_block_ps=350_000)
+    values = {path: 1e5}
+    # Every statistic alike in every window, but 4 tREFI + 10 ns an iteration: 30 iterations
+    # saw 0.3 ns of the phases; the 200 iterations 20 % allows would see 2 ns: decline.
+    drift = 4 * REFRESH_PS + 10_000.0
+    declined = judge(_uncertain(0.0, 0.0, 30, drift), values, 1000, 32, 2, s)
+    assert declined.action == "decline" and "would not meet every refresh phase" in declined.reason
+    # 4 tREFI + 40 ns: a beat of 97.5 iterations, spanned once 20 % of the loop is simulated.
+    beat = 4 * REFRESH_PS + 40_000.0
+    assert judge(_uncertain(0.0, 0.0, 30, beat), values, 1000, 32, 2, s) == Verdict("more")
+    assert judge(_uncertain(0.0, 0.0, 120, beat), values, 1000, 122, 2, s) == Verdict("skip")
+    # Without a refresh block time (a memory that does not refresh) the phases do not matter.
+    free = StatisticalSettings(REFRESH_PS)
+    assert judge(_uncertain(0.0, 0.0, 30, drift), values, 1000, 32, 2, free) == Verdict("skip")
+
+
+def test_the_estimate_policy_samples_while_it_helps_then_skips_and_says_so() -> None:
+    path: Path = ("platform", "hbm", "activates")
+    s = StatisticalSettings(REFRESH_PS, refresh_block_ps=350_000, policy="estimate")
+    values = {path: 1e5}
+    # Within the bound: the same skip as under the bound policy, with nothing to report.
+    assert judge(_uncertain(0.01, 0.0, 30), values, 1000, 32, 2, s) == Verdict("skip")
+    # 1.9e-3 now, 2.3e-4 after the windows 20 % allows: sample more, as the bound policy does.
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, s) == Verdict("more")
+    # 1.2e-2 even after them: more windows would not bring it within, so skip now and say so.
+    skipped = judge(_uncertain(100.0, 0.0, 30), values, 1000, 32, 2, s)
+    assert skipped.action == "skip"
+    assert skipped.reason == (
+        "skipped under --ff-policy estimate with 1 statistics estimated above the bound 0.001"
+    )
+    # The budget spent: skip with the statistic above the bound.
+    spent = StatisticalSettings(
+        REFRESH_PS, refresh_block_ps=350_000, max_simulated_fraction=0.01, policy="estimate"
+    )
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, spent).action == "skip"
+    # Unmet refresh phases alone do not hold the skip back.
+    drift = 4 * REFRESH_PS + 10_000.0
+    assert judge(_uncertain(0.0, 0.0, 30, drift), values, 1000, 32, 2, s) == Verdict("skip")
+    # Too few iterations left is a decline under either policy.
+    assert judge(_uncertain(0.0, 0.0, 30), values, 34, 32, 2, s).action == "decline"
+
+
+def test_the_policy_option_reaches_the_rule_and_the_record() -> None:
+    from tlm_models.cli.main import build_parser
+    from tlm_models.cli.run_cmd import config_of
+    from tlm_models.errors import UserError
+    from tlm_models.study.config import RunConfig
+
+    argv = ["run", "--dataflow", "flash2", "--seq-len", "1K", "--head-dim", "64"]
+    config = config_of(build_parser("run").parse_args([*argv, "--ff-policy", "estimate"]))
+    assert config.ff_policy == "estimate"
+    assert RunConfig.from_dict(config.as_dict()) == config
+    assert "ff_policy=estimate" in config.key()
+    assert "ff_policy" not in replace(config, ff_policy="bound").as_dict()
+    with pytest.raises(UserError, match="fast-forward policy: expected one of bound, estimate"):
+        replace(config, ff_policy="sometimes")
+    from tlm_models.study.attenio_repro import PUBLISHED, QUICK, main_configs
+
+    assert {c.ff_policy for c in main_configs(QUICK, PUBLISHED)} == {"estimate"}
 
 
 def test_the_accuracy_options_reach_the_statistical_rule() -> None:
@@ -344,3 +333,4 @@ def test_the_accuracy_options_reach_the_statistical_rule() -> None:
     assert statistical is not None
     assert (statistical.error_bound, statistical.max_simulated_fraction) == (1e-2, 0.5)
     assert statistical.refresh_ps == REFRESH_PS
+    assert statistical.refresh_block_ps == 350_000  # tRFC of the HBM2 (all-bank refresh)

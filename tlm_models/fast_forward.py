@@ -284,7 +284,7 @@ def _is_additive(path: Path, unit: str) -> bool:
 
 
 def settings_for(
-    config: Any, error_bound: float = 1e-3, max_fraction: float = 0.2
+    config: Any, error_bound: float = 1e-3, max_fraction: float = 0.2, policy: str = "bound"
 ) -> FastForwardSettings:
     """Settings for a platform (a PlatformConfig): periods span four refresh intervals of its
     slowest-refreshing memory when any refreshes; a bank-level one adds the statistical rule,
@@ -294,20 +294,25 @@ def settings_for(
     refresh = max(
         (int(c.params.get("t_refi", 0) or 0) for c in config.components.values()), default=0
     )
-    bank = max(
-        (
-            int(c.params.get("t_refi", 0) or 0)
-            for c in config.components.values()
-            if c.params.get("fidelity") == "bank"
-        ),
-        default=0,
-    )
+    banked = [c.params for c in config.components.values() if c.params.get("fidelity") == "bank"]
+    bank = max((int(p.get("t_refi", 0) or 0) for p in banked), default=0)
     if not bank:
         return FastForwardSettings(min_period_ps=4 * refresh)
+    # The shortest time a refresh blocks a bank (tRFCpb under per-bank refresh).
+    block = min(
+        int(p.get("t_rfc_pb" if p.get("refresh") == "per_bank" else "t_rfc", 0) or 0)
+        for p in banked
+        if int(p.get("t_refi", 0) or 0)
+    )
     # Windows of up to 256 iterations, 3 of them compared: watch up to 1,024 iterations, and
     # search every 8 new ones (a search scans up to 769 snapshot rows).
     statistical = StatisticalSettings(
-        bank, max_window=256, error_bound=error_bound, max_simulated_fraction=max_fraction
+        bank,
+        refresh_block_ps=block,
+        max_window=256,
+        error_bound=error_bound,
+        max_simulated_fraction=max_fraction,
+        policy=policy,
     )
     return FastForwardSettings(
         min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
@@ -336,6 +341,8 @@ class Period:
     #: ... and the standard deviation of its change per window.
     scatter: Flat | None = None
     windows: int = 0
+    #: ... and the start times (ps) of the iterations they were measured on.
+    starts: np.ndarray | None = None
 
 
 @dataclass
@@ -547,6 +554,12 @@ class FastForward:
     pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=list)
     #: A statistical period's window while more windows are simulated for its accuracy.
     sampling: int | None = None
+    #: Why a statistical period was not skipped, and its estimated errors (the result's
+    #: ``reason`` and ``estimated_error``).
+    declined: tuple[str, dict[str, object]] | None = None
+    #: A statistical skip taken with statistics outside the bound (``--ff-policy estimate``):
+    #: the result's ``reason`` says so.
+    skip_note: str = ""
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -623,16 +636,25 @@ class FastForward:
             )
         if period is None or period.spread is None or statistical is None:
             return period
-        from tlm_models.statistical_period import wants_more
+        from tlm_models.statistical_period import error_report, judge
 
         last = dict(zip(self.columns.paths, map(float, self.rows[-1]), strict=True))
         remaining = self.control.total - int(self.iterations[-1])
         ahead = {p: last[p] + remaining / period.iterations * d for p, d in period.deltas.items()}
         first = self.control.next_fixed + 1
-        if wants_more(period, ahead, self.control.total, first, self.settings.tail, statistical):
+        verdict = judge(period, ahead, self.control.total, first, self.settings.tail, statistical)
+        if verdict.action == "skip":
+            self.skip_note = verdict.reason
+            return period
+        if verdict.action == "more":
             self.sampling = period.iterations
             return None
-        return period
+        # Declined: the run goes on exactly, and its result says why.
+        skip = max(0, (self.control.total - self.settings.tail - first) // period.iterations)
+        self.declined = (verdict.reason, error_report(period, skip, ahead, statistical))
+        self.sampling = None
+        self.done_watching = True
+        return None
 
     def plan(self, period: int) -> tuple[int, int] | None:
         """Plans the skip of whole periods of ``period`` iterations (``IterationControl``)."""
@@ -659,6 +681,10 @@ class FastForward:
             "simulated_fraction": (total - skipped) / total if total else 1.0,
             "watched_iterations": self.watched,
         }
+        if not skipped and self.declined is not None:
+            section["reason"] = self.declined[0]
+            section["estimated_error"] = self.declined[1]
+            return section
         if not skipped or self.period is None:
             section["reason"] = (
                 f"the loop did not repeat "
@@ -686,6 +712,8 @@ class FastForward:
             section["estimated_error"] = error_report(
                 self.period, periods, values, self.settings.statistical
             )
+            if self.skip_note:
+                section["reason"] = self.skip_note
         section |= {
             "first_skipped": self.skipped_range[0],
             "period_iterations": self.period.iterations,

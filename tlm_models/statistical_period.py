@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -64,6 +65,11 @@ class StatisticalSettings:
 
     #: The memory's refresh interval, ps (the slowest-refreshing memory's tREFI).
     refresh_ps: int
+    #: The shortest time one refresh blocks a bank, ps (tRFC, or tRFCpb with per-bank
+    #: refresh): the narrowest stretch of refresh phases over which a refresh meets a given
+    #: access. The simulated iterations must start at every refresh phase to within it
+    #: before a skip (``phase_gap``); 0: no such requirement.
+    refresh_block_ps: int = 0
     #: A window spans at least this many refresh intervals: a refresh's effect (tRFC of
     #: stalls, its reopened rows) is then at most about 1/16 of a window's refresh activity,
     #: and the windows' mean averages 3 x 16 = 48 or more of them.
@@ -92,14 +98,22 @@ class StatisticalSettings:
     #: Each extrapolated statistic's estimated error should stay within this fraction of its
     #: total: the fast-forward contract's 0.1 % (docs/runtime.md).
     error_bound: float = 1e-3
-    #: The estimated error is this many standard deviations of the extrapolated total (2: a
-    #: normally distributed error stays within it 95 % of the time).
-    sigmas: float = 2.0
+    #: Every statistic of a skipped run is within its estimated error at once with this
+    #: confidence: each statistic's estimate is taken at the two-sided level
+    #: (1 - confidence) / K of the K statistics (Bonferroni; ``family_sigmas``), since the
+    #: promise is about all of them, not about each one on average.
+    confidence: float = 0.95
     #: More windows are simulated, to meet ``error_bound``, up to this fraction of the loop's
     #: iterations: the cost a statistic's accuracy may add, i.e. fast-forward keeps at least
     #: a 1 / 0.2 = 5x speed-up from its own sampling (``--ff-max-fraction``; 1 simulates until
     #: every statistic that can meet the bound does).
     max_simulated_fraction: float = 0.2
+    #: What a loop that cannot meet ``error_bound`` (or the refresh phases) within
+    #: ``max_simulated_fraction`` does: ``bound`` runs exactly (the contract kept by not
+    #: skipping), ``estimate`` skips once the sampling budget is spent and reports every
+    #: statistic's estimated error instead (``--ff-policy``; studies far beyond what exact
+    #: bank-level replay affords, e.g. ``attn-tlm reproduce attenio`` up to N = 128K).
+    policy: str = "bound"
 
     def depth(self) -> int:
         """Snapshot rows the rule needs at most."""
@@ -214,6 +228,7 @@ def _estimate(
         spread=dict(zip(paths, map(float, _offset_spread(bounds[:, additive])), strict=True)),
         scatter=dict(zip(paths, map(float, scatter), strict=True)),
         windows=n,
+        starts=starts[picks[-n - 1] :].astype(np.float64),
     )
 
 
@@ -278,63 +293,178 @@ def estimated_errors(period: Period, skipped: int, totals: Flat, sigmas: float) 
 
 def student_quantile(z: float, dof: int) -> float:
     """Student's t quantile with ``dof`` degrees of freedom at the level of the normal
-    quantile ``z`` (Cornish-Fisher expansion, Abramowitz & Stegun 26.7.5; within 1 % from 2
-    degrees of freedom): a spread measured from few windows is itself uncertain."""
-    v = float(max(dof, 2))
-    z3, z5, z7, z9 = z**3, z**5, z**7, z**9
-    return (
-        z
-        + (z3 + z) / (4 * v)
-        + (5 * z5 + 16 * z3 + 3 * z) / (96 * v**2)
-        + (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v**3)
-        + (79 * z9 + 776 * z7 + 1482 * z5 - 1920 * z3 - 945 * z) / (92160 * v**4)
+    quantile ``z`` (the t with the same one-sided tail as z): a spread measured from few
+    windows is itself uncertain. With x = sqrt(v) tan(theta) the t density becomes
+    cos(theta)^(v - 1), so the tail is a smooth integral over theta, found by bisection."""
+    v = float(max(dof, 1))
+    tail = NormalDist().cdf(-z)
+    half = 0.5 * math.sqrt(math.pi) * math.exp(math.lgamma(v / 2) - math.lgamma((v + 1) / 2))
+
+    def beyond(theta: float) -> float:  # one-sided tail of the t beyond sqrt(v) tan(theta)
+        grid = np.linspace(theta, math.pi / 2, 2049)
+        f = np.cos(grid) ** (v - 1)
+        h = (grid[-1] - grid[0]) / 2048
+        simpson = h / 3 * (f[0] + f[-1] + 4 * f[1:-1:2].sum() + 2 * f[2:-1:2].sum())
+        return float(simpson) / (2 * half)
+
+    low, high = 0.0, math.pi / 2
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if beyond(mid) > tail else (low, mid)
+    return math.sqrt(v) * math.tan((low + high) / 2)
+
+
+def family_sigmas(statistics: int, confidence: float) -> float:
+    """The normal quantile at which ``statistics`` estimates hold all at once with
+    ``confidence``: each at the two-sided level (1 - confidence) / statistics (Bonferroni,
+    which assumes nothing about how the statistics depend on each other)."""
+    return NormalDist().inv_cdf(1 - (1 - confidence) / (2 * max(statistics, 1)))
+
+
+def phase_gap(starts_ps: np.ndarray, refresh_ps: int) -> float:
+    """The widest stretch of refresh phases (ps, of ``refresh_ps``) at which none of the
+    iterations starting at ``starts_ps`` starts: refreshes fall due on the memory's clock, so
+    an iteration meets them at the phase its start has; a rare event tied to a refresh (a
+    store that waits for one, a request queued behind it) shows in the sample only when
+    some simulated iteration starts at its phase. When the iteration's length is nearly a
+    whole number of intervals, the phase drifts by little per iteration and the sample must
+    span the whole beat (the drift's cycle) before it closes."""
+    if len(starts_ps) == 0:
+        return float(refresh_ps)
+    phases = np.sort(np.mod(np.asarray(starts_ps, dtype=np.float64), refresh_ps))
+    return float(np.diff(np.append(phases, phases[0] + refresh_ps)).max())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What to do with a statistical period: ``skip`` now, simulate ``more`` windows, or
+    ``decline`` (run exactly; ``reason`` says why)."""
+
+    action: str
+    reason: str = ""
+
+
+def judge(
+    period: Period, values: Flat, total: int, first: int, tail: int, s: StatisticalSettings
+) -> Verdict:
+    """Whether to skip from iteration ``first`` (of ``total``; ``values``: the statistics at
+    the last snapshot, extrapolated to the end by the period). Skip only when every
+    statistic's estimated error is within ``error_bound`` and the simulated iterations have
+    met every refresh phase (``phase_gap`` within ``refresh_block_ps``); otherwise simulate
+    more windows while the loop's ``max_simulated_fraction`` allows and every statistic would
+    then meet the bound, else decline."""
+    assert period.starts is not None
+    w = period.iterations
+    skip = max(0, (total - tail - first) // w)
+    if skip == 0:
+        return Verdict("decline", "too few iterations left to skip")
+    now = estimated_errors(period, skip, values, sigmas_for(period, s))
+    gap = phase_gap(period.starts, s.refresh_ps)
+    met = gap <= s.refresh_block_ps or not s.refresh_block_ps
+    if met and all(e <= s.error_bound for e in now.values()):
+        return Verdict("skip")
+    if s.policy == "estimate":
+        return _estimate_verdict(period, skip, now, values, total, s)
+    spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
+    cap = f"{s.max_simulated_fraction:g} of the loop's iterations"
+    if spare > 0:
+        later = _later(period, skip, spare, values, s)
+        step = period.time_ps / w
+        ahead = period.starts[-1] + step * np.arange(1, spare * w + 1)
+        later_gap = phase_gap(np.concatenate([period.starts, ahead]), s.refresh_ps)
+        off = {p: e for p, e in later.items() if e > s.error_bound}
+        if not off and (later_gap <= s.refresh_block_ps or not s.refresh_block_ps):
+            return Verdict("more")
+        if off:
+            path, error = max(off.items(), key=lambda item: item[1])
+            return Verdict(
+                "decline",
+                f"{len(off)} statistics would stay above the estimated-error bound "
+                f"{s.error_bound:g} after simulating {cap} (the worst, {'/'.join(path)}: "
+                f"{_shown(error)})",
+            )
+        gap = later_gap
+    else:
+        off = {p: e for p, e in now.items() if e > s.error_bound}
+        if off:
+            path, error = max(off.items(), key=lambda item: item[1])
+            return Verdict(
+                "decline",
+                f"{len(off)} statistics above the estimated-error bound {s.error_bound:g} "
+                f"within {cap} (the worst, {'/'.join(path)}: {_shown(error)})",
+            )
+    return Verdict(
+        "decline",
+        f"the simulated iterations would not meet every refresh phase within {cap}: "
+        f"{gap / 1e3:.0f} ns of the {s.refresh_ps / 1e3:g} ns refresh interval unseen, more "
+        f"than the {s.refresh_block_ps / 1e3:g} ns a refresh blocks a bank",
     )
 
 
-def wants_more(
-    period: Period, values: Flat, total: int, first: int, tail: int, s: StatisticalSettings
-) -> bool:
-    """Whether to simulate more windows before skipping from iteration ``first`` (of
-    ``total``; ``values``: the statistics at the last snapshot, extrapolated to the end by the
-    period): some statistic's estimated error exceeds ``error_bound`` now, would meet it after
-    the windows ``max_simulated_fraction`` still allows, and those windows are left to
-    simulate."""
+def _estimate_verdict(
+    period: Period, skip: int, now: Flat, values: Flat, total: int, s: StatisticalSettings
+) -> Verdict:
+    """``policy: estimate``: simulate more windows while the sampling budget allows and they
+    would bring some statistic now above the bound within it; otherwise skip, the
+    statistics outside the bound named by the result's ``estimated_error``."""
     w = period.iterations
-    skip = max(0, (total - tail - first) // w)
     spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
-    if spare <= 0:
-        return False
-    now = estimated_errors(period, skip, values, s.sigmas)
-    later = _later(period, skip, spare, values, s.sigmas)
-    return any(e > s.error_bound and later[p] <= s.error_bound for p, e in now.items())
+    if spare > 0:
+        later = _later(period, skip, spare, values, s)
+        if any(e > s.error_bound >= later[p] for p, e in now.items()):
+            return Verdict("more")
+    off = sum(1 for e in now.values() if e > s.error_bound)
+    return Verdict(
+        "skip",
+        f"skipped under --ff-policy estimate with {off} statistics estimated above the bound "
+        f"{s.error_bound:g}"
+        if off
+        else "",
+    )
 
 
-def _later(period: Period, skip: int, spare: int, values: Flat, sigmas: float) -> Flat:
+def _shown(error: float) -> str:
+    return f"{error:.1e}" if math.isfinite(error) else "an uncertain change of a zero total"
+
+
+def sigmas_for(period: Period, s: StatisticalSettings) -> float:
+    """The normal quantile the period's estimates are taken at (``family_sigmas`` over its
+    extrapolated statistics)."""
+    assert period.spread is not None
+    return family_sigmas(len(period.spread), s.confidence)
+
+
+def _later(period: Period, skip: int, spare: int, values: Flat, s: StatisticalSettings) -> Flat:
     """Estimated errors after ``spare`` more windows (sigma_C stays: the state is bounded)."""
     assert period.spread is not None
     more = Period(
         period.iterations, period.deltas, period.time_ps, exact=False,
         spread=period.spread, scatter=period.scatter, windows=period.windows + spare,
     )  # fmt: skip
-    return estimated_errors(more, skip - spare, values, sigmas)
+    return estimated_errors(more, skip - spare, values, sigmas_for(period, s))
 
 
 def error_report(
     period: Period, skipped: int, totals: Flat, s: StatisticalSettings
 ) -> dict[str, object]:
     """The result's ``fast_forward.estimated_error``: the bound, how many statistics met it,
-    the sim time's estimated error and the worst ones (at most 10), by "/"-joined path."""
-    errors = estimated_errors(period, skipped, totals, s.sigmas)
+    the sim time's estimated error and the worst ones (at most 10), by "/"-joined path; with
+    ``skipped`` windows (when the run declined: the skip it would have taken)."""
+    sigmas = sigmas_for(period, s)
+    errors = estimated_errors(period, skipped, totals, sigmas)
     worst = sorted(errors.items(), key=lambda item: -item[1])
     over = [(p, e) for p, e in worst if e > s.error_bound]
+    assert period.starts is not None
     return {
         "bound": s.error_bound,
-        "sigmas": s.sigmas,
+        "confidence": s.confidence,
+        "sigmas": sigmas,
         "max_simulated_fraction": s.max_simulated_fraction,
         "windows_sampled": period.windows,
         "statistics": len(errors),
         "within_bound": len(errors) - len(over),
         "sim_time": errors.get(("replay", "sim_time")),
+        "refresh_phase_gap_ns": phase_gap(period.starts, s.refresh_ps) / 1e3,
         "worst": {"/".join(p): e if math.isfinite(e) else None for p, e in worst[:10]},
     }
 

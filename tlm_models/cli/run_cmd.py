@@ -25,6 +25,7 @@ from tlm_models.sim_progress import SimulationProgress
 from tlm_models.stl_export import offchip_regions, stl_paths
 from tlm_models.study.config import (
     DATAFLOWS,
+    FF_POLICIES,
     RunConfig,
     parse_key_value,
     record_workload_words,
@@ -57,13 +58,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )  # fmt: skip
     run.add_argument(
         "--ff-error-bound", type=float, default=1e-3, metavar="FRACTION",
-        help="fast-forward on a bank-level HBM: each statistic's estimated error bound, "
-        "relative to itself (default 1e-3)",
+        help="fast-forward on a bank-level HBM: skip only when every statistic's estimated "
+        "error is within this fraction of itself, else run exactly (default 1e-3)",
     )  # fmt: skip
     run.add_argument(
         "--ff-max-fraction", type=float, default=0.2, metavar="FRACTION",
         help="fast-forward on a bank-level HBM: simulate up to this fraction of the loop to "
-        "meet the bound (default 0.2; 1 = as much as needed)",
+        "meet the bound before running exactly instead (default 0.2)",
+    )  # fmt: skip
+    run.add_argument(
+        "--ff-policy", choices=FF_POLICIES, default="bound",
+        help="fast-forward on a bank-level HBM when the bound cannot be met: 'bound' runs "
+        "exactly, 'estimate' skips anyway and reports every statistic's estimated error "
+        "(default bound)",
     )  # fmt: skip
     run.add_argument(
         "--ert", metavar="ERT.yaml",
@@ -108,6 +115,7 @@ def config_of(args: argparse.Namespace) -> RunConfig:
         extra=tuple(parse_key_value(p, what="--param") for p in args.params),
         ff_error_bound=args.ff_error_bound,
         ff_max_fraction=args.ff_max_fraction,
+        ff_policy=args.ff_policy,
     )
 
 

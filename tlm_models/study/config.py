@@ -38,6 +38,9 @@ DATAFLOWS: tuple[str, ...] = ("standard", "flat", "flash2", "attenio", "approx")
 
 #: The paper's machine; relative paths are looked up in the working directory, then the repository.
 DEFAULT_PLATFORM = "platforms/attenio.yaml"
+#: What a bank-level fast-forward does when its estimates cannot meet the bound
+#: (``RunConfig.ff_policy``, ``--ff-policy``).
+FF_POLICIES = ("bound", "estimate")
 
 #: The fields RunConfig shares with ``Workload``, by the same names (all but elem_bytes, which
 #: is the platform's).
@@ -86,6 +89,9 @@ class RunConfig:
     ff_error_bound: float = 1e-3
     #: ... and the fraction of the loop that may be simulated to meet it.
     ff_max_fraction: float = 0.2
+    #: ... and what a loop that cannot meet it does: ``bound`` runs exactly, ``estimate``
+    #: skips and reports the estimated errors (statistical_period.StatisticalSettings.policy).
+    ff_policy: str = "bound"
 
     def __post_init__(self) -> None:
         if self.dataflow not in DATAFLOWS:
@@ -94,6 +100,11 @@ class RunConfig:
             raise UserError(
                 f"fast-forward accuracy: the error bound must be > 0 and the simulated "
                 f"fraction in (0, 1], found {self.ff_error_bound!r} and {self.ff_max_fraction!r}"
+            )
+        if self.ff_policy not in FF_POLICIES:
+            raise UserError(
+                f"fast-forward policy: expected one of {', '.join(FF_POLICIES)}, "
+                f"found {self.ff_policy!r}"
             )
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
             raise UserError(f"layers must be a positive integer, found {self.layers!r}")
@@ -167,6 +178,8 @@ class RunConfig:
         if self.exact:
             parts.append("exact")
         parts += [f"{k}={v:g}" for k, v in self._ff_accuracy().items()]
+        if self.ff_policy != RunConfig.ff_policy:
+            parts.append(f"ff_policy={self.ff_policy}")
         return " ".join(parts)
 
     def _ff_accuracy(self) -> dict[str, float]:
@@ -204,6 +217,8 @@ class RunConfig:
             data["model"] = self.model
         if self.exact:
             data["exact"] = True
+        if self.ff_policy != RunConfig.ff_policy:
+            data["ff_policy"] = self.ff_policy
         return data | self._ff_accuracy()
 
     @classmethod
@@ -230,6 +245,7 @@ class RunConfig:
                 model=str(data.get("model", "")),
                 ff_error_bound=float(data.get("ff_error_bound", cls.ff_error_bound)),
                 ff_max_fraction=float(data.get("ff_max_fraction", cls.ff_max_fraction)),
+                ff_policy=str(data.get("ff_policy", cls.ff_policy)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise UserError(f"not a study configuration: {data!r} ({exc})") from None

@@ -154,7 +154,7 @@ def run_one(
     fast_forward = (
         fast_forward_for(
             emitted.iterations,
-            settings_for(platform, config.ff_error_bound, config.ff_max_fraction),
+            settings_for(platform, config.ff_error_bound, config.ff_max_fraction, config.ff_policy),
         )
         if emitted.iterations is not None and not exact
         else None

@@ -117,6 +117,15 @@ class BandwidthServer {
       if (at) *at = booked_.size();
       return arrival;
     }
+    // No gap before the last booking can take it: every gap there ends by the last booking's
+    // start, and that start is before arrival + duration, so the first fit is right after the
+    // last booking (what the walk below finds, in O(1)). A request that arrives while the last
+    // booked transfer is still running takes this path: a link's requests of one operation, an
+    // SRAM port's requests behind a long transfer.
+    if (booked_.back().start < arrival + duration) {
+      if (at) *at = booked_.size();
+      return booked_.back().end;
+    }
     // The first booking that ends after `arrival`. Out-of-order requests mostly arrive shortly
     // before the last bookings end (in attenio.yaml's SRAM and compute link, 30 of 32 bookings
     // on average end before), so a few steps back from the end find it; a binary search over

@@ -250,13 +250,18 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   // timed_path.h: what b_transport does for a timing-only request inside a granted range (a
   // route whose target answered the probe, so the route exists and the request fits it, and
   // the target never waits: `after` = now there).
-  Ticks timed_access(int id, bool write, std::uint64_t addr, std::uint64_t len, Ticks arrival,
+  // The answer's `input` names an entry of timed_entries_: the caller's input and the route the
+  // answer's range lies in, so the route is known without a search (a route added since is
+  // found by address, as b_transport would).
+  Ticks timed_access(int input, bool write, std::uint64_t addr, std::uint64_t len, Ticks arrival,
                      Ticks now) override {
-    count_in(id, len);
-    // An engine's operands mostly lie in one route: try the last one first.
-    if (last_route_ >= routes_.size() || addr < routes_[last_route_].base || addr > routes_[last_route_].last())
-      last_route_ = static_cast<std::size_t>(find(addr) - routes_.data());
-    const Route& r = routes_[last_route_];
+    const TimedEntry& e = timed_entries_[static_cast<std::size_t>(input)];
+    const int id = e.id;
+    ++in_requests_[static_cast<std::size_t>(id)];  // sized for every input answered
+    in_bytes_[static_cast<std::size_t>(id)] += len;
+    const Route* rp = e.route < routes_.size() ? &routes_[e.route] : nullptr;
+    if (rp == nullptr || addr < rp->base || addr > rp->last()) rp = find(addr);
+    const Route& r = *rp;
     Ticks xfer = 0, grant = 0;
     const std::uint64_t hops = book_links(id, r, len, arrival, now, xfer, grant);
     const TimedPathProbe& next = out_paths_[r.out];
@@ -286,9 +291,22 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     const std::uint64_t last = std::min(r->last(), next.last + r->offset);
     if (first > addr || last < addr) return;
     probe.target = this;
-    probe.input = id;
+    probe.input = timed_entry(id, static_cast<std::size_t>(r - routes_.data()));
     probe.first = first;
     probe.last = last;
+  }
+
+  // The token of (input, route) for timed_access (asked once per initiator and range).
+  int timed_entry(int id, std::size_t route) {
+    const auto i = static_cast<std::size_t>(id);
+    if (i >= in_requests_.size()) {
+      in_requests_.resize(i + 1, 0);
+      in_bytes_.resize(i + 1, 0);
+    }
+    for (std::size_t k = 0; k < timed_entries_.size(); ++k)
+      if (timed_entries_[k].id == id && timed_entries_[k].route == route) return static_cast<int>(k);
+    timed_entries_.push_back(TimedEntry{id, route});
+    return static_cast<int>(timed_entries_.size() - 1);
   }
 
   // Mesh: input i sits at router (i mod C, i div C) of a C-column grid; output o leaves from the
@@ -472,7 +490,11 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   std::vector<BandwidthServer> links_;
   std::vector<Ticks> train_sent_;  // a burst train's grant + hop + transfer, per burst
   std::vector<TimedPathProbe> out_paths_;  // per output: its target's answer to a probe
-  std::size_t last_route_ = 0;              // timed_access: the route found last
+  struct TimedEntry {
+    int id;             // the input
+    std::size_t route;  // index in routes_ when answered
+  };
+  std::vector<TimedEntry> timed_entries_;  // timed_access's `input` tokens (answer_probe)
   std::vector<std::uint64_t> out_bytes_;
   std::vector<std::uint64_t> in_requests_, in_bytes_;
   bool mesh_ = false;

@@ -28,6 +28,7 @@ class OperandPort {
   // Starts the traffic of one operation requested at `start`.
   void begin(Ticks start) {
     start_ = start;
+    now_ = now_ticks();  // the operation's accesses are booked without waiting
     last_completion_ = start;
     last_read_completion_ = start;
   }
@@ -35,8 +36,11 @@ class OperandPort {
   void read(std::uint64_t address, std::uint64_t elements) {
     if (!enabled_ || elements == 0) return;
     std::uint32_t bytes = block_bytes(elements);
-    if (read_buf_.size() < bytes) read_buf_.resize(bytes);
-    const Ticks completion = access_.read(address, read_buf_.data(), bytes, start_);
+    Ticks completion;
+    if (!access_.timed(false, address, bytes, start_, now_, completion)) {  // the buffer is for the sockets
+      if (read_buf_.size() < bytes) read_buf_.resize(bytes);
+      completion = access_.read(address, read_buf_.data(), bytes, start_);
+    }
     note(completion);
     if (completion > last_read_completion_) last_read_completion_ = completion;
     bytes_read_ += bytes;
@@ -45,8 +49,12 @@ class OperandPort {
   void write(std::uint64_t address, std::uint64_t elements) {
     if (!enabled_ || elements == 0) return;
     std::uint32_t bytes = block_bytes(elements);
-    if (zeros_.size() < bytes) zeros_.resize(bytes, 0);
-    note(access_.write(address, zeros_.data(), bytes, start_));
+    Ticks completion;
+    if (!access_.timed(true, address, bytes, start_, now_, completion)) {
+      if (zeros_.size() < bytes) zeros_.resize(bytes, 0);
+      completion = access_.write(address, zeros_.data(), bytes, start_);
+    }
+    note(completion);
     bytes_written_ += bytes;
   }
 
@@ -77,6 +85,7 @@ class OperandPort {
   std::uint64_t elem_bytes_;
   bool enabled_;
   Ticks start_ = 0;
+  Ticks now_ = 0;  // simulation time at begin()
   Ticks last_completion_ = 0;
   Ticks last_read_completion_ = 0;
   std::vector<unsigned char> read_buf_;
