@@ -90,3 +90,28 @@ def test_every_statistic_within_the_bound_or_declined(
     dataflow: str, seq_len: int, head_dim: int, params: tuple[tuple[str, str], ...], mask: str
 ) -> None:
     check(dataflow, seq_len, head_dim, params, mask)
+
+
+def test_the_estimate_policy_skips_each_pass_and_reports_its_estimates() -> None:
+    # approx at N = 8K, d = 64 declines under the bound; under `--ff-policy estimate` its key
+    # and query passes are each skipped on a statistical period, and every statistic of the
+    # result stays within the estimates the result gives (each skip's, against exact).
+    exact = run_in_worker(bank_replay_stats, "approx", 8192, 64, False)
+    fast = run_in_worker(
+        bank_replay_stats, "approx", 8192, 64, True, (), "none", 1e-3, 0.2, "estimate"
+    )
+    section = fast["fast_forward"]
+    assert section["skipped_iterations"] > 0
+    assert section["reason"].startswith("skipped under --ff-policy estimate with ")
+    skips = section["skips"]
+    assert len(skips) == 2
+    for skip in skips:
+        assert skip["periodicity"].startswith("statistical over ")
+        assert skip["estimated_error"]["within_bound"] < skip["estimated_error"]["statistics"]
+    reported = min(s["estimated_error"]["within_bound"] for s in skips)
+    assert section["estimated_error"]["within_bound"] == reported
+    sim = exact["stats"]["replay/sim_time"]
+    estimate = sum(s["estimated_error"]["sim_time"] for s in skips)
+    assert abs(fast["stats"]["replay/sim_time"] - sim) <= estimate * sim
+    for path in ("replay/offchip_read", "replay/offchip_write", "replay/ops"):
+        assert fast["stats"][path] == exact["stats"][path], path

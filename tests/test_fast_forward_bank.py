@@ -96,6 +96,20 @@ def test_a_loop_whose_bank_events_fluctuate_has_a_statistical_period() -> None:
     assert out[("replay", "offchip_read")] == values[("replay", "offchip_read")] + 7 * 4 * 8192
 
 
+def test_a_window_sampled_on_is_dropped_when_the_loop_leaves_its_regime() -> None:
+    from tlm_models.statistical_period import statistical_period
+
+    s = StatisticalSettings(REFRESH_PS, max_window=8)
+    acts = _windows([402.0, 398.0, 400.0, 401.0, 400.0], 3.0, 2)
+    steady = _rows(_windows([62_400.0] * 5, 50.0, 1), [8192.0] * 20, acts)
+    period = statistical_period(*steady, _columns(), s, window=4)
+    assert period is not None and period.iterations == 4 and period.windows == 5
+    # The last two windows take twice as long (the loop's next pass): no estimate, rather
+    # than one over no steady window (a NaN period that broke the extrapolation).
+    moved = _rows(_windows([62_400.0] * 3 + [124_800.0] * 2, 50.0, 1), [8192.0] * 20, acts)
+    assert statistical_period(*moved, _columns(), s, window=4) is None
+
+
 def test_no_statistical_period_when_bytes_or_time_differ() -> None:
     times = _windows([62_400.0] * 3, 50.0, 1)
     acts = _windows([400.0] * 3, 3.0, 2)

@@ -630,6 +630,8 @@ class FastForward:
             period = statistical_period(
                 self.rows, self.iterations, self.starts, self.columns, statistical, self.sampling
             )
+            if period is None:
+                self.sampling = None  # the window no longer repeats: search afresh
         else:
             period = find_period(
                 self.rows, self.iterations, self.starts, self.columns, self.settings

@@ -21,6 +21,7 @@ from tlm_models.fast_forward import (
     FastForward,
     FastForwardSettings,
     IterationControl,
+    Path,
     Period,
     flatten,
 )
@@ -53,6 +54,9 @@ class Skip:
     count: int
     change: Period  # over the whole skip (added once)
     describe: dict[str, Any]
+    #: A statistical period (bank-level memory) and its periods skipped: the skip's
+    #: estimated errors are reported against the run's final statistics.
+    statistical: tuple[Period, int] | None = None
 
 
 def fast_forward_for(control: IterationControl, settings: FastForwardSettings) -> FastForward:
@@ -177,10 +181,16 @@ class GrowthFastForward(FastForward):
                 "period_iterations": self.period.iterations,
                 "periodicity": "exact"
                 if self.period.exact
-                else f"times within {self.settings.time_tolerance:g} of each other",
+                else self.period.rule
+                or f"times within {self.settings.time_tolerance:g} of each other",
                 "period_ns": self.period.time_ps / 1e3,
             }
-        self.skips.append(Skip(first, count, change, describe))
+        statistical = (
+            (self.period, count // self.period.iterations)
+            if self.growth is None and self.period is not None and self.period.spread is not None
+            else None
+        )
+        self.skips.append(Skip(first, count, change, describe, statistical))
         self._note_idle(change, first + count)
         self.period, self.growth, self.skipped_range = None, None, None
 
@@ -285,12 +295,43 @@ class GrowthFastForward(FastForward):
                 if engine is not None:
                     _add_stall(engine, idle.cause, idle.time_ns)
         section |= first.describe
+        self._report_estimates(section, replay, platform, others)
         if len(self.skips) > 1:
             section["skips"] = [
                 {"first_skipped": s.first, "skipped_iterations": s.count, **s.describe}
                 for s in self.skips
             ]
         return section
+
+    def _report_estimates(
+        self,
+        section: dict[str, Any],
+        replay: dict[str, Any],
+        platform: dict[str, Any],
+        others: dict[str, dict[str, Any]] | None,
+    ) -> None:
+        """Each statistical skip's estimated errors against the final statistics (in its
+        ``describe``), the section's ``estimated_error`` the one with the fewest statistics
+        within the bound, and the reason of a skip taken outside it (``--ff-policy
+        estimate``)."""
+        statistical = self.settings.statistical
+        taken = [s for s in self.skips if s.statistical is not None]
+        if statistical is None or not taken:
+            return
+        from tlm_models.statistical_period import error_report
+
+        totals: dict[Path, float] = {}
+        for root, tree in {"replay": replay, "platform": platform, **(others or {})}.items():
+            totals |= flatten(tree, root)[0]
+        reports = []
+        for skip in taken:
+            assert skip.statistical is not None
+            report = error_report(*skip.statistical, totals, statistical)
+            skip.describe["estimated_error"] = report
+            reports.append(report)
+        section["estimated_error"] = min(reports, key=lambda r: int(str(r["within_bound"])))
+        if self.skip_note:
+            section["reason"] = self.skip_note
 
 
 def _engine_node(replay: dict[str, Any], name: str) -> dict[str, Any] | None:

@@ -167,6 +167,12 @@ def statistical_period(
     available = len(rows) - int(breaks[-1]) - 1 if breaks.size else len(rows)
     rows, starts = rows[-available:], starts[-available:]
     if window is not None:
+        # The loop may have left the regime the window was found in (a multi-pass loop's
+        # next pass): its estimate then stands on no steady window, so there is none.
+        if available < settings.windows * window + 1 or not _repeats(
+            rows, starts, columns, window, settings
+        ):
+            return None
         return _estimate(rows, starts, columns, window, settings)
     span = starts.astype(np.float64)
     iteration_ps = (span[-1] - span[0]) / (available - 1) if available > 1 else 0.0
