@@ -307,6 +307,11 @@ def test_the_estimate_policy_samples_while_it_helps_then_skips_and_says_so() -> 
         REFRESH_PS, refresh_block_ps=350_000, max_simulated_fraction=0.01, policy="estimate"
     )
     assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, spent).action == "skip"
+    # Within 40 iterations in all (8 more windows): too few to help, so skip now.
+    capped = StatisticalSettings(
+        REFRESH_PS, refresh_block_ps=350_000, policy="estimate", estimate_budget=40
+    )
+    assert judge(_uncertain(2.0, 0.0, 30), values, 1000, 32, 2, capped).action == "skip"
     # Unmet refresh phases alone do not hold the skip back.
     drift = 4 * REFRESH_PS + 10_000.0
     assert judge(_uncertain(0.0, 0.0, 30, drift), values, 1000, 32, 2, s) == Verdict("skip")

@@ -109,7 +109,7 @@ def _config(
         # only within the 0.1 % bound declines at every N of the grid (docs/runtime.md): the
         # study skips once its sampling budget is spent and every record carries the
         # estimated errors (fast_forward.estimated_error).
-        ff_policy="estimate",
+        ff_policy="estimate" if BANK_HBM in overrides else "bound",
     )
 
 
