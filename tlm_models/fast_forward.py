@@ -305,7 +305,9 @@ def settings_for(
         if int(p.get("t_refi", 0) or 0)
     )
     # Windows of up to 256 iterations, 3 of them compared: watch up to 1,024 iterations, and
-    # search every 8 new ones (a search scans up to 769 snapshot rows).
+    # search every 8 new ones (a search scans up to 769 snapshot rows). The estimate policy
+    # samples within the same budget.
+    budget = 1024
     statistical = StatisticalSettings(
         bank,
         refresh_block_ps=block,
@@ -313,9 +315,10 @@ def settings_for(
         error_bound=error_bound,
         max_simulated_fraction=max_fraction,
         policy=policy,
+        estimate_budget=budget,
     )
     return FastForwardSettings(
-        min_period_ps=4 * refresh, statistical=statistical, budget=1024, search_every=8
+        min_period_ps=4 * refresh, statistical=statistical, budget=budget, search_every=8
     )
 
 

@@ -376,7 +376,7 @@ def judge(
         return Verdict("skip")
     if s.policy == "estimate":
         return _estimate_verdict(period, skip, now, values, total, first, s)
-    spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
+    spare = _spare_windows(w, skip, total, s)
     cap = f"{s.max_simulated_fraction:g} of the loop's iterations"
     if spare > 0:
         later = _later(period, skip, spare, values, s)
@@ -412,6 +412,12 @@ def judge(
     )
 
 
+def _spare_windows(w: int, skip: int, total: int, s: StatisticalSettings) -> int:
+    """Windows of ``w`` iterations that may still be simulated before a skip of ``skip``
+    windows without exceeding ``max_simulated_fraction`` of the ``total`` iterations."""
+    return min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
+
+
 def _estimate_verdict(
     period: Period,
     skip: int,
@@ -426,8 +432,7 @@ def _estimate_verdict(
     bring some statistic now above the bound within it; otherwise skip, the statistics
     outside the bound named by the result's ``estimated_error``."""
     w = period.iterations
-    spare = min(skip, math.floor((s.max_simulated_fraction * total - (total - skip * w)) / w))
-    spare = min(spare, (s.estimate_budget - first) // w)
+    spare = min(_spare_windows(w, skip, total, s), (s.estimate_budget - first) // w)
     if spare > 0:
         later = _later(period, skip, spare, values, s)
         if any(e > s.error_bound >= later[p] for p, e in now.items()):
