@@ -57,12 +57,17 @@ class DmaChannel : public OpExecutor {
   const std::string& name() const { return name_; }
 
   OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
+    return to_op_timing(execute_ticks(op, to_ticks(start), nullptr));
+  }
+
+  // A transfer does not stream (OpExecutor::execute_streamed): it waits for its whole inputs.
+  TickTiming execute_ticks(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
     if (op.kind != static_cast<std::uint8_t>(OpKind::load) &&
         op.kind != static_cast<std::uint8_t>(OpKind::store))
       throw OpError(name_ + ": cannot execute operation kind " + std::to_string(op.kind) +
                     " (a DMA channel runs load and store)");
     const DmaDescriptor d{op.src0, op.dst, op.m, op.n, op.src_stride, op.dst_stride};
-    return transfer(d, to_ticks(start));
+    return transfer_ticks(d, inputs_done && *inputs_done > start ? *inputs_done : start);
   }
 
   // Which side of the last transfer went to memory as burst trains (statistics for tests).
@@ -70,7 +75,9 @@ class DmaChannel : public OpExecutor {
   TrainLeg last_train_leg() const { return last_leg_; }
 
   // The timing core shared by execute() and the descriptor queue; `start` >= sc_time_stamp().
-  OpTiming transfer(const DmaDescriptor& d, Ticks start) {
+  OpTiming transfer(const DmaDescriptor& d, Ticks start) { return to_op_timing(transfer_ticks(d, start)); }
+
+  TickTiming transfer_ticks(const DmaDescriptor& d, Ticks start) {
     Bursts b(d, max_burst_);
     const std::size_t window = completions_ring_.size();
     Transfer x{start + setup_, start + setup_, ~Ticks{0}, 0};  // issue times are nondecreasing
@@ -117,7 +124,7 @@ class DmaChannel : public OpExecutor {
     bytes_ += bytes;
     wait_ += wait;
     busy_.add(start, x.done);
-    return OpTiming{from_ticks(engine_free), from_ticks(x.done), from_ticks(wait)};
+    return TickTiming{engine_free, x.done, wait, false, 0};
   }
 
   // Descriptor queue for virtual prototypes: descriptors run in submission order, each

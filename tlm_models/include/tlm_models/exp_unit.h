@@ -96,7 +96,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
   }
 
  private:
-  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) override {
+  TickTiming run(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
     if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
                     std::to_string(op.kind) + " (the Exp unit runs exp)");
@@ -115,7 +115,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
     exps_ += mn;
     cycles_ += c.issue + c.latency;
     ++ops_;
-    return pipe_.run(to_ticks(start), blocks, c, inputs_done);
+    return pipe_.run(start, blocks, c, inputs_done);
   }
 
   Params params_;

@@ -13,6 +13,7 @@
 
 #include <systemc>
 
+#include "tlm_models/time_ticks.h"
 #include "tlm_models/trace_op.h"
 
 namespace tlm_models {
@@ -35,6 +36,27 @@ struct OpTiming {
   sc_core::sc_time first_ready;
 };
 
+// OpTiming in ticks of the time resolution, as the replayer keeps times: the engines compute in
+// ticks, and an sc_time costs a floating-point conversion each way (from_ticks, to_ticks), four
+// or five per operation on the replay's path.
+struct TickTiming {
+  Ticks engine_free = 0;
+  Ticks done = 0;
+  Ticks bandwidth_wait = 0;
+  bool forwards = false;
+  Ticks first_ready = 0;
+};
+
+// Both conversions are exact (from_ticks is below 2^52 ticks and from_value above).
+inline OpTiming to_op_timing(const TickTiming& t) {
+  return OpTiming{from_ticks(t.engine_free), from_ticks(t.done), from_ticks(t.bandwidth_wait),
+                  t.forwards, from_ticks(t.first_ready)};
+}
+inline TickTiming to_tick_timing(const OpTiming& t) {
+  return TickTiming{to_ticks(t.engine_free), to_ticks(t.done), to_ticks(t.bandwidth_wait), t.forwards,
+                    to_ticks(t.first_ready)};
+}
+
 // Thrown by execute() when the operation cannot be carried out (a TLM error response, an
 // operation the engine does not support); the replayer stops and names the record.
 class OpError : public std::runtime_error {
@@ -54,6 +76,15 @@ class OpExecutor {
   virtual OpTiming execute_streamed(const TraceOp& op, const sc_core::sc_time& start,
                                     const sc_core::sc_time& inputs_done) {
     return execute(op, inputs_done > start ? inputs_done : start);
+  }
+  // The replayer's entry point, in ticks: execute() (`inputs_done` null) or execute_streamed()
+  // (the latest done of the named producers). This default converts and calls them, so an
+  // engine written against the sc_time interface (a VP's own) needs nothing more; the engines
+  // on the replay's hot path (DMA channel, PE array, Exp unit) override it and implement the
+  // sc_time entry points through it, which spares the conversions per operation.
+  virtual TickTiming execute_ticks(const TraceOp& op, Ticks start, const Ticks* inputs_done) {
+    return to_tick_timing(inputs_done ? execute_streamed(op, from_ticks(start), from_ticks(*inputs_done))
+                                      : execute(op, from_ticks(start)));
   }
 };
 

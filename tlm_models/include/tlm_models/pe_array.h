@@ -156,7 +156,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
  private:
   std::uint64_t lanes() const { return std::uint64_t{params_.rows} * params_.cols; }
 
-  OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) override {
+  TickTiming run(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
     OperandBlocks blocks;
     IssueCycles c;
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
@@ -200,7 +200,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
       ++streamed_ops_;
     }
     cycles_ += c.issue + c.latency;
-    return pipe_.run(to_ticks(start), blocks, c, inputs_done);
+    return pipe_.run(start, blocks, c, inputs_done);
   }
 
   static std::uint64_t ceil_log2(std::uint64_t n) {

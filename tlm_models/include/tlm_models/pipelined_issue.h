@@ -59,7 +59,7 @@ class PipelinedIssue {
 
   // Executes an operation handed over at `requested` that takes `issue_cycles` to enter the
   // pipeline and `total_cycles` (issue plus latency) until its result leaves it.
-  OpTiming run(Ticks requested, const OperandBlocks& blocks, std::uint64_t issue_cycles,
+  TickTiming run(Ticks requested, const OperandBlocks& blocks, std::uint64_t issue_cycles,
                std::uint64_t total_cycles) {
     return run(requested, blocks, IssueCycles{issue_cycles, total_cycles - issue_cycles, 0, 0},
                nullptr);
@@ -67,7 +67,7 @@ class PipelinedIssue {
 
   // The same with forwarding: `streamed_inputs_done` non-null makes the operation a streamed
   // consumer whose named producers finish at that time.
-  OpTiming run(Ticks requested, const OperandBlocks& blocks, const IssueCycles& c,
+  TickTiming run(Ticks requested, const OperandBlocks& blocks, const IssueCycles& c,
                const Ticks* streamed_inputs_done) {
     scoreboard_.retire(requested);
     Ticks start = requested;
@@ -105,8 +105,7 @@ class PipelinedIssue {
     }
     scoreboard_.add(blocks.write.address, bytes(blocks.write), done, first);
     busy_.add(requested, done);
-    return OpTiming{from_ticks(engine_free), from_ticks(done), from_ticks(done - compute_end),
-                    c.first != 0, from_ticks(first)};
+    return TickTiming{engine_free, done, done - compute_end, c.first != 0, first};
   }
 
   const OperandPort& port() const { return port_; }

@@ -63,7 +63,7 @@ struct EngineMetrics {
   std::uint64_t exps = 0;         // exp: m * n per exp op
   BusyTime busy;                  // union of [start, done]
   std::array<Ticks, kStallCauses> stall{};
-  Ticks bandwidth_wait = 0;  // dma: summed OpTiming::bandwidth_wait
+  Ticks bandwidth_wait = 0;  // dma: summed TickTiming::bandwidth_wait
   Ticks dma_credits = 0;     // dma: head operation ready but its channel still occupied
   // Recent history, for the stall of the next operation.
   bool started = false;
@@ -99,9 +99,9 @@ class ReplayMetrics {
 
   // One issued operation. `deps_ready` is the latest completion among its dependencies (0 without
   // any) and `binding_dep_kind` the OpKind of the dependency that completed then.
-  void on_issue(unsigned engine, const TraceOp& op, Ticks start, const OpTiming& timing,
+  void on_issue(unsigned engine, const TraceOp& op, Ticks start, const TickTiming& timing,
                 Ticks deps_ready, std::uint8_t binding_dep_kind) {
-    const Ticks done = to_ticks(timing.done);
+    const Ticks done = timing.done;
     if (ops_ == 0) first_start_ = start;
     ++ops_;
     if (done > last_done_) last_done_ = done;
@@ -115,7 +115,7 @@ class ReplayMetrics {
       case EngineKind::dma: {
         const std::uint64_t bytes = transfer_bytes(op);
         e.bytes += bytes;
-        e.bandwidth_wait += to_ticks(timing.bandwidth_wait);
+        e.bandwidth_wait += timing.bandwidth_wait;
         TensorTraffic& t = tensors_[op.tensor];
         (static_cast<OpKind>(op.kind) == OpKind::load ? t.read : t.write) += bytes;
         io_.add(start, done);
@@ -134,7 +134,7 @@ class ReplayMetrics {
         break;
     }
     e.started = true;
-    e.last_free = to_ticks(timing.engine_free);
+    e.last_free = timing.engine_free;
     e.last_start = start;
   }
 

@@ -17,6 +17,7 @@
 #define TLM_MODELS_REPLAYER_H
 
 #include <alloca.h>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -75,6 +76,7 @@ class Replayer : public sc_core::sc_module {
     for (unsigned k = 0; k < 8; ++k)
       if (op_kind_name(static_cast<std::uint8_t>(k)) && runs_on(static_cast<std::uint8_t>(k), kind))
         engines_[index].kinds |= static_cast<std::uint8_t>(1u << k);
+    kinds_by_engine_[index] = engines_[index].kinds;
     metrics_.add_engine(index, name, kind);
   }
 
@@ -252,20 +254,19 @@ class Replayer : public sc_core::sc_module {
     mutable std::uint64_t blocked_pos = kNoRecord;
     mutable std::uint64_t blocked_on = 0;
     mutable Ticks deps_ready = 0;
+    mutable Ticks earliest = 0;  // max(free, deps_ready): its start but for the scheduler's time
     mutable Ticks inputs_done = 0;  // streamed: latest done of the named producers
     mutable bool streamed = false;
     mutable std::uint8_t binding_dep_kind = 0;
   };
 
+  // The operation chosen: engine `engine`'s front record; what its dependencies allow is kept
+  // in the Engine (choose() found it ready).
   struct Pick {
     bool found = false;
     unsigned engine = 0;
     std::uint64_t pos = 0;
     Ticks start = 0;
-    Ticks deps_ready = 0;
-    Ticks inputs_done = 0;  // streamed: latest done of the named producers
-    bool streamed = false;
-    std::uint8_t binding_dep_kind = 0;
   };
 
   // The threads of a chip's replayers run the same code, so their frames at equal depth sit at
@@ -347,7 +348,7 @@ class Replayer : public sc_core::sc_module {
         await_input();
         continue;
       }
-      read_one();
+      read_records();
     }
   }
 
@@ -384,16 +385,28 @@ class Replayer : public sc_core::sc_module {
     wants_input_ = false;
   }
 
-  void read_one() {
+  // Reads records of the front chunk until every engine has its next operation, the read-ahead
+  // reaches its cap or the chunk ends: what fill() would do one record at a time (between two
+  // records of one chunk only the engines' heads and the cap can stop it), in one tight loop.
+  void read_records() {
     std::vector<TraceOp>& chunk = pending_.front();
-    const TraceOp& op = chunk[pending_offset_];
-    const std::uint64_t pos = window_buf_.end();
-    check_record(op, pos);
-    window_buf_.push(op);
-    Engine& e = engines_[op.engine];
-    if (e.queue.empty()) --headless_;
-    e.queue.push_back(pos);
-    if (++pending_offset_ == chunk.size()) {
+    std::uint64_t n = chunk.size() - pending_offset_;
+    const std::uint64_t room = lookahead_ - (window_buf_.end() - oldest_unissued_);  // > 0 here
+    if (room < n) n = room;
+    const TraceOp* op = chunk.data() + pending_offset_;
+    const TraceOp* const last = op + n;
+    std::uint64_t pos = window_buf_.end();
+    do {
+      check_record(*op, pos);
+      window_buf_.push(*op);
+      Engine& e = engines_[op->engine];
+      if (e.queue.empty()) --headless_;
+      e.queue.push_back(pos);
+      ++pos;
+      ++op;
+    } while (op != last && headless_ != 0);
+    pending_offset_ = static_cast<std::size_t>(op - chunk.data());
+    if (pending_offset_ == chunk.size()) {
       pending_.pop_front();
       pending_offset_ = 0;
       if (input_mode_ == InputMode::wait_event) input_consumed_.notify(sc_core::SC_ZERO_TIME);
@@ -406,18 +419,32 @@ class Replayer : public sc_core::sc_module {
     if (awaiting_input_) input_arrived_.notify(sc_core::SC_ZERO_TIME);
   }
 
-  // Each group of checks is one test for a valid record; only on the way to an error do the
-  // separate checks run to name what is wrong (and the message prefix get built).
+  // One inline test for a valid record, on every record read: its engine runs its kind (one bit
+  // of a per-engine-index mask that is 0 for an unbound index), it carries no cross-tile token
+  // without the tiles' sync, and its deepest dependency lies within the trace and the window.
+  // Only a record that fails it goes to record_error(), out of line, to name what is wrong.
   void check_record(const TraceOp& op, std::uint64_t pos) const {
+    static_assert(kMaxDeps == 4, "the test below takes the deepest of four dependencies");
+    std::uint32_t deepest = op.deps[0] > op.deps[1] ? op.deps[0] : op.deps[1];
+    const std::uint32_t deeper = op.deps[2] > op.deps[3] ? op.deps[2] : op.deps[3];
+    if (deeper > deepest) deepest = deeper;
+    const bool valid = op.kind < 8 && (kinds_by_engine_[op.engine] >> op.kind & 1u) &&
+                       deepest <= (pos < window_ ? pos : window_) && (sync_ || !has_tile_token(op));
+    if (!valid) record_error(op, pos);
+  }
+
+#if defined(__GNUC__)
+  __attribute__((noinline, cold))
+#endif
+  void record_error(const TraceOp& op, std::uint64_t pos) const {
     auto at = [pos] { return "record " + std::to_string(pos) + ": "; };
-    // A known kind that its bound engine runs: one bit of the engine's mask.
-    if (!(op.kind < 8 && op.engine < engines_.size() && (engines_[op.engine].kinds >> op.kind & 1u))) {
-      const char* kind = op_kind_name(op.kind);
-      if (kind == nullptr)
-        throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
-      if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
-        throw ReplayStop(at() + "engine " + std::to_string(op.engine) +
-                         " is not bound (platform has: " + bound_names() + ")", pos);
+    const char* kind = op_kind_name(op.kind);
+    if (kind == nullptr)
+      throw ReplayStop(at() + "unknown operation kind " + std::to_string(op.kind), pos);
+    if (op.engine >= engines_.size() || engines_[op.engine].exec == nullptr)
+      throw ReplayStop(at() + "engine " + std::to_string(op.engine) +
+                       " is not bound (platform has: " + bound_names() + ")", pos);
+    if (!(engines_[op.engine].kinds >> op.kind & 1u)) {
       const EngineMetrics& em = metrics_.engine(op.engine);
       throw ReplayStop(at() + "a " + kind + " cannot run on " + em.name + " (a " +
                        engine_kind_name(em.kind) + " engine)", pos);
@@ -425,12 +452,6 @@ class Replayer : public sc_core::sc_module {
     if (has_tile_token(op) && !sync_)
       throw ReplayStop(at() + "a cross-tile token (k = " + std::to_string(op.k) +
                        ") needs the tiles of a chip replayed together", pos);
-    // Every dependency within the trace and the window: the deepest one within both.
-    static_assert(kMaxDeps == 4, "the test below takes the deepest of four dependencies");
-    std::uint32_t deepest = op.deps[0] > op.deps[1] ? op.deps[0] : op.deps[1];
-    const std::uint32_t deeper = op.deps[2] > op.deps[3] ? op.deps[2] : op.deps[3];
-    if (deeper > deepest) deepest = deeper;
-    if (deepest <= (pos < window_ ? pos : window_)) return;
     for (std::uint32_t d : op.deps) {
       if (d == 0) continue;
       if (d > pos)
@@ -440,6 +461,7 @@ class Replayer : public sc_core::sc_module {
         throw ReplayStop(at() + "dependency " + std::to_string(d) + " reaches beyond the window " +
                          std::to_string(window_), pos);
     }
+    throw std::logic_error("record_error: record " + std::to_string(pos) + " is valid");
   }
 
   Pick choose() const {
@@ -450,9 +472,12 @@ class Replayer : public sc_core::sc_module {
       const Engine& e = engines_[idx];
       if (e.queue.empty()) continue;
       const std::uint64_t pos = e.queue.front();
-      if (e.ready_pos != pos && !gather_deps(e, pos)) continue;
-      Ticks start = e.free > e.deps_ready ? e.free : e.deps_ready;
-      if (floor > start) start = floor;
+      if (e.ready_pos != pos) {
+        // Still waiting on the dependency that blocked it: one look, without the call.
+        if (e.blocked_pos == pos && window_buf_.times(e.blocked_on).done == OpWindow::kPending) continue;
+        if (!gather_deps(e, pos)) continue;
+      }
+      const Ticks start = floor > e.earliest ? floor : e.earliest;
       if (!best.found || start < best.start || (start == best.start && pos < best.pos)) {
         best.found = true;
         best.engine = idx;
@@ -460,20 +485,12 @@ class Replayer : public sc_core::sc_module {
         best.start = start;
       }
     }
-    if (best.found) {
-      const Engine& e = engines_[best.engine];
-      best.deps_ready = e.deps_ready;
-      best.inputs_done = e.inputs_done;
-      best.streamed = e.streamed;
-      best.binding_dep_kind = e.binding_dep_kind;
-    }
     return best;
   }
 
   // Whether record `pos`, engine e's front, has every dependency done; if so notes in `e` when
   // they allow it to start (the binding one: the latest, among equals the nearest record).
   bool gather_deps(const Engine& e, std::uint64_t pos) const {
-    if (e.blocked_pos == pos && window_buf_.times(e.blocked_on).done == OpWindow::kPending) return false;
     const TraceOp& op = window_buf_.op(pos);
     Ticks deps_ready = 0;
     Ticks inputs_done = 0;
@@ -506,6 +523,8 @@ class Replayer : public sc_core::sc_module {
     }
     e.ready_pos = pos;
     e.deps_ready = deps_ready;
+    // The engine's free time changes only when it issues, which also changes its front.
+    e.earliest = e.free > deps_ready ? e.free : deps_ready;
     e.inputs_done = inputs_done;
     e.streamed = streamed;
     e.binding_dep_kind = binding_kind;
@@ -524,12 +543,10 @@ class Replayer : public sc_core::sc_module {
     if (pick.start - now > quantum_) wait(from_ticks(pick.start - now));
 
     if (observer_) observer_(pick.pos, pick.start);
-    OpTiming timing;
+    TickTiming timing;
     executing_ = pick.pos;
     try {
-      timing = pick.streamed
-                   ? e.exec->execute_streamed(op, from_ticks(pick.start), from_ticks(pick.inputs_done))
-                   : e.exec->execute(op, from_ticks(pick.start));
+      timing = e.exec->execute_ticks(op, pick.start, e.streamed ? &e.inputs_done : nullptr);
     } catch (const sc_core::sc_unwind_exception&) {
       throw;
     } catch (const std::exception& ex) {
@@ -537,11 +554,11 @@ class Replayer : public sc_core::sc_module {
       throw ReplayStop(describe(pick.pos, op) + ": " + ex.what(), pick.pos);
     }
     executing_ = kNoRecord;
-    const Ticks done = to_ticks(timing.done);
-    const Ticks free = to_ticks(timing.engine_free);
+    const Ticks done = timing.done;
+    const Ticks free = timing.engine_free;
     if (done < pick.start || free < pick.start)
       throw ReplayStop(describe(pick.pos, op) + ": executor returned done " +
-                       timing.done.to_string() + " / engine_free " + timing.engine_free.to_string() +
+                       from_ticks(done).to_string() + " / engine_free " + from_ticks(free).to_string() +
                        " before the start " + from_ticks(pick.start).to_string(),
                        pick.pos);
 
@@ -549,11 +566,11 @@ class Replayer : public sc_core::sc_module {
     times.done = done;
     if (sync_ && op.kind == static_cast<std::uint8_t>(OpKind::store) && has_tile_token(op))
       sync_->post(op, pick.start, done);
-    const Ticks first = to_ticks(timing.first_ready);
+    const Ticks first = timing.first_ready;
     times.first = timing.forwards && first >= pick.start && first < done ? first : done;
     e.free = free;
     sched_now_ = pick.start;
-    metrics_.on_issue(pick.engine, op, pick.start, timing, pick.deps_ready, pick.binding_dep_kind);
+    metrics_.on_issue(pick.engine, op, pick.start, timing, e.deps_ready, e.binding_dep_kind);
     timeline_.on_issue(pick.pos, op.engine, op.kind, pick.start, done);
 
     e.queue.pop_front();
@@ -620,6 +637,9 @@ class Replayer : public sc_core::sc_module {
   TileSync* sync_ = nullptr;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
+  // Engine::kinds by record engine index, 0 where none is bound: check_record's test needs no
+  // bound on the index (a record's engine field is one byte).
+  std::array<std::uint8_t, 256> kinds_by_engine_{};
 
   // input
   std::deque<std::vector<TraceOp>> pending_;

@@ -15,19 +15,25 @@ namespace tlm_models {
 class StreamingExecutor : public OpExecutor {
  public:
   OpTiming execute(const TraceOp& op, const sc_core::sc_time& start) override {
-    return run(op, start, nullptr);
+    return to_op_timing(run(op, to_ticks(start), nullptr));
   }
 
   OpTiming execute_streamed(const TraceOp& op, const sc_core::sc_time& start,
                             const sc_core::sc_time& inputs_done) override {
     if (!is_streamed(op)) return OpExecutor::execute_streamed(op, start, inputs_done);
     const Ticks done = to_ticks(inputs_done);
-    return run(op, start, &done);
+    return to_op_timing(run(op, to_ticks(start), &done));
+  }
+
+  TickTiming execute_ticks(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
+    // As OpExecutor::execute_streamed: an operation that does not stream waits for its inputs.
+    if (inputs_done && !is_streamed(op)) return run(op, *inputs_done > start ? *inputs_done : start, nullptr);
+    return run(op, start, inputs_done);
   }
 
  protected:
   // `inputs_done` non-null: a streamed operation whose named producers finish then.
-  virtual OpTiming run(const TraceOp& op, const sc_core::sc_time& start, const Ticks* inputs_done) = 0;
+  virtual TickTiming run(const TraceOp& op, Ticks start, const Ticks* inputs_done) = 0;
 };
 
 }  // namespace tlm_models
