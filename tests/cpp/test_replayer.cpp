@@ -354,6 +354,60 @@ TEST_CASE(executor_reporting_done_before_start_is_an_error) {
                                   "18 ns before the start 18 ns"));
 }
 
+namespace {
+
+// A compute engine whose result's first granule is out 2 ns after its start, all of it 10 ns
+// after (forwarding, docs/models/pe_array.md).
+struct ForwardingEngine : tlm_models::OpExecutor {
+  tlm_models::OpTiming execute(const TraceOp&, const sc_time& start) override {
+    return {start + ns(10), start + ns(10), sc_core::SC_ZERO_TIME, true, start + ns(2)};
+  }
+};
+
+// An engine written against the sc_time interface only, recording how a streamed operation
+// reaches it: its result is done 1 ns after the producers'.
+struct StreamRecorder : tlm_models::OpExecutor {
+  tlm_models::OpTiming execute(const TraceOp&, const sc_time& start) override {
+    return {start + ns(1), start + ns(1), sc_core::SC_ZERO_TIME};
+  }
+  tlm_models::OpTiming execute_streamed(const TraceOp&, const sc_time& start,
+                                        const sc_time& inputs_done) override {
+    seen_start = start;
+    seen_inputs_done = inputs_done;
+    return {inputs_done + ns(1), inputs_done + ns(1), sc_core::SC_ZERO_TIME};
+  }
+  sc_time seen_start, seen_inputs_done;
+};
+
+}  // namespace
+
+// The replayer calls execute_ticks(); its default hands a streamed operation to an sc_time
+// engine's execute_streamed with the start on the producers' first granules and their done
+// times, and a plain one to execute(), exactly as before the ticks entry point existed.
+TEST_CASE(engines_with_the_sc_time_interface_get_streamed_operations_unchanged) {
+  ForwardingEngine pe;
+  StreamRecorder exp;
+  mock::ComputeEngine plain{ns(1), ns(1)};
+  Replayer r("replayer");
+  r.bind_engine(kPe, &pe, "pe", EngineKind::pe);
+  r.bind_engine(kExp, &exp, "exp", EngineKind::exp);
+  r.bind_engine(kDma0 + 4, &plain, "vec", EngineKind::pe);
+  TraceBuilder b;
+  const auto produce = b.add(OpKind::vector, kPe, 1, 1, 0, {});  // 0 .. 10 ns, first at 2 ns
+  const auto consume = b.add(OpKind::exp, kExp, 1, 1, 0, {produce});
+  b.ops[consume].code |= tlm_models::kStreamed;
+  // Not streamed: waits for the whole result (10 ns) and takes 1 ns per element.
+  b.add(OpKind::vector, kDma0 + 4, 1, 3, 0, {produce});
+  feed_all(r, b.ops);
+  sc_core::sc_start();
+  CHECK(!r.failed());
+  CHECK_EQ(exp.seen_start, ns(2));
+  CHECK_EQ(exp.seen_inputs_done, ns(10));
+  CHECK_EQ(t(r.metrics().engine(kExp).busy.total()), ns(9));  // [2, 11]
+  CHECK_EQ(plain.log.last_start, ns(10));
+  CHECK_EQ(t(r.metrics().last_done()), ns(13));
+}
+
 // Replayer `whole` gets the trace in one chunk before the simulation; `chunked` through the
 // driver loop in chunks of 7 records, pausing the kernel for each. Both run in one simulation
 // with their own engines; results must be identical.
