@@ -72,6 +72,7 @@ class Replayer : public sc_core::sc_module {
       ++headless_;
     }
     engines_[index].exec = exec;
+    engines_[index].index = index;
     engines_[index].kinds = 0;
     for (unsigned k = 0; k < 8; ++k)
       if (op_kind_name(static_cast<std::uint8_t>(k)) && runs_on(static_cast<std::uint8_t>(k), kind))
@@ -243,7 +244,12 @@ class Replayer : public sc_core::sc_module {
 
   struct Engine {
     OpExecutor* exec = nullptr;
-    std::deque<std::uint64_t> queue;  // positions of its read, unissued records, in trace order
+    unsigned index = 0;  // in engines_
+    // Positions of its read, unissued records, in trace order: the first (kNoRecord when there
+    // is none) in `front`, which the scheduler reads for every engine at every decision (one
+    // load instead of the deque's two iterators), the others in `rest`.
+    std::uint64_t front = kNoRecord;
+    std::deque<std::uint64_t> rest;
     Ticks free = 0;
     bool gated = true;  // issues through the gate, when there is one
     std::uint8_t kinds = 0;  // bit k: an operation of kind k runs here (k < 8; check_record)
@@ -263,10 +269,10 @@ class Replayer : public sc_core::sc_module {
   // The operation chosen: engine `engine`'s front record; what its dependencies allow is kept
   // in the Engine (choose() found it ready).
   struct Pick {
-    bool found = false;
+    bool found() const { return pos != kNoRecord; }
     unsigned engine = 0;
-    std::uint64_t pos = 0;
-    Ticks start = 0;
+    std::uint64_t pos = kNoRecord;
+    Ticks start = ~Ticks{0};
   };
 
   // The threads of a chip's replayers run the same code, so their frames at equal depth sit at
@@ -284,6 +290,7 @@ class Replayer : public sc_core::sc_module {
 
   void run() {
     started_ = true;
+    for (unsigned idx : bound_) bound_engines_.push_back(&engines_[idx]);  // engines_ stays put now
     // The replay's frames start lower by the member's stack colour (kept: the member holds it).
     stack_colour_ = alloca(kStackColourBytes * (gate_member_ % kStackColours) + 1);
     try {
@@ -318,7 +325,7 @@ class Replayer : public sc_core::sc_module {
         issue(pick);
         continue;
       }
-      if (!pick.found) {
+      if (!pick.found()) {
         if (window_buf_.end() == oldest_unissued_) break;  // fill() stops only at input's end then
         if (sync_ && sync_->park(gate_member_)) continue;  // another tile's store is missing
         throw ReplayStop(blocked_report());
@@ -356,7 +363,7 @@ class Replayer : public sc_core::sc_module {
   // best known operation, so the decision is taken at that operation's start time unless input
   // arrives first. Returns true when `pick` is to be issued now, false to decide again.
   bool issue_before_input(const Pick& pick) {
-    if (!pick.found) {  // cannot happen (the oldest unissued record is always ready); be safe
+    if (!pick.found()) {  // cannot happen (the oldest unissued record is always ready); be safe
       await_input();
       return false;
     }
@@ -400,8 +407,12 @@ class Replayer : public sc_core::sc_module {
       check_record(*op, pos);
       window_buf_.push(*op);
       Engine& e = engines_[op->engine];
-      if (e.queue.empty()) --headless_;
-      e.queue.push_back(pos);
+      if (e.front == kNoRecord) {
+        e.front = pos;
+        --headless_;
+      } else {
+        e.rest.push_back(pos);
+      }
       ++pos;
       ++op;
     } while (op != last && headless_ != 0);
@@ -468,19 +479,19 @@ class Replayer : public sc_core::sc_module {
     Pick best;
     const Ticks now = now_ticks();
     const Ticks floor = sched_now_ > now ? sched_now_ : now;
-    for (unsigned idx : bound_) {
-      const Engine& e = engines_[idx];
-      if (e.queue.empty()) continue;
-      const std::uint64_t pos = e.queue.front();
+    for (const Engine* ep : bound_engines_) {
+      const Engine& e = *ep;
+      const std::uint64_t pos = e.front;
+      if (pos == kNoRecord) continue;
       if (e.ready_pos != pos) {
         // Still waiting on the dependency that blocked it: one look, without the call.
         if (e.blocked_pos == pos && window_buf_.times(e.blocked_on).done == OpWindow::kPending) continue;
         if (!gather_deps(e, pos)) continue;
       }
       const Ticks start = floor > e.earliest ? floor : e.earliest;
-      if (!best.found || start < best.start || (start == best.start && pos < best.pos)) {
-        best.found = true;
-        best.engine = idx;
+      // Positions are below kNoRecord, so the first candidate replaces the empty pick.
+      if (start < best.start || (start == best.start && pos < best.pos)) {
+        best.engine = e.index;
         best.pos = pos;
         best.start = start;
       }
@@ -573,8 +584,13 @@ class Replayer : public sc_core::sc_module {
     metrics_.on_issue(pick.engine, op, pick.start, timing, e.deps_ready, e.binding_dep_kind);
     timeline_.on_issue(pick.pos, op.engine, op.kind, pick.start, done);
 
-    e.queue.pop_front();
-    if (e.queue.empty()) ++headless_;
+    if (e.rest.empty()) {
+      e.front = kNoRecord;
+      ++headless_;
+    } else {
+      e.front = e.rest.front();
+      e.rest.pop_front();
+    }
     // Another engine's front is older still when this was not the oldest: nothing changes.
     if (pick.pos == oldest_unissued_) advance_oldest_unissued();
   }
@@ -585,10 +601,8 @@ class Replayer : public sc_core::sc_module {
 
   void advance_oldest_unissued() {
     std::uint64_t oldest = window_buf_.end();
-    for (unsigned idx : bound_) {
-      const Engine& e = engines_[idx];
-      if (!e.queue.empty() && e.queue.front() < oldest) oldest = e.queue.front();
-    }
+    for (const Engine* e : bound_engines_)
+      if (e->front < oldest) oldest = e->front;  // kNoRecord is above every position
     oldest_unissued_ = oldest;
     window_buf_.release_records_before(oldest);  // issued: only their times are asked for
     // Times that no unissued record can reach any more.
@@ -612,10 +626,10 @@ class Replayer : public sc_core::sc_module {
   // Guard against a schedule that cannot progress, which would otherwise spin forever.
   std::string blocked_report() const {
     std::string out = "no operation can start; blocked:";
-    for (unsigned idx : bound_) {
-      const Engine& e = engines_[idx];
-      if (e.queue.empty()) continue;
-      const std::uint64_t pos = e.queue.front();
+    for (const Engine* ep : bound_engines_) {
+      const Engine& e = *ep;
+      const std::uint64_t pos = e.front;
+      if (pos == kNoRecord) continue;
       out += " " + describe(pos, window_buf_.op(pos)) + " waits for";
       for (std::uint32_t d : window_buf_.op(pos).deps)
         if (d != 0 && window_buf_.times(pos - d).done == OpWindow::kPending)
@@ -637,6 +651,7 @@ class Replayer : public sc_core::sc_module {
   TileSync* sync_ = nullptr;
   std::vector<Engine> engines_;
   std::vector<unsigned> bound_;
+  std::vector<Engine*> bound_engines_;  // bound_'s engines, for the scheduler's loops (from run())
   // Engine::kinds by record engine index, 0 where none is bound: check_record's test needs no
   // bound on the index (a record's engine field is one byte).
   std::array<std::uint8_t, 256> kinds_by_engine_{};
