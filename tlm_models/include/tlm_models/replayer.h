@@ -599,10 +599,14 @@ class Replayer : public sc_core::sc_module {
     if (gate_) gate_->leave(gate_member_);
   }
 
+  // The oldest record was just issued: the next oldest unissued is the first position after it
+  // whose operation is still pending (the least of the engines' fronts, as every engine issues
+  // its records in order). Each position is stepped over once in the whole replay, where a scan
+  // of the fronts cost every engine a look at each issue of the oldest record.
   void advance_oldest_unissued() {
-    std::uint64_t oldest = window_buf_.end();
-    for (const Engine* e : bound_engines_)
-      if (e->front < oldest) oldest = e->front;  // kNoRecord is above every position
+    const std::uint64_t end = window_buf_.end();
+    std::uint64_t oldest = oldest_unissued_ + 1;
+    while (oldest < end && window_buf_.times(oldest).done != OpWindow::kPending) ++oldest;
     oldest_unissued_ = oldest;
     window_buf_.release_records_before(oldest);  // issued: only their times are asked for
     // Times that no unissued record can reach any more.
