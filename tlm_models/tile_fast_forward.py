@@ -1,14 +1,18 @@
 """Steady-state fast-forward across the tiles of a tiled platform (docs/models/tiles.md).
 
 Sound only when the whole chip repeats: every tile emits the same loop (the same number of
-iterations of the same kinds: balanced shares), and over tile 0's iterations the changes of
-every statistic of the chip (every tile's replay, every component) repeat. A loop of several
-regimes (approximate attention's key and query passes) is watched regime by regime, as on one
-tile, and each regime's skip is taken on every tile. Tile 0's iteration
-starts are watched (``FastForward`` on its control); each snapshot row carries all tiles'
-replay statistics (``replay_tile<i>``). Once the chip repeats, the same iterations are skipped
-on every tile: each tile's shortened trace is then the same loop with fewer iterations, and the
-skipped periods' changes are added to every tile's statistics and the platform's.
+iterations of the same kinds and, for masked loops, the same shapes: balanced shares), and over
+tile 0's iterations the changes of every statistic of the chip (every tile's replay, every
+component) repeat or grow linearly. A loop of several regimes (approximate attention's key and
+query passes; a masked loop's heads, each growing along the mask, and a sliding window's
+plateau) is watched regime by regime, as on one tile, and each regime's skip is taken on every
+tile; a growth skip's boundary correction is measured on the same snapshot rows, so it covers
+every tile's statistics and the platform's, and an engine idle across a skip is found on its
+own tile. Tile 0's iteration starts are watched (``FastForward`` on its control); each snapshot
+row carries all tiles' replay statistics (``replay_tile<i>``). Once the chip repeats, the same
+iterations are skipped on every tile: each tile's shortened trace is then the same loop with
+fewer iterations, and the skipped periods' changes are added to every tile's statistics and the
+platform's.
 """
 
 from __future__ import annotations
@@ -28,11 +32,6 @@ def unbalanced_reason(controls: Sequence[IterationControl | None]) -> str | None
         return "the dataflow marks no loop iterations"
     first = controls[0]
     assert first is not None
-    if first.shapes is not None and any(counts for _, counts in first.shapes):
-        # Blocks that grow along a mask are skipped by linear growth, whose boundary
-        # correction was validated on one tile only; loops of regimes that repeat
-        # (approximate attention's passes) are skipped regime by regime on every tile.
-        return "its blocks grow along a mask: on tiles it runs exactly"
     for tile, control in enumerate(controls):
         assert control is not None
         if control.total != first.total:
@@ -41,9 +40,22 @@ def unbalanced_reason(controls: Sequence[IterationControl | None]) -> str | None
                 f"({first.total}): unbalanced shares run exactly"
             )
         if control.kinds != first.kinds:
+            if first.shapes is not None:
+                return (
+                    f"tile {tile}'s blocks lie elsewhere along the mask than tile 0's (query "
+                    "blocks dealt zig-zag: each tile its own rows of the mask, with their own "
+                    "key ranges): masked shares of unlike blocks run exactly"
+                )
             return (
-                f"tile {tile}'s iterations differ in kind from tile 0's (e.g. masked blocks "
-                "of other key ranges): shares of unlike blocks run exactly"
+                f"tile {tile}'s iterations differ in kind from tile 0's: shares of unlike "
+                "blocks run exactly"
+            )
+        if control.shapes != first.shapes:
+            # Equal kinds, but the blocks grow otherwise: a linear-growth skip planned on
+            # tile 0's shapes could cross where another tile's growth breaks.
+            return (
+                f"tile {tile}'s blocks grow along the mask unlike tile 0's (other numbers "
+                "of key tiles per block): masked shares of unlike growth run exactly"
             )
     return None
 
@@ -72,6 +84,13 @@ class TileFastForward:
         for control in self.controls[1:]:
             control.marks.clear()  # only tile 0's iteration starts are snapshotted
         if any(c.skip is not None for c in self.controls[1:]):
+            # No new skip until every tile has taken this one; tile 0's iteration starts are
+            # still marked, or a growth skip would miss the snapshots its boundary correction
+            # takes after the skip (a mark handed over after its record issued is lost).
+            if not self.watcher.done_watching:
+                for iteration, record in lead.marks:
+                    self.watcher.session.mark_iteration(iteration, record)
+                lead.marks.clear()
             return
         planned = lead.skip
         lead.next_fixed = max(c.next_fixed for c in self.controls)
