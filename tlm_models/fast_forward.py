@@ -563,6 +563,10 @@ class FastForward:
     #: A statistical skip taken with statistics outside the bound (``--ff-policy estimate``):
     #: the result's ``reason`` says so.
     skip_note: str = ""
+    #: On tiles (``tile_fast_forward.drift``): why a planned skip, given the change of every
+    #: count over it, would shift a tile against the watched one; the skip is then not taken.
+    veto: Callable[[dict[Path, float]], str | None] | None = None
+    vetoed: str = ""  # the last refused skip's reason
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -608,6 +612,10 @@ class FastForward:
         self.period = self._search()
         if self.period is not None:
             self.skipped_range = self.plan(self.period.iterations)
+            if self.skipped_range is not None:
+                first, end = self.skipped_range
+                periods = (end - first) // self.period.iterations
+                self.refused({p: periods * d for p, d in self.period.deltas.items()})
             self.done_watching = True
             self.sampling = None  # a later regime (growth_fast_forward.py) is searched afresh
             return
@@ -665,6 +673,20 @@ class FastForward:
         """Plans the skip of whole periods of ``period`` iterations (``IterationControl``)."""
         return self.control.plan_skip(period, self.settings.tail)
 
+    def refused(self, change: dict[Path, float]) -> bool:
+        """Un-plans the skip just planned when ``veto`` refuses the change of its counts
+        (``change`` minus the times); the emitter has not reached it yet."""
+        if self.veto is None or self.skipped_range is None or self.columns is None:
+            return False
+        timed = {p for p, t in zip(self.columns.paths, self.columns.time, strict=True) if t}
+        reason = self.veto({p: v for p, v in change.items() if p not in timed})
+        if reason is None:
+            return False
+        self.control.skip = None
+        self.skipped_range = None
+        self.vetoed = reason
+        return True
+
     def apply(
         self,
         replay: dict[str, Any],
@@ -689,6 +711,9 @@ class FastForward:
         if not skipped and self.declined is not None:
             section["reason"] = self.declined[0]
             section["estimated_error"] = self.declined[1]
+            return section
+        if not skipped and self.vetoed:
+            section["reason"] = self.vetoed
             return section
         if not skipped or self.period is None:
             section["reason"] = (

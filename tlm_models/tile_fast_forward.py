@@ -17,13 +17,15 @@ platform's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import SimulationError
-from tlm_models.fast_forward import FastForward, FastForwardSettings, IterationControl
+from tlm_models.fast_forward import FastForward, FastForwardSettings, IterationControl, Path
 from tlm_models.growth_fast_forward import fast_forward_for
+from tlm_models.linear_growth import READ_AHEAD
 
 
 def unbalanced_reason(controls: Sequence[IterationControl | None]) -> str | None:
@@ -60,6 +62,38 @@ def unbalanced_reason(controls: Sequence[IterationControl | None]) -> str | None
     return None
 
 
+#: A tile's replay statistics in the snapshot rows (tile 0's are ``replay``).
+_TILE_ROOT = re.compile(r"^replay_tile(\d+)$")
+
+
+def drift(change: Mapping[Path, float]) -> str | None:
+    """Why skipping iterations over which the counts change by ``change`` (tile 0's marks)
+    would shift a tile against tile 0 (None when none moves). Every tile skips the same
+    iterations of the same loop, so each skips tile 0's work; its statistics get the change
+    measured between tile 0's marks, which is that work only if the tile is as far behind
+    tile 0 at the skip's end as at its start. A tile that falls behind (it loses ties at the
+    shared memory) or catches up over the skipped iterations would, in the shortened run,
+    keep its place instead: its counts would miss or double the difference."""
+    for path, value in change.items():
+        match = _TILE_ROOT.match(path[0])
+        if match is None or path[-1] in READ_AHEAD:
+            continue
+        own = f"tile{match.group(1)}_"
+        lead = change.get(("replay", *(_tile0(p, own) for p in path[1:])))
+        if lead is not None and lead != value:
+            return (
+                f"tile {match.group(1)} drifts against tile 0 over the loop "
+                f"({'/'.join(path[1:])}: {value:,.0f} against tile 0's {lead:,.0f} over the "
+                "iterations to skip): they are simulated, as a skip would shift it"
+            )
+    return None
+
+
+def _tile0(name: str, own: str) -> str:
+    """A tile's engine name as tile 0's (``tile3_pe`` -> ``tile0_pe``)."""
+    return "tile0_" + name[len(own) :] if name.startswith(own) else name
+
+
 @dataclass
 class TileFastForward:
     """Watches tile 0's loop for the chip's steady state; skips it on every tile together."""
@@ -69,7 +103,9 @@ class TileFastForward:
 
     @staticmethod
     def of(controls: Sequence[IterationControl], settings: FastForwardSettings) -> TileFastForward:
-        return TileFastForward(list(controls), fast_forward_for(controls[0], settings))
+        watcher = fast_forward_for(controls[0], settings)
+        watcher.veto = drift
+        return TileFastForward(list(controls), watcher)
 
     def attach(self, session: Any) -> None:
         """Watches tile 0's replayer (select it before calling)."""
