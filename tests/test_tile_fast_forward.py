@@ -97,7 +97,7 @@ MASKED_SLOW = {
                        ["linear growth, period 16"]),
     "d = 128": ("flash2", 8192, 128, 4, {"mask": "causal"}, "attenio-x4",
                 ["linear growth, period 8"]),
-    # AttenIO's blocks of 496 rows (the edge tile's 128 KiB) on the edge part's 4 tiles.
+    # AttenIO's blocks of a = 494 rows (the edge tile's 128 KiB) on the edge part's 4 tiles.
     "attenio causal": ("attenio", 8192, 64, 4, {"mask": "causal"}, "edge-quad",
                        ["linear growth, period 1"]),
     "attenio sliding": ("attenio", 8192, 64, 4, {"mask": "sliding", "window": 2048}, "edge-quad",
