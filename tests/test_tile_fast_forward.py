@@ -97,6 +97,10 @@ MASKED_SLOW = {
                        ["linear growth, period 16"]),
     "d = 128": ("flash2", 8192, 128, 4, {"mask": "causal"}, "attenio-x4",
                 ["linear growth, period 8"]),
+    # 4 heads a tile: tile 3 falls behind tile 0 over the third head (14 more operations, a
+    # K/V tile's, over the blocks to skip), so that head's skip is refused (``drift``).
+    "4 heads a tile": ("flash2", 16384, 64, 16, {"mask": "causal"}, "attenio-x4",
+                       ["linear growth, period 16"] * 3),
     # AttenIO's blocks of a = 494 rows (the edge tile's 128 KiB) on the edge part's 4 tiles.
     "attenio causal": ("attenio", 8192, 64, 4, {"mask": "causal"}, "edge-quad",
                        ["linear growth, period 1"]),

@@ -71,9 +71,9 @@ def drift(change: Mapping[Path, float]) -> str | None:
     would shift a tile against tile 0 (None when none moves). Every tile skips the same
     iterations of the same loop, so each skips tile 0's work; its statistics get the change
     measured between tile 0's marks, which is that work only if the tile is as far behind
-    tile 0 at the skip's end as at its start. A tile that falls behind (it loses ties at the
-    shared memory) or catches up over the skipped iterations would, in the shortened run,
-    keep its place instead: its counts would miss or double the difference."""
+    tile 0 at the skip's end as at its start. A tile that falls behind (ties at the issue gate
+    go to the lower tile index) or catches up over the skipped iterations would, in the
+    shortened run, keep its place instead: its counts would miss or double the difference."""
     for path, value in change.items():
         match = _TILE_ROOT.match(path[0])
         if match is None or path[-1] in READ_AHEAD:
