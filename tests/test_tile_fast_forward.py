@@ -180,6 +180,17 @@ def test_a_skip_that_would_shift_a_tile_against_tile_0_is_refused() -> None:
         "tile 3 drifts against tile 0 over the loop (engines/tile3_pe/macs: 7 against tile 0's "
         "8 over the iterations to skip): they are simulated, as a skip would shift it"
     )
+    # A growth skip: every tile behind tile 0 by less than tile 0's last iteration (180 ops).
+    before = {("replay", "ops"): 1000.0, ("replay_tile3", "ops"): 900.0}
+    last = {("replay", "ops"): 1180.0, ("replay_tile3", "ops"): 1100.0}
+    assert drift(alike, [before, last]) is None
+    assert drift(alike, [before, last | {("replay_tile3", "ops"): 1000.0}]) == (
+        "tile 3 runs 180 behind tile 0's operations at its iteration starts, not within its "
+        "iteration of 180: a growth skip's boundary correction would miss its place, so the "
+        "blocks are simulated"
+    )
+    ahead = drift(alike, [before, last | {("replay_tile3", "ops"): 1183.0}])
+    assert ahead is not None and ahead.startswith("tile 3 runs 3 ahead of tile 0's operations")
     control = IterationControl(100, shapes=[(("b",), (1, k)) for k in range(100)])
     watcher = GrowthFastForward(control, veto=drift)
     watcher.columns = Columns.of([(p, "1") for p in behind])

@@ -564,8 +564,9 @@ class FastForward:
     #: the result's ``reason`` says so.
     skip_note: str = ""
     #: On tiles (``tile_fast_forward.drift``): why a planned skip, given the change of every
-    #: count over it, would shift a tile against the watched one; the skip is then not taken.
-    veto: Callable[[dict[Path, float]], str | None] | None = None
+    #: count over it (and, for a growth skip, the counts at the last two watched iteration
+    #: starts), would shift a tile against the watched one; the skip is then not taken.
+    veto: Callable[[dict[Path, float], tuple[dict[Path, float], ...]], str | None] | None = None
     vetoed: str = ""  # the last refused skip's reason
 
     def attach(self, session: Any) -> None:
@@ -673,13 +674,18 @@ class FastForward:
         """Plans the skip of whole periods of ``period`` iterations (``IterationControl``)."""
         return self.control.plan_skip(period, self.settings.tail)
 
-    def refused(self, change: dict[Path, float]) -> bool:
+    def refused(self, change: dict[Path, float], *rows: np.ndarray) -> bool:
         """Un-plans the skip just planned when ``veto`` refuses the change of its counts
-        (``change`` minus the times); the emitter has not reached it yet."""
+        (``change`` minus the times; ``rows``: snapshot rows it is also shown, as counts by
+        path); the emitter has not reached it yet."""
         if self.veto is None or self.skipped_range is None or self.columns is None:
             return False
-        timed = {p for p, t in zip(self.columns.paths, self.columns.time, strict=True) if t}
-        reason = self.veto({p: v for p, v in change.items() if p not in timed})
+        counts = [p for p, t in zip(self.columns.paths, self.columns.time, strict=True) if not t]
+        index = {p: i for i, p in enumerate(self.columns.paths)}
+        reason = self.veto(
+            {p: change[p] for p in counts if p in change},
+            tuple({p: float(row[index[p]]) for p in counts} for row in rows),
+        )
         if reason is None:
             return False
         self.control.skip = None

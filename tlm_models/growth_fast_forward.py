@@ -140,7 +140,8 @@ class GrowthFastForward(FastForward):
         if self.skipped_range is not None:
             first, end = self.skipped_range
             total = growth.change(first, end - first)[:-1]
-            self.refused(dict(zip(growth.paths, map(float, total), strict=True)))
+            change = dict(zip(growth.paths, map(float, total), strict=True))
+            self.refused(change, *self.rows[-2:])  # the tiles' places (tile_fast_forward)
         self.done_watching = self.skipped_range is None
 
     def _follow_skip(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:

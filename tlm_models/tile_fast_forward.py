@@ -66,9 +66,11 @@ def unbalanced_reason(controls: Sequence[IterationControl | None]) -> str | None
 _TILE_ROOT = re.compile(r"^replay_tile(\d+)$")
 
 
-def drift(change: Mapping[Path, float]) -> str | None:
+def drift(change: Mapping[Path, float], rows: Sequence[Mapping[Path, float]] = ()) -> str | None:
     """Why skipping iterations over which the counts change by ``change`` (tile 0's marks)
-    would shift a tile against tile 0 (None when none moves). Every tile skips the same
+    would shift a tile against tile 0 (None when none moves); for a growth skip ``rows``, the
+    counts at tile 0's last two watched iteration starts, must show every tile behind tile 0
+    by less than that iteration (``_places``). Every tile skips the same
     iterations of the same loop, so each skips tile 0's work; its statistics get the change
     measured between tile 0's marks, which is that work only if the tile is as far behind
     tile 0 at the skip's end as at its start. A tile that falls behind (ties at the issue gate
@@ -85,6 +87,33 @@ def drift(change: Mapping[Path, float]) -> str | None:
                 f"tile {match.group(1)} drifts against tile 0 over the loop "
                 f"({'/'.join(path[1:])}: {value:,.0f} against tile 0's {lead:,.0f} over the "
                 "iterations to skip): they are simulated, as a skip would shift it"
+            )
+    return _places(rows[-2], rows[-1]) if len(rows) >= 2 else None
+
+
+def _places(before: Mapping[Path, float], last: Mapping[Path, float]) -> str | None:
+    """Why a growth skip's boundary correction would miss a tile's place (None when every
+    tile is behind tile 0 by less than an iteration). The correction replaces tile 0's first
+    iteration after the skip by its predicted change; a tile that many operations behind
+    tile 0 finishes the iteration before the skip (smaller than the full loop's at that
+    place) within that iteration, so the correction covers it too. A tile a whole iteration
+    behind would finish it later, and one ahead of tile 0 would start the iteration after
+    the skip (larger) before tile 0's mark: neither is corrected."""
+    ops = ("replay", "ops")
+    if ops not in last or ops not in before:
+        return None
+    size = last[ops] - before[ops]  # tile 0's last watched iteration; later ones are larger
+    for path, value in last.items():
+        match = _TILE_ROOT.match(path[0])
+        if match is None or path[1:] != ("ops",):
+            continue
+        behind = last[ops] - value
+        if not 0 <= behind < size:
+            where = f"{-behind:,.0f} ahead of" if behind < 0 else f"{behind:,.0f} behind"
+            return (
+                f"tile {match.group(1)} runs {where} tile 0's operations at its iteration "
+                f"starts, not within its iteration of {size:,.0f}: a growth skip's boundary "
+                "correction would miss its place, so the blocks are simulated"
             )
     return None
 
