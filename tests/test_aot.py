@@ -101,25 +101,53 @@ struct Component {};
 """
 
 
-def test_a_failed_training_falls_back_to_the_plain_build_in_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+_TINY_SESSION = """#ifdef REFUSE
+#error refused in the instrumented build
+#endif
+extern "C" int attn_probe() { return 1; }
+"""
+
+
+def _tiny_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Builds the tiny library (profile-guided if that is the mode) in a cache of its own."""
     if aot.build_mode() != "pgo":
         pytest.skip("profile-guided builds are off (ATTN_TLM_PGO=0 or not GCC)")
     native = tmp_path / "native"
     native.mkdir()
     (native / "component.h").write_text(_TINY_COMPONENT_H)
-    (native / "session_api.cpp").write_text('extern "C" int attn_probe() { return 1; }\n')
+    (native / "session_api.cpp").write_text(_TINY_SESSION)
     monkeypatch.setattr(aot, "NATIVE_DIR", native)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = aot.ensure_library({})
+    return aot.ensure_library({})
+
+
+def test_a_compile_failing_only_in_the_profile_guided_stages_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(aot, "INSTRUMENT_FLAGS", (*aot.INSTRUMENT_FLAGS, "-DREFUSE"))
+    path = _tiny_build(tmp_path, monkeypatch)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(
+        line.startswith("attn-tlm: profile-guided build failed (compiling the C++ models failed:")
+        and line.endswith("compiling plainly (g++ -O2)")
+        for line in lines
+    ), lines
+    assert json.loads(aot.manifest_path(path).read_text())["mode"] == "plain"
+
+
+def test_a_failed_training_falls_back_to_the_plain_build_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _tiny_build(tmp_path, monkeypatch)
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    failed = [line for line in err.splitlines() if "training failed" in line]
+    failed = [line for line in err.splitlines() if "failed (" in line]
     assert len(failed) == 1, err
-    assert "attenio: " in failed[0] and "compiling plainly (g++ -O2)" in failed[0]
+    assert failed[0].startswith("attn-tlm: profile-guided training failed (attenio: ")
+    assert failed[0].endswith("compiling plainly (g++ -O2)")
     manifest = json.loads(aot.manifest_path(path).read_text())
-    assert manifest["mode"] == "plain" and manifest["pgo_failed"] in failed[0]
+    assert manifest["mode"] == "plain"
+    assert manifest["pgo_failed"].removeprefix("training: ") in failed[0]
     assert "-fprofile-use" not in manifest["flags"]
     assert [p.name for p in path.parent.iterdir() if p.is_dir()] == []  # no build left behind
     assert (
