@@ -37,6 +37,7 @@ from pathlib import Path
 from tlm_models import INCLUDE_DIR
 from tlm_models.errors import UserError
 from tlm_models.kernel import SystemCNotFound, cache_dir, systemc_paths
+from tlm_models.pgo_training import CASES
 from tlm_models.platform.registry import ComponentType, component_types
 
 NATIVE_DIR = Path(__file__).resolve().parent / "native"
@@ -292,7 +293,8 @@ class _Build:
                     # warning GCC gives at -O3 alone, under -Werror): the plain build still runs;
                     # a source that does not compile fails there with the compiler's output.
                     what = "training" if isinstance(exc, TrainingFailed) else "build"
-                    reason = str(exc).splitlines()[0]
+                    lines = str(exc).splitlines()
+                    reason = next((line for line in lines if "error" in line), lines[0])
                     self.say(
                         f"profile-guided {what} failed ({reason}); compiling plainly "
                         f"(g++ {_opt_level()})"
@@ -323,8 +325,6 @@ class _Build:
         self.say("[1/3] instrumented build")
         self._link(cxx, work, INSTRUMENT_FLAGS)
         t1 = time.perf_counter()
-        from tlm_models.pgo_training import CASES
-
         self.say(f"[2/3] training replays: {', '.join(CASES)} (about 5 s in all)")
         for case in CASES:
             self._train(work, case)
