@@ -55,7 +55,7 @@ CXX_FLAGS = (
     "-DSC_INCLUDE_DYNAMIC_PROCESSES",
 )
 #: The profile-guided stages' level: -O3 with the profile replayed 4-5 % more operations per CPU
-#: second than -O2 with it (docs/runtime.md); the plain build stays at -O2 (half the compile).
+#: second than -O2 with it (docs/runtime.md); the plain build (the fallback) stays at -O2.
 PGO_OPT_LEVEL = "-O3"
 #: The instrumented build: one counter update per branch (the simulation runs on one thread).
 INSTRUMENT_FLAGS = (PGO_OPT_LEVEL, "-fprofile-generate", "-fprofile-update=single")
