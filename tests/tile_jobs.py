@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from tlm_models.dataflows import Workload, emit
+from tlm_models.dataflows.io_formulas import tiled_traffic
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, flatten, settings_for
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.schema import PlatformConfig
@@ -180,12 +181,14 @@ def tiled_replay_stats(
     fast: bool,
     params: dict[str, str] | None = None,
     overrides: tuple[str, ...] = (),
+    platform_file: str = "platforms/attenio-x4.yaml",
     **shape: Any,
 ) -> Any:
-    """Every statistic of a replay on attenio-x4 (each tile's replay as ``replay_tile<i>``,
-    the platform's) as {"/"-joined path: value}, plus the fast_forward section; ``params``:
-    the dataflow's, ``overrides``: the platform's, ``shape``: further ``Workload`` fields."""
-    config = Platform.load(Path(__file__).resolve().parent.parent / "platforms/attenio-x4.yaml")
+    """Every statistic of a replay on ``platform_file``'s tiles (each tile's replay as
+    ``replay_tile<i>``, the platform's) as {"/"-joined path: value}, plus the fast_forward
+    section, the operations simulated and the replay's wall time (s); ``params``: the
+    dataflow's, ``overrides``: the platform's, ``shape``: further ``Workload`` fields."""
+    config = Platform.load(Path(__file__).resolve().parent.parent / platform_file)
     platform = config.with_overrides(*overrides).config if overrides else config.config
     workload = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads, **shape)
     emitted = [
@@ -207,6 +210,12 @@ def tiled_replay_stats(
         "stats": {"/".join(path): value for path, value in values.items()},
         "fast_forward": out.fast_forward,
         "simulated_ops": out.ops,
+        "wall_s": out.wall_s,
+        "closed_form_tiles": [
+            sum(tiled_traffic(dataflow, workload, platform.tile_info(t), params).values())
+            * workload.elem_bytes
+            for t in range(platform.tile_count)
+        ],
     }
 
 
@@ -245,14 +254,18 @@ def dataflow_job(
     }
 
 
-def tiled_result_job(dataflow: str, seq_len: int, heads: int, exact: bool) -> dict[str, Any]:
-    """A whole tiled run's result (attenio-x4, d = 64): its time, bytes, closed form and
-    fast_forward section."""
+def tiled_result_job(
+    dataflow: str, seq_len: int, heads: int, exact: bool, mask: str = "none"
+) -> dict[str, Any]:
+    """A whole tiled run's result (attenio-x4, d = 64, ``mask`` "none" or "causal"): its time,
+    bytes, closed form and fast_forward section."""
     from tlm_models.resolved_run import resolve_run
     from tlm_models.study.config import RunConfig
     from tlm_models.study.tile_run import run_tiled
 
-    config = RunConfig(dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", exact=exact)
+    config = RunConfig(
+        dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", mask=mask, exact=exact
+    )
     result = run_tiled(resolve_run(config))
     return {
         "time": result["sim_time_ns"],

@@ -563,6 +563,11 @@ class FastForward:
     #: A statistical skip taken with statistics outside the bound (``--ff-policy estimate``):
     #: the result's ``reason`` says so.
     skip_note: str = ""
+    #: On tiles (``tile_fast_forward.drift``): why a planned skip, given the change of every
+    #: count over it (and, for a growth skip, the counts at the last two watched iteration
+    #: starts), would shift a tile against the watched one; the skip is then not taken.
+    veto: Callable[[dict[Path, float], tuple[dict[Path, float], ...]], str | None] | None = None
+    vetoed: str = ""  # the last refused skip's reason
 
     def attach(self, session: Any) -> None:
         """Sets ``session`` (a NativeSession) up to snapshot the marked iterations."""
@@ -608,6 +613,10 @@ class FastForward:
         self.period = self._search()
         if self.period is not None:
             self.skipped_range = self.plan(self.period.iterations)
+            if self.skipped_range is not None:
+                first, end = self.skipped_range
+                periods = (end - first) // self.period.iterations
+                self.refused({p: periods * d for p, d in self.period.deltas.items()})
             self.done_watching = True
             self.sampling = None  # a later regime (growth_fast_forward.py) is searched afresh
             return
@@ -665,6 +674,25 @@ class FastForward:
         """Plans the skip of whole periods of ``period`` iterations (``IterationControl``)."""
         return self.control.plan_skip(period, self.settings.tail)
 
+    def refused(self, change: dict[Path, float], *rows: np.ndarray) -> bool:
+        """Un-plans the skip just planned when ``veto`` refuses the change of its counts
+        (``change`` minus the times; ``rows``: snapshot rows it is also shown, as counts by
+        path); the emitter has not reached it yet."""
+        if self.veto is None or self.skipped_range is None or self.columns is None:
+            return False
+        counts = [p for p, t in zip(self.columns.paths, self.columns.time, strict=True) if not t]
+        index = {p: i for i, p in enumerate(self.columns.paths)}
+        reason = self.veto(
+            {p: change[p] for p in counts if p in change},
+            tuple({p: float(row[index[p]]) for p in counts} for row in rows),
+        )
+        if reason is None:
+            return False
+        self.control.skip = None
+        self.skipped_range = None
+        self.vetoed = reason
+        return True
+
     def apply(
         self,
         replay: dict[str, Any],
@@ -689,6 +717,9 @@ class FastForward:
         if not skipped and self.declined is not None:
             section["reason"] = self.declined[0]
             section["estimated_error"] = self.declined[1]
+            return section
+        if not skipped and self.vetoed:
+            section["reason"] = self.vetoed
             return section
         if not skipped or self.period is None:
             section["reason"] = (

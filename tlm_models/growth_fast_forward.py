@@ -137,6 +137,11 @@ class GrowthFastForward(FastForward):
         self.skipped_range = self.control.plan_skip(
             growth.iterations, self.settings.tail, growth_from=growth.measured_from
         )
+        if self.skipped_range is not None:
+            first, end = self.skipped_range
+            total = growth.change(first, end - first)[:-1]
+            change = dict(zip(growth.paths, map(float, total), strict=True))
+            self.refused(change, *self.rows[-2:])  # the tiles' places (tile_fast_forward)
         self.done_watching = self.skipped_range is None
 
     def _follow_skip(self, rows: np.ndarray, iterations: np.ndarray, starts: np.ndarray) -> None:
@@ -270,7 +275,7 @@ class GrowthFastForward(FastForward):
         self.watched_before = 0
         if not self.skips:
             section = super().apply(replay, platform, others)
-            if self.found:
+            if self.found and not self.vetoed:
                 section["reason"] = "too few iterations left to skip"
             return section
         # All skips as one change, added once by FastForward.apply.
@@ -295,6 +300,8 @@ class GrowthFastForward(FastForward):
                 if engine is not None:
                     _add_stall(engine, idle.cause, idle.time_ns)
         section |= first.describe
+        if self.vetoed:
+            section["refused_skip"] = self.vetoed  # a later regime's, simulated instead
         self._report_estimates(section, replay, platform, others)
         if len(self.skips) > 1:
             section["skips"] = [

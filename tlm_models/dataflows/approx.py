@@ -408,6 +408,14 @@ class RowLoopShapes(Sequence[tuple[Hashable, tuple[int, ...]]]):
     def __len__(self) -> int:
         return len(self.kinds)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal loops' shapes are equal (tiles with as many groups skip together)."""
+        if isinstance(other, RowLoopShapes):
+            return self.kinds == other.kinds
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __getitem__(self, index: int) -> tuple[Hashable, tuple[int, ...]]:  # type: ignore[override]
         return (self.kinds[index], ())
 
