@@ -1,7 +1,8 @@
-"""The ahead-of-time compiled models: generated factory, cache key, and user types compiled in.
+"""The ahead-of-time compiled models: generated factory, cache key, the profile-guided build and
+its fallback, and user types compiled in.
 
 The library itself is exercised by every replay test; these check what decides when it is
-rebuilt and that a user's component type is constructed by compiled code too.
+rebuilt, how it was built, and that a user's component type is constructed by compiled code too.
 """
 
 from __future__ import annotations
@@ -60,6 +61,100 @@ def test_the_registered_library_is_cached_and_whole() -> None:
     path = aot.ensure_library(quiet=True)
     assert path.exists() and path.parent == aot.library_path().parent
     assert aot.ensure_library(quiet=True) == path  # no rebuild while nothing changed
+    _assert_built_as_requested(path)
+
+
+def _assert_built_as_requested(path: Path) -> None:
+    """The manifest beside ``path`` says it is the profile-guided build when that is the mode."""
+    manifest = json.loads(aot.manifest_path(path).read_text())
+    assert manifest["key"] == path.stem.rsplit("-", 1)[-1]
+    assert manifest["mode"] == aot.build_mode()  # "pgo" with GCC unless ATTN_TLM_PGO=0
+    if manifest["mode"] == "pgo":
+        from tlm_models.pgo_training import CASES
+
+        assert manifest["training"] == list(CASES)
+        assert "-fprofile-use" in manifest["flags"]
+        assert "pgo_failed" not in manifest
+
+
+def test_the_build_mode_is_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(aot.PGO_VARIABLE, "0")
+    assert aot.build_mode() == "plain"
+    plain = aot.library_key()
+    monkeypatch.setenv(aot.PGO_VARIABLE, "1")
+    if aot.build_mode() == "pgo":  # GCC
+        assert aot.library_key() != plain
+    monkeypatch.setenv(aot.LIBRARY_VARIABLE, "/some/where/lib.so")
+    assert aot.ensure_library(quiet=True) == Path("/some/where/lib.so")
+
+
+#: A C interface that compiles in a second and has no session: loading it for a training replay
+#: fails, which is what the fallback needs (the factory of no types leaves its arguments unused).
+_TINY_COMPONENT_H = """#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <string>
+#include <utility>
+#include <vector>
+namespace tlm_models::native {
+using ParamList = std::vector<std::pair<std::string, std::string>>;
+struct Component {};
+}
+"""
+
+
+_TINY_SESSION = """#ifdef REFUSE
+#error refused in the instrumented build
+#endif
+extern "C" int attn_probe() { return 1; }
+"""
+
+
+def _tiny_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Builds the tiny library (profile-guided if that is the mode) in a cache of its own."""
+    if aot.build_mode() != "pgo":
+        pytest.skip("profile-guided builds are off (ATTN_TLM_PGO=0 or not GCC)")
+    native = tmp_path / "native"
+    native.mkdir()
+    (native / "component.h").write_text(_TINY_COMPONENT_H)
+    (native / "session_api.cpp").write_text(_TINY_SESSION)
+    monkeypatch.setattr(aot, "NATIVE_DIR", native)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return aot.ensure_library({})
+
+
+def test_a_compile_failing_only_in_the_profile_guided_stages_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(aot, "INSTRUMENT_FLAGS", (*aot.INSTRUMENT_FLAGS, "-DREFUSE"))
+    path = _tiny_build(tmp_path, monkeypatch)
+    lines = capsys.readouterr().err.splitlines()
+    assert any(
+        line.startswith("attn-tlm: profile-guided build failed (")
+        and "error: #error refused in the instrumented build" in line
+        and line.endswith("compiling plainly (g++ -O2)")
+        for line in lines
+    ), lines
+    assert json.loads(aot.manifest_path(path).read_text())["mode"] == "plain"
+
+
+def test_a_failed_training_falls_back_to_the_plain_build_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _tiny_build(tmp_path, monkeypatch)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    failed = [line for line in err.splitlines() if "failed (" in line]
+    assert len(failed) == 1, err
+    assert failed[0].startswith("attn-tlm: profile-guided training failed (attenio: ")
+    assert failed[0].endswith("compiling plainly (g++ -O2)")
+    manifest = json.loads(aot.manifest_path(path).read_text())
+    assert manifest["mode"] == "plain"
+    assert manifest["pgo_failed"].removeprefix("training: ") in failed[0]
+    assert "-fprofile-use" not in manifest["flags"]
+    assert [p.name for p in path.parent.iterdir() if p.is_dir()] == []  # no build left behind
+    assert (
+        "attn_probe"
+        in subprocess.run(["nm", "-D", str(path)], capture_output=True, text=True).stdout
+    )
 
 
 def test_a_failing_compile_is_one_clear_error(tmp_path: Path) -> None:
@@ -87,8 +182,12 @@ exec(open(sys.argv[3]).read())
 from tlm_models.platform import load_platform
 from tlm_models.native_session import NativeSession
 
-session = NativeSession(load_platform(sys.argv[1]))
+from tlm_models import aot
+config = load_platform(sys.argv[1])
+session = NativeSession(config)
 session.run_for(100_000.0)
+extra = {c.spec.name: c.spec for c in config.components.values()}
+print(aot.library_path(aot.library_types(extra)))
 print(json.dumps(session.platform_stats()))
 """
 
@@ -104,7 +203,9 @@ def test_a_user_type_is_compiled_into_its_own_library(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=ROOT, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    stats = json.loads(proc.stdout.strip().splitlines()[-1])
+    lines = proc.stdout.strip().splitlines()
+    _assert_built_as_requested(Path(lines[-2]))  # profile-guided with the user's type in it
+    stats = json.loads(lines[-1])
     by_name = {c["name"]: c["stats"] for c in stats["children"]}
     assert by_name["gen"]["requests"]["value"] == 32
     assert by_name["gen"]["errors"]["value"] == 0

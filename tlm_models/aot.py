@@ -5,11 +5,18 @@ JIT-compile the models (seconds in every process, docs/runtime.md). It holds the
 interface (``native/session_api.cpp``) and a component factory generated from the component
 registry, so every registered type, built-in or a user's, is constructed by compiled code.
 
+With GCC the library is built with profile-guided optimisation (about 10 % faster replays,
+docs/runtime.md): an instrumented build, short training replays that load it in subprocesses
+(:mod:`tlm_models.pgo_training`), then the final build laid out for the counts they wrote. A
+failed training falls back to the plain build, with one line saying so; ``ATTN_TLM_PGO=0``
+builds plainly.
+
 The library is cached under the user cache directory, named by a digest of everything it is
 built from: the generated and hand-written sources, every header they include (the models and
-the user types' headers), the compiler and its version, the flags and the SystemC in use. A
-stale key simply names another file; a build goes to a temporary file renamed into place, under
-a lock so that racing processes compile it once.
+the user types' headers), the compiler and its version, the flags, the build mode (with the
+training replays' source) and the SystemC in use. A stale key simply names another file; a
+build goes to a temporary directory renamed into place, under a lock so that racing processes
+compile it once. A manifest beside the library records how it was built.
 """
 
 from __future__ import annotations
@@ -17,32 +24,57 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from tlm_models import INCLUDE_DIR
 from tlm_models.errors import UserError
 from tlm_models.kernel import SystemCNotFound, cache_dir, systemc_paths
+from tlm_models.pgo_training import CASES
 from tlm_models.platform.registry import ComponentType, component_types
 
 NATIVE_DIR = Path(__file__).resolve().parent / "native"
 NATIVE_SOURCES = ("session_api.cpp",)
 NATIVE_HEADERS = ("component.h",)
+TRAINING_SOURCE = Path(__file__).resolve().parent / "pgo_training.py"
+#: Flags of every compile (each source to its own object file, linked with -shared).
 CXX_FLAGS = (
     "-std=c++17",
     "-O2",
     "-fPIC",
-    "-shared",
     "-Wall",
     "-Wextra",
     "-Werror",
     "-DSC_INCLUDE_DYNAMIC_PROCESSES",
 )
+#: The profile-guided stages' level: -O3 with the profile replayed 4-5 % more operations per CPU
+#: second than -O2 with it (docs/runtime.md); the plain build (the fallback) stays at -O2.
+PGO_OPT_LEVEL = "-O3"
+#: The instrumented build: one counter update per branch (the simulation runs on one thread).
+INSTRUMENT_FLAGS = (PGO_OPT_LEVEL, "-fprofile-generate", "-fprofile-update=single")
+#: The final build. Code no training replay ran (other models, a user's types, timelines) is
+#: optimised as without a profile, not for size; a missing or stale profile is no error.
+PROFILE_USE_FLAGS = (
+    PGO_OPT_LEVEL,
+    "-fprofile-use",
+    "-fprofile-partial-training",
+    "-Wno-missing-profile",
+    "-Wno-error=coverage-mismatch",
+)
+#: ``0`` builds the library plainly (no instrumented build, no training replays).
+PGO_VARIABLE = "ATTN_TLM_PGO"
+#: A compiled library to load instead of the cached one (the training replays load the
+#: instrumented build this way; also useful to try a build by hand).
+LIBRARY_VARIABLE = "ATTN_TLM_NATIVE_LIBRARY"
+#: Seconds a training replay may take before the build falls back to the plain one.
+TRAINING_TIMEOUT_S = 600.0
 
 
 def _cxx() -> str:
@@ -146,33 +178,44 @@ def _headers(types: dict[str, ComponentType]) -> list[Path]:
     return found
 
 
-def _command(cxx: str, sources: list[Path], output: Path, dirs: list[Path]) -> list[str]:
-    paths = systemc_paths()
-    return [
-        cxx,
-        *CXX_FLAGS,
-        *paths.cflags(),
-        *(f"-I{d}" for d in dirs),
-        *(str(s) for s in sources),
-        "-o",
-        str(output),
-        *paths.ldflags(),
-    ]
+def _opt_level(stage_flags: tuple[str, ...] = ()) -> str:
+    return [f for f in (*CXX_FLAGS, *stage_flags) if f.startswith("-O")][-1]
+
+
+def _is_gcc(cxx: str) -> bool:
+    """GCC's profile format (``.gcda`` files beside the objects, no merge tool) is the one used."""
+    return "Free Software Foundation" in _version(cxx) and "clang" not in _version(cxx)
+
+
+def build_mode(cxx: str | None = None) -> str:
+    """``pgo`` (profile-guided, the default with GCC) or ``plain`` (``ATTN_TLM_PGO=0``, other
+    compilers)."""
+    if os.environ.get(PGO_VARIABLE, "1").strip().lower() in ("0", "off", "no", "false"):
+        return "plain"
+    return "pgo" if _is_gcc(cxx or _cxx()) else "plain"
 
 
 def library_key(types: dict[str, ComponentType] | None = None) -> str:
-    """Digest of what the library is built from (sources, headers, compiler, flags, SystemC)."""
+    """Digest of what the library is built from (sources, headers, compiler, flags, build mode
+    with the training replays, SystemC)."""
     types = component_types() if types is None else types
     cxx = _cxx()
     version = _version(cxx)
+    mode = build_mode(cxx)
     h = hashlib.sha256()
     h.update(factory_source(types).encode())
     # Names and contents, not directories: the same sources compile to the same library.
-    for path in [NATIVE_DIR / s for s in NATIVE_SOURCES] + _headers(types):
+    sources = [NATIVE_DIR / s for s in NATIVE_SOURCES] + _headers(types)
+    if mode == "pgo":  # the training decides the layout of the final build
+        sources.append(TRAINING_SOURCE)
+    for path in sources:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     paths = systemc_paths()
-    for part in (cxx, version, *CXX_FLAGS, str(paths.include_dir), str(paths.library)):
+    parts = [cxx, version, *CXX_FLAGS, mode, str(paths.include_dir), str(paths.library)]
+    if mode == "pgo":
+        parts += [*INSTRUMENT_FLAGS, *PROFILE_USE_FLAGS]
+    for part in parts:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:20]
@@ -182,6 +225,11 @@ def library_path(types: dict[str, ComponentType] | None = None) -> Path:
     return cache_dir() / f"attn_tlm_models-{library_key(types)}.so"
 
 
+def manifest_path(library: Path) -> Path:
+    """The JSON beside a library recording how it was built (mode, flags, training, times)."""
+    return library.with_suffix(".json")
+
+
 def library_types(extra: dict[str, ComponentType] | None = None) -> dict[str, ComponentType]:
     """The types a library is built for: those registered in this process, plus ``extra``
     (a platform's own, which a worker receives with the platform rather than registering)."""
@@ -189,7 +237,11 @@ def library_types(extra: dict[str, ComponentType] | None = None) -> dict[str, Co
 
 
 def ensure_library(types: dict[str, ComponentType] | None = None, quiet: bool = False) -> Path:
-    """The compiled library for ``types`` (default: the registered ones); compiled when missing."""
+    """The compiled library for ``types`` (default: the registered ones); compiled when missing.
+    ``ATTN_TLM_NATIVE_LIBRARY`` names a library file to use instead."""
+    pinned = os.environ.get(LIBRARY_VARIABLE)
+    if pinned:
+        return Path(pinned)
     types = library_types() if types is None else types
     path = library_path(types)
     if path.exists():
@@ -200,36 +252,146 @@ def ensure_library(types: dict[str, ComponentType] | None = None, quiet: bool = 
         fcntl.flock(lock, fcntl.LOCK_EX)  # a racing process compiles; the others wait for it
         if path.exists():
             return path
-        _compile(types, path, quiet)
+        _Build(types, path, quiet).run()
     return path
 
 
-def _compile(types: dict[str, ComponentType], path: Path, quiet: bool) -> None:
-    if not quiet:
-        print(
-            f"attn-tlm: compiling the C++ models once (g++ -O2, about a minute) into {path}",
-            file=sys.stderr,
-            flush=True,
-        )
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        factory = Path(tmp) / "factory.cpp"
-        factory.write_text(factory_source(types))
-        out = Path(tmp) / "lib.so"
-        sources = [NATIVE_DIR / s for s in NATIVE_SOURCES] + [factory]
-        proc = subprocess.run(
-            _command(_cxx(), sources, out, _include_dirs(types)), capture_output=True, text=True
-        )
+class TrainingFailed(Exception):
+    """A training replay of the instrumented library failed (the build falls back to plain)."""
+
+
+@dataclass
+class _Build:
+    """One build of the library into a temporary directory, renamed into place at the end."""
+
+    types: dict[str, ComponentType]
+    path: Path
+    quiet: bool
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(f"attn-tlm: {text}", file=sys.stderr, flush=True)
+
+    def run(self) -> None:
+        cxx = _cxx()
+        mode = build_mode(cxx)
+        started = time.perf_counter()
+        manifest: dict[str, object] = {"key": self.path.stem.rsplit("-", 1)[-1], "mode": mode}
+        with tempfile.TemporaryDirectory(dir=self.path.parent) as tmp:
+            work = Path(tmp)
+            (work / "factory.cpp").write_text(factory_source(self.types))
+            if mode == "pgo":
+                self.say(
+                    f"compiling the C++ models once with profile-guided optimisation into "
+                    f"{self.path}: an instrumented build, training replays, the final build "
+                    f"(g++ {_opt_level(PROFILE_USE_FLAGS)}, about 1-2 minutes)"
+                )
+                try:
+                    manifest.update(self._profile_guided(cxx, work))
+                except (TrainingFailed, UserError) as exc:
+                    # A failed training, or a compile only the profile-guided stages fail (a
+                    # warning GCC gives at -O3 alone, under -Werror): the plain build still runs;
+                    # a source that does not compile fails there with the compiler's output.
+                    what = "training" if isinstance(exc, TrainingFailed) else "build"
+                    lines = str(exc).splitlines()
+                    reason = next((line for line in lines if "error" in line), lines[0])
+                    self.say(
+                        f"profile-guided {what} failed ({reason}); compiling plainly "
+                        f"(g++ {_opt_level()})"
+                    )
+                    manifest.update(mode="plain", pgo_failed=f"{what}: {reason}")
+                    self._link(cxx, work, ())
+            else:
+                self.say(
+                    f"compiling the C++ models once (g++ {_opt_level()}, about a minute) into "
+                    f"{self.path}"
+                )
+                self._link(cxx, work, ())
+            manifest.update(
+                flags=[*CXX_FLAGS, *(PROFILE_USE_FLAGS if manifest["mode"] == "pgo" else ())],
+                build_s=round(time.perf_counter() - started, 1),
+                compiler=_version(cxx).splitlines()[0] if _version(cxx) else cxx,
+            )
+            (work / "lib.json").write_text(json.dumps(manifest, indent=1) + "\n")
+            # Atomic renames, the manifest first: a process sees no library or a whole one
+            # (never a half-written file), and a library's manifest is always beside it.
+            os.replace(work / "lib.json", manifest_path(self.path))
+            os.replace(work / "lib.so", self.path)
+        self.say(f"models compiled in {time.perf_counter() - started:.0f} s")
+
+    def _profile_guided(self, cxx: str, work: Path) -> dict[str, object]:
+        """Instrumented build, training replays, final build; the stages' times (s)."""
+        t0 = time.perf_counter()
+        self.say("[1/3] instrumented build")
+        self._link(cxx, work, INSTRUMENT_FLAGS)
+        t1 = time.perf_counter()
+        self.say(f"[2/3] training replays: {', '.join(CASES)} (about 5 s in all)")
+        for case in CASES:
+            self._train(work, case)
+        if not any(work.glob("*.gcda")):
+            raise TrainingFailed("the training replays wrote no profile")
+        t2 = time.perf_counter()
+        self.say("[3/3] optimised build")
+        self._link(cxx, work, PROFILE_USE_FLAGS)
+        t3 = time.perf_counter()
+        return {
+            "training": list(CASES),
+            "instrumented_build_s": round(t1 - t0, 1),
+            "training_s": round(t2 - t1, 1),
+            "final_build_s": round(t3 - t2, 1),
+        }
+
+    def _train(self, work: Path, case: str) -> None:
+        env = {**os.environ, LIBRARY_VARIABLE: str(work / "lib.so")}
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "tlm_models.pgo_training", case],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=TRAINING_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            raise TrainingFailed(f"{case}: no result in {TRAINING_TIMEOUT_S:.0f} s") from None
+        except OSError as exc:
+            raise TrainingFailed(f"{case}: {exc}") from None
         if proc.returncode != 0:
-            raise UserError(f"compiling the C++ models failed:\n{proc.stderr.strip()}")
-        # Atomic rename: a process sees no library or a whole one, never a half-written file.
-        os.replace(out, path)
-    if not quiet:
-        print(
-            f"attn-tlm: models compiled in {time.perf_counter() - started:.0f} s",
-            file=sys.stderr,
-            flush=True,
-        )
+            lines = [line for line in proc.stderr.splitlines() if line.strip()]
+            last = lines[-1].strip() if lines else f"exit status {proc.returncode}"
+            raise TrainingFailed(f"{case}: {last[:200]}")
+
+    def _link(self, cxx: str, work: Path, stage_flags: tuple[str, ...]) -> None:
+        """Compiles each source to its object in ``work`` (both at once), links ``lib.so``.
+
+        Objects keep their names across the stages: GCC finds an object's profile by its
+        path (``work/NAME.gcda``), written by the instrumented build's replays."""
+        paths = systemc_paths()
+        dirs = [f"-I{d}" for d in _include_dirs(self.types)]
+        sources = [NATIVE_DIR / s for s in NATIVE_SOURCES] + [work / "factory.cpp"]
+        flags = [*CXX_FLAGS, *stage_flags, *paths.cflags(), *dirs]
+        compiles = [
+            subprocess.Popen(
+                [cxx, *flags, "-c", str(source), "-o", f"{source.stem}.o"],
+                cwd=work,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for source in sources
+        ]
+        # The factory (user types) first: a failing header ends the build without waiting.
+        for index, compile_ in reversed(list(enumerate(compiles))):
+            stderr = compile_.communicate()[1]
+            if compile_.returncode != 0:
+                for other in compiles[:index]:
+                    other.kill()
+                    other.communicate()
+                raise UserError(f"compiling the C++ models failed:\n{stderr.strip()}")
+        objects = [f"{s.stem}.o" for s in sources]
+        link = [cxx, "-shared", *stage_flags, *objects, "-o", "lib.so", *paths.ldflags()]
+        linked = subprocess.run(link, cwd=work, capture_output=True, text=True)
+        if linked.returncode != 0:
+            raise UserError(f"linking the C++ models failed:\n{linked.stderr.strip()}")
 
 
 def main() -> int:

@@ -4,9 +4,18 @@ child prints its figures as one JSON line, the last it writes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from typing import Any
+
+#: Variables the child keeps: which compiled library it loads (a given file, the build mode, the
+#: cache holding it), so that two libraries can be measured side by side.
+KEPT = ("ATTN_TLM_NATIVE_LIBRARY", "ATTN_TLM_PGO", "XDG_CACHE_HOME", "HOME")
+
+
+def _kept() -> dict[str, str]:
+    return {name: os.environ[name] for name in KEPT if name in os.environ}
 
 
 def run_child(script: str, *args: str) -> dict[str, Any]:
@@ -15,7 +24,7 @@ def run_child(script: str, *args: str) -> dict[str, Any]:
         [sys.executable, script, "child", *args],
         capture_output=True,
         text=True,
-        env={"SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1", "PATH": "/usr/bin:/bin"},
+        env={"SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1", "PATH": "/usr/bin:/bin", **_kept()},
     )
     if proc.returncode != 0:
         raise SystemExit(f"child {args[:2]} failed:\n{proc.stderr[-3000:]}")
