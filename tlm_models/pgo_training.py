@@ -36,6 +36,7 @@ CASES: dict[str, TrainingCase] = {
     "attenio": TrainingCase("attenio", 4096, "attenio.yaml"),
     "flash2": TrainingCase("flash2", 4096, "attenio.yaml"),
     "x4-flash2": TrainingCase("flash2", 2048, "attenio-x4.yaml", heads=4),
+    "x16-attenio": TrainingCase("attenio", 1024, "attenio-x16.yaml", heads=16),
     "bank-flash2": TrainingCase(
         "flash2", 2048, "attenio.yaml", exact=False, overrides=("hbm.fidelity=bank",)
     ),
