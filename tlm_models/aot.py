@@ -5,7 +5,7 @@ JIT-compile the models (seconds in every process, docs/runtime.md). It holds the
 interface (``native/session_api.cpp``) and a component factory generated from the component
 registry, so every registered type, built-in or a user's, is constructed by compiled code.
 
-With GCC the library is built with profile-guided optimisation (about 10 % faster replays,
+With GCC the library is built with profile-guided optimisation (13-19 % faster replays,
 docs/runtime.md): an instrumented build, short training replays that load it in subprocesses
 (:mod:`tlm_models.pgo_training`), then the final build laid out for the counts they wrote. A
 failed training falls back to the plain build, with one line saying so; ``ATTN_TLM_PGO=0``
