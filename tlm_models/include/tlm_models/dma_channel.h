@@ -67,7 +67,7 @@ class DmaChannel : public OpExecutor {
       throw OpError(name_ + ": cannot execute operation kind " + std::to_string(op.kind) +
                     " (a DMA channel runs load and store)");
     const DmaDescriptor d{op.src0, op.dst, op.m, op.n, op.src_stride, op.dst_stride};
-    return transfer_ticks(d, inputs_done && *inputs_done > start ? *inputs_done : start);
+    return transfer_ticks(d, start_after_inputs(start, inputs_done));
   }
 
   // Which side of the last transfer went to memory as burst trains (statistics for tests).

@@ -47,6 +47,12 @@ struct TickTiming {
   Ticks first_ready = 0;
 };
 
+// When an operation that does not stream may start: once `start` has come and its inputs
+// (the latest done of its producers, when given) are whole.
+inline Ticks start_after_inputs(Ticks start, const Ticks* inputs_done) {
+  return inputs_done && *inputs_done > start ? *inputs_done : start;
+}
+
 // Both conversions are exact (from_ticks is below 2^52 ticks and from_value above).
 inline OpTiming to_op_timing(const TickTiming& t) {
   return OpTiming{from_ticks(t.engine_free), from_ticks(t.done), from_ticks(t.bandwidth_wait),

@@ -27,7 +27,7 @@ class StreamingExecutor : public OpExecutor {
 
   TickTiming execute_ticks(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
     // As OpExecutor::execute_streamed: an operation that does not stream waits for its inputs.
-    if (inputs_done && !is_streamed(op)) return run(op, *inputs_done > start ? *inputs_done : start, nullptr);
+    if (inputs_done && !is_streamed(op)) return run(op, start_after_inputs(start, inputs_done), nullptr);
     return run(op, start, inputs_done);
   }
 
