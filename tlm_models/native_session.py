@@ -42,6 +42,8 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
     "attn_set_tensor": (_c.c_int, [_P, _U, _S]),
     "attn_record_timeline": (_c.c_int, [_P, _c.c_double, _c.c_double, _U64]),
     "attn_feed": (_c.c_int, [_P, _P, _U64]),
+    "attn_feed_borrowed": (_c.c_int, [_P, _P, _U64]),
+    "attn_chunks_pending": (_U64, [_P]),
     "attn_end_of_input": (_c.c_int, [_P]),
     "attn_step": (_c.c_int, [_P, _c.c_double]),
     "attn_waiting_on": (_S, [_P]),
@@ -114,6 +116,9 @@ class NativeSession:
     def __init__(self, config: PlatformConfig) -> None:
         self.lib = load_library(config)
         self.config = config
+        # Each replayer's chunks fed and not yet read in full (feed): the replayer reads them
+        # where they lie, so they must stay alive until then.
+        self._held: dict[int, list[np.ndarray]] = {}
         self.handle = self.lib.attn_session_new(config.name.encode())
         for name, comp in config.components.items():
             self._add_component(name, comp)
@@ -209,7 +214,14 @@ class NativeSession:
         )
 
     def feed(self, chunk: np.ndarray) -> None:
-        self._check(self.lib.attn_feed(self.handle, chunk.ctypes.data, len(chunk)))
+        """Hands ``chunk`` (C-contiguous records) to the selected replayer without a copy; the
+        session keeps it until the replayer has read it. The chunk must not change meanwhile
+        (a memory map of a file, an emitter's fresh array)."""
+        held = self._held.setdefault(self.selected_replayer(), [])
+        pending = int(self.lib.attn_chunks_pending(self.handle))
+        del held[: max(0, len(held) - pending)]  # read in full: nothing points into them now
+        self._check(self.lib.attn_feed_borrowed(self.handle, chunk.ctypes.data, len(chunk)))
+        held.append(chunk)
 
     def end_of_input(self) -> None:
         self._check(self.lib.attn_end_of_input(self.handle))

@@ -109,7 +109,7 @@ def drive(
     are in ``attn_step``, native/session_api.cpp), feeding ``next_chunk()`` to the replayer
     that asks (None: its trace has ended) and calling ``poll`` (fast-forward) between
     slices. Shared by one-replayer and tiled runs; failures are the caller's to read."""
-    # The replayer copies each chunk, so `chunk` may go once feed returns.
+    # The session keeps each chunk until its replayer has read it (NativeSession.feed).
     next_report = time.monotonic()
     while True:
         if _progress is not None and time.monotonic() >= next_report:

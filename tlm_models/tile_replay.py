@@ -41,10 +41,10 @@ from tlm_models.trace.header import TraceHeader
 #: Perfetto process of tile i's engines: TILE_PROCESS + i (1 and 2 are the one-tile groups).
 TILE_PROCESS = 10
 
-#: Records handed to a tile's replayer per feed (1 MiB). Every tile asks for input at once and
-#: holds its own copy of what it was fed until it has read it, so an emitter's chunk of a whole
-#: head (160,000 records at N = 4K, 10 MiB) fed whole kept 16 fresh copies alive; slices of
-#: this size recycle the same few MiB (docs/replayer.md, "Sixteen tiles").
+#: Records handed to a tile's replayer per feed (1 MiB). The replayers read what they are fed
+#: where it lies (NativeSession.feed); when they copied it, an emitter's chunk of a whole head
+#: (160,000 records at N = 4K, 10 MiB) fed whole kept 16 fresh copies alive, and slices of this
+#: size recycled the same few MiB (docs/replayer.md, "Sixteen tiles").
 FEED_RECORDS = 1 << 14
 
 

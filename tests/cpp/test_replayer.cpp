@@ -1,6 +1,7 @@
 // Replayer: scheduling, feeding, metrics, stall attribution, errors and the timeline, checked
 // with closed-form mock engines (mock_engines.h) so every expected time is exact.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <initializer_list>
@@ -409,25 +410,29 @@ TEST_CASE(engines_with_the_sc_time_interface_get_streamed_operations_unchanged) 
 }
 
 // Replayer `whole` gets the trace in one chunk before the simulation; `chunked` through the
-// driver loop in chunks of 7 records, pausing the kernel for each. Both run in one simulation
-// with their own engines; results must be identical.
+// driver loop in chunks of 7 records, pausing the kernel for each; `borrowed` the same way with
+// feed_borrowed, from one staging buffer the driver refills only once chunks_pending() says the
+// replayer has read it (so the replayer must read records where they lie and never after asking
+// for more). All run in one simulation with their own engines; results must be identical.
 TEST_CASE(small_chunks_give_the_same_result_as_one_chunk) {
   std::vector<TraceOp> ops;
   mock::SyntheticTrace().next(ops, 5000);
-  Platform pw, pc;
-  Replayer whole("whole"), chunked("chunked");
+  Platform pw, pc, pb;
+  Replayer whole("whole"), chunked("chunked"), borrowed("borrowed");
   pw.bind(whole);
   pc.bind(chunked);
-  for (Replayer* r : {&whole, &chunked}) {
+  pb.bind(borrowed);
+  for (Replayer* r : {&whole, &chunked, &borrowed}) {
     r->set_window(64);
     r->set_lookahead(100);
     r->record_timeline(ns(1000), ns(3000), 1u << 20);
   }
   feed_all(whole, ops);
 
-  std::size_t offset = 0;
-  unsigned pauses = 0;
-  while (!chunked.finished()) {
+  std::size_t offset = 0, borrowed_offset = 0;
+  unsigned pauses = 0, refills = 0;
+  std::array<TraceOp, 7> staging{};
+  while (!chunked.finished() || !borrowed.finished()) {
     if (chunked.wants_input()) {
       ++pauses;
       if (offset < ops.size()) {
@@ -438,20 +443,40 @@ TEST_CASE(small_chunks_give_the_same_result_as_one_chunk) {
         chunked.end_of_input();
       }
     }
+    if (borrowed.wants_input()) {
+      CHECK_EQ(borrowed.chunks_pending(), 0u);  // asked for input: everything fed was read
+      if (borrowed_offset < ops.size()) {
+        const std::size_t n = std::min<std::size_t>(staging.size(), ops.size() - borrowed_offset);
+        staging.fill(TraceOp{});  // between two fills a reused buffer holds other records
+        std::copy_n(ops.begin() + static_cast<std::ptrdiff_t>(borrowed_offset), n, staging.begin());
+        borrowed.feed_borrowed(staging.data(), n);
+        CHECK_EQ(borrowed.chunks_pending(), 1u);
+        borrowed_offset += n;
+        ++refills;
+      } else {
+        borrowed.end_of_input();
+      }
+    }
     sc_core::sc_start(sc_time(1, SC_US));
   }
   sc_core::sc_start();
 
   CHECK(whole.finished());
   CHECK(!chunked.failed());
+  CHECK(!borrowed.failed());
   CHECK(pauses >= 5000 / 7);
+  CHECK_EQ(refills, (5000u + 6) / 7);
   CHECK_EQ(chunked.metrics().ops(), 5000u);
+  CHECK_EQ(borrowed.metrics().ops(), 5000u);
   CHECK_EQ(whole.result_json(), chunked.result_json());
+  CHECK_EQ(whole.result_json(), borrowed.result_json());
   CHECK(whole.timeline_size() > 0);
-  CHECK_EQ(whole.timeline_size(), chunked.timeline_size());
-  CHECK(std::memcmp(whole.timeline().data(), chunked.timeline().data(),
-                    whole.timeline_size() * sizeof(tlm_models::TimelineRecord)) == 0);
-  for (const mock::DmaChannel* d : {&pc.dma0, &pc.dma1}) {
+  for (const Replayer* r : {&chunked, &borrowed}) {
+    CHECK_EQ(whole.timeline_size(), r->timeline_size());
+    CHECK(std::memcmp(whole.timeline().data(), r->timeline().data(),
+                      whole.timeline_size() * sizeof(tlm_models::TimelineRecord)) == 0);
+  }
+  for (const mock::DmaChannel* d : {&pc.dma0, &pc.dma1, &pb.dma0, &pb.dma1}) {
     CHECK_EQ(d->log.out_of_order, 0u);
     CHECK_EQ(d->log.before_kernel_time, 0u);
   }

@@ -330,6 +330,17 @@ int attn_feed(Session* s, const tlm_models::TraceOp* ops, std::uint64_t count) {
   });
 }
 
+// The same without a copy: the caller keeps the records until attn_chunks_pending no longer
+// counts them (Replayer::feed_borrowed).
+int attn_feed_borrowed(Session* s, const tlm_models::TraceOp* ops, std::uint64_t count) {
+  return guarded(s, [&] {
+    replayer(s).feed_borrowed(ops, count);
+    return 0;
+  });
+}
+
+std::uint64_t attn_chunks_pending(Session* s) { return s->replayer ? s->replayer->chunks_pending() : 0; }
+
 int attn_end_of_input(Session* s) {
   return guarded(s, [&] {
     replayer(s).end_of_input();

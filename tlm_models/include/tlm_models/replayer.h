@@ -153,15 +153,37 @@ class Replayer : public sc_core::sc_module {
 
   // --- input, between sc_start calls (or all of it before the first) -----------------------
 
+  // A chunk fed: its records, copied into `owned` (feed) or the caller's (feed_borrowed).
+  struct InputChunk {
+    const TraceOp* data = nullptr;
+    std::size_t size = 0;
+    std::vector<TraceOp> owned;
+  };
+
   // Copies `count` records; the caller's buffer may be reused as soon as this returns.
   void feed(const TraceOp* ops, std::uint64_t count) {
-    if (input_ended_) throw std::logic_error("feed after end_of_input");
-    if (count == 0) return;
-    pending_.emplace_back(ops, ops + count);
-    records_fed_ += count;
-    wants_input_ = false;
-    wake_for_input();
+    InputChunk chunk;
+    chunk.owned.assign(ops, ops + count);
+    chunk.data = chunk.owned.data();  // a vector's buffer stays put when the vector is moved
+    chunk.size = count;
+    enqueue(std::move(chunk));
   }
+
+  // Takes `count` records without copying them: the caller keeps them alive and unchanged
+  // until the replayer has read them all, which is when chunks_pending() no longer counts
+  // this chunk (chunks are read in the order fed; the replayer asks for input, wants_input(),
+  // only once every chunk fed before has been read). A file's records then go from its
+  // mapping straight into the window: copying a 64 MiB chunk into fresh memory cost a fifth
+  // of a one-tile replay's wall time (docs/replayer.md, "Input").
+  void feed_borrowed(const TraceOp* ops, std::uint64_t count) {
+    InputChunk chunk;
+    chunk.data = ops;
+    chunk.size = count;
+    enqueue(std::move(chunk));
+  }
+
+  // Chunks fed and not yet read in full (the latest ones fed).
+  std::size_t chunks_pending() const { return pending_.size(); }
 
   void end_of_input() {
     input_ended_ = true;
@@ -392,15 +414,24 @@ class Replayer : public sc_core::sc_module {
     wants_input_ = false;
   }
 
+  void enqueue(InputChunk&& chunk) {
+    if (input_ended_) throw std::logic_error("feed after end_of_input");
+    if (chunk.size == 0) return;
+    records_fed_ += chunk.size;
+    pending_.push_back(std::move(chunk));
+    wants_input_ = false;
+    wake_for_input();
+  }
+
   // Reads records of the front chunk until every engine has its next operation, the read-ahead
   // reaches its cap or the chunk ends: what fill() would do one record at a time (between two
   // records of one chunk only the engines' heads and the cap can stop it), in one tight loop.
   void read_records() {
-    std::vector<TraceOp>& chunk = pending_.front();
-    std::uint64_t n = chunk.size() - pending_offset_;
+    const InputChunk& chunk = pending_.front();
+    std::uint64_t n = chunk.size - pending_offset_;
     const std::uint64_t room = lookahead_ - (window_buf_.end() - oldest_unissued_);  // > 0 here
     if (room < n) n = room;
-    const TraceOp* op = chunk.data() + pending_offset_;
+    const TraceOp* op = chunk.data + pending_offset_;
     const TraceOp* const last = op + n;
     std::uint64_t pos = window_buf_.end();
     do {
@@ -416,8 +447,8 @@ class Replayer : public sc_core::sc_module {
       ++pos;
       ++op;
     } while (op != last && headless_ != 0);
-    pending_offset_ = static_cast<std::size_t>(op - chunk.data());
-    if (pending_offset_ == chunk.size()) {
+    pending_offset_ = static_cast<std::size_t>(op - chunk.data);
+    if (pending_offset_ == chunk.size) {
       pending_.pop_front();
       pending_offset_ = 0;
       if (input_mode_ == InputMode::wait_event) input_consumed_.notify(sc_core::SC_ZERO_TIME);
@@ -661,7 +692,7 @@ class Replayer : public sc_core::sc_module {
   std::array<std::uint8_t, 256> kinds_by_engine_{};
 
   // input
-  std::deque<std::vector<TraceOp>> pending_;
+  std::deque<InputChunk> pending_;
   std::size_t pending_offset_ = 0;
   bool input_ended_ = false;
   bool wants_input_ = true;
