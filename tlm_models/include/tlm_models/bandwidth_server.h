@@ -161,10 +161,16 @@ class BandwidthServer {
       booked_[at].start = start;
       return;
     }
-    if (at == booked_.size())
-      booked_.push_back(BusyInterval{start, end});
-    else
+    if (at == booked_.size()) {
+      // The fields stored one by one into the new slot: push_back(BusyInterval{start, end})
+      // built the pair on the stack and copied it with one 16-byte load of two 8-byte stores,
+      // which the CPU cannot forward (a stall on every booking: perf, docs/replayer.md).
+      BusyInterval& b = booked_.emplace_back();
+      b.start = start;
+      b.end = end;
+    } else {
       booked_.insert(booked_.begin() + static_cast<std::ptrdiff_t>(at), BusyInterval{start, end});
+    }
   }
 
   // booked_[head_, size): future and current work, sorted and disjoint; [0, head_) are

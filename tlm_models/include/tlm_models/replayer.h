@@ -576,6 +576,12 @@ class Replayer : public sc_core::sc_module {
   void issue(const Pick& pick) {
     Engine& e = engines_[pick.engine];
     const TraceOp& op = window_buf_.op(pick.pos);
+    // The engine's next record becomes its front when this one has issued, and the scheduler
+    // reads it at once. It was read into the window up to the read-ahead earlier (megabytes of
+    // records ago), so it is no longer in the core's caches: asked for now, its line arrives
+    // while this operation executes. Without it, that first read of each record was the
+    // hottest instruction of the one-tile replay (perf, docs/replayer.md).
+    if (!e.rest.empty()) __builtin_prefetch(&window_buf_.op(e.rest.front()));
 
     // Through the gate before time may advance to the start (and for every operation whose
     // engine reaches shared components).
