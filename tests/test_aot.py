@@ -8,8 +8,10 @@ rebuilt, how it was built, and that a user's component type is constructed by co
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -210,3 +212,44 @@ def test_a_user_type_is_compiled_into_its_own_library(tmp_path: Path) -> None:
     assert by_name["gen"]["requests"]["value"] == 32
     assert by_name["gen"]["errors"]["value"] == 0
     assert by_name["mem"]["bytes"]["value"] == 32 * 64
+
+
+def test_the_cache_keeps_recent_libraries_and_drops_old_ones(tmp_path: Path) -> None:
+    now = 1_000_000_000.0
+    day = 86_400.0
+
+    def library(name: str, age_days: float) -> Path:
+        lib = tmp_path / f"attn_tlm_models-{name}.so"
+        lib.write_bytes(b"\x7fELF")
+        aot.manifest_path(lib).write_text("{}")
+        os.utime(lib, (now - age_days * day, now - age_days * day))
+        return lib
+
+    keep = library("current", 400)  # the one just built or in use: never removed
+    recent = [library(f"r{i}", 20 + i) for i in range(aot.CACHE_KEEP_LIBRARIES)]
+    old = library("old", 30 + aot.CACHE_KEEP_LIBRARIES)  # beyond the most recent, unused for long
+    fresh = library("fresh", aot.CACHE_KEEP_DAYS - 1)  # used within the period: stays
+    killed = tmp_path / "tmpabc123"
+    killed.mkdir()
+    (killed / "factory.cpp").write_text("")
+    os.utime(killed, (now - 2 * day, now - 2 * day))
+    running = tmp_path / "tmpdef456"  # a build going on now
+    running.mkdir()
+    os.utime(running, (now - 60, now - 60))
+
+    removed = aot.prune_cache(tmp_path, keep=keep, now=now)
+
+    # fresh and the 7 newest of `recent` are the 8 most recently used; recent[-1] and old are
+    # beyond them and unused for more than CACHE_KEEP_DAYS.
+    assert sorted(removed) == sorted(
+        [old, aot.manifest_path(old), recent[-1], aot.manifest_path(recent[-1]), killed]
+    )
+    assert keep.exists() and fresh.exists() and running.exists()
+    assert all(lib.exists() for lib in recent[:-1])
+
+
+def test_using_a_cached_library_marks_it_used() -> None:
+    path = aot.ensure_library(quiet=True)
+    os.utime(path, (0, 0))
+    assert aot.ensure_library(quiet=True) == path
+    assert time.time() - path.stat().st_mtime < 3600

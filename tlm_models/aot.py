@@ -16,7 +16,10 @@ built from: the generated and hand-written sources, every header they include (t
 the user types' headers), the compiler and its version, the flags, the build mode (with the
 training replays' source) and the SystemC in use. A stale key simply names another file; a
 build goes to a temporary directory renamed into place, under a lock so that racing processes
-compile it once. A manifest beside the library records how it was built.
+compile it once. A manifest beside the library records how it was built. Each use touches the
+library; after a build, libraries unused for :data:`CACHE_KEEP_DAYS` days beyond the
+:data:`CACHE_KEEP_LIBRARIES` most recently used, and the build directories of killed builds,
+are removed, so the cache does not grow with every version of the models.
 """
 
 from __future__ import annotations
@@ -75,6 +78,12 @@ PGO_VARIABLE = "ATTN_TLM_PGO"
 LIBRARY_VARIABLE = "ATTN_TLM_NATIVE_LIBRARY"
 #: Seconds a training replay may take before the build falls back to the plain one.
 TRAINING_TIMEOUT_S = 600.0
+#: After a build, libraries nobody used for this many days are removed from the cache...
+CACHE_KEEP_DAYS = 14
+#: ... except the most recently used ones (a stale key leaves its library behind: 1-2 MB each).
+CACHE_KEEP_LIBRARIES = 8
+#: A build directory older than this (seconds) belongs to a build that was killed.
+STALE_BUILD_S = 86_400.0
 
 
 def _cxx() -> str:
@@ -245,6 +254,7 @@ def ensure_library(types: dict[str, ComponentType] | None = None, quiet: bool = 
     types = library_types() if types is None else types
     path = library_path(types)
     if path.exists():
+        _touch(path)
         return path
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
@@ -253,7 +263,44 @@ def ensure_library(types: dict[str, ComponentType] | None = None, quiet: bool = 
         if path.exists():
             return path
         _Build(types, path, quiet).run()
+        prune_cache(directory, keep=path)
     return path
+
+
+def _touch(path: Path) -> None:
+    """Marks ``path`` as used now (its modification time), for :func:`prune_cache`."""
+    try:
+        os.utime(path)
+    except OSError:  # a read-only cache: nothing is pruned there either
+        pass
+
+
+def prune_cache(directory: Path, keep: Path, now: float | None = None) -> list[Path]:
+    """Removes from ``directory`` the libraries (with their manifests) unused for
+    CACHE_KEEP_DAYS days beyond the CACHE_KEEP_LIBRARIES most recently used, never ``keep``,
+    and build directories older than STALE_BUILD_S; returns what it removed. A process that
+    has a removed library loaded keeps its mapping."""
+    now = time.time() if now is None else now
+    removed: list[Path] = []
+    libraries = sorted(
+        (p for p in directory.glob("attn_tlm_models-*.so") if p != keep),
+        key=lambda p: p.stat().st_mtime,
+        reverse=True,
+    )
+    for lib in libraries[CACHE_KEEP_LIBRARIES:]:
+        if now - lib.stat().st_mtime < CACHE_KEEP_DAYS * 86_400:
+            continue
+        for path in (lib, manifest_path(lib)):
+            try:
+                path.unlink()
+                removed.append(path)
+            except FileNotFoundError:
+                pass
+    for build in directory.glob("tmp*"):
+        if build.is_dir() and now - build.stat().st_mtime > STALE_BUILD_S:
+            shutil.rmtree(build, ignore_errors=True)
+            removed.append(build)
+    return removed
 
 
 class TrainingFailed(Exception):
