@@ -24,6 +24,7 @@ are removed, so the cache does not grow with every version of the models.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -269,10 +270,8 @@ def ensure_library(types: dict[str, ComponentType] | None = None, quiet: bool = 
 
 def _touch(path: Path) -> None:
     """Marks ``path`` as used now (its modification time), for :func:`prune_cache`."""
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache: nothing is pruned there either
         os.utime(path)
-    except OSError:  # a read-only cache: nothing is pruned there either
-        pass
 
 
 def prune_cache(directory: Path, keep: Path, now: float | None = None) -> list[Path]:
