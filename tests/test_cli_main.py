@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 
@@ -44,3 +45,25 @@ def test_a_command_imports_only_its_own_module() -> None:
     assert args.func.__module__ == "tlm_models.cli.bounds_cmd"
     # The other commands are placeholders: they parse but carry no handler.
     assert not hasattr(parser.parse_args(["report"]), "func")
+
+
+def test_commands_run_numpy_on_one_blas_thread_unless_the_user_says_otherwise() -> None:
+    code = (
+        "import os\n"
+        "from tlm_models.cli.main import main\n"
+        "main(['bounds', '--seq-len', '1K', '--head-dim', '64'])\n"
+        "import numpy\n"
+        "threads = [l for l in open('/proc/self/status') if l.startswith('Threads:')]\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), threads[0].split()[1])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    # No BLAS worker threads beside the main one (OpenBLAS would start one per extra core).
+    assert out.stdout.split()[-2:] == ["1", "1"]
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.split()[-2] == "2"

@@ -139,7 +139,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: numpy's OpenBLAS starts a thread per core when it is imported, and they spin for a while:
+#: 0.1 s of CPU per process (a quarter of a first result's), taken from the other simulation
+#: on a 2-core machine. The simulations do no linear algebra; a user's own setting wins.
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for name, value in BLAS_THREADS.items():
+        os.environ.setdefault(name, value)  # before numpy is imported, here and in the workers
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command_of(arguments) or "")
     args = parser.parse_args(arguments)
