@@ -12,6 +12,7 @@ from tlm_models import replay
 from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
 from tlm_models.platform import load_platform
 from tlm_models.trace.io import open_trace
+from tlm_models.trace.record import RECORD_DTYPE
 
 
 def replay_in_fresh_chunks(
@@ -58,3 +59,18 @@ def replay_in_fresh_chunks(
         "unread_but_freed": unread_but_freed,
         "most_held": most_held,
     }
+
+
+def feed_refusals(platform_path: str) -> list[str]:
+    """What ``NativeSession.feed`` says to arrays the replayer cannot read in place."""
+    config = load_platform(platform_path)
+    session = NativeSession(config)
+    session.new_replayer(64, replay.LOOKAHEAD_OPS)
+    records = np.zeros(8, RECORD_DTYPE)
+    said = []
+    for bad in (records[::2], np.zeros(8, np.uint64)):
+        try:
+            session.feed(bad)
+        except ValueError as exc:
+            said.append(str(exc))
+    return said

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.replay_input_jobs import replay_in_fresh_chunks
+from tests.replay_input_jobs import feed_refusals, replay_in_fresh_chunks
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.workload import Workload
 from tlm_models.platform import load_platform
@@ -29,3 +29,8 @@ def test_lent_chunks_live_until_read_and_not_longer(tmp_path: Path) -> None:
     assert small["most_held"] <= 2
     assert whole["chunks"] == 1
     assert small["result"] == whole["result"]
+
+
+def test_arrays_the_replayer_cannot_read_in_place_are_refused() -> None:
+    said = run_in_worker(feed_refusals, PLATFORM, timeout=120)
+    assert said == ["feed takes C-contiguous arrays of 64-byte trace records"] * 2

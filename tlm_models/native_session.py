@@ -18,6 +18,7 @@ from tlm_models import aot, kernel
 from tlm_models.errors import SimulationError, UserError
 from tlm_models.platform.registry import ParamValue
 from tlm_models.platform.schema import ComponentConfig, PlatformConfig
+from tlm_models.trace.record import RECORD_DTYPE
 
 _c = ctypes
 _P = _c.c_void_p
@@ -217,6 +218,8 @@ class NativeSession:
         """Hands ``chunk`` (C-contiguous records) to the selected replayer without a copy; the
         session keeps it until the replayer has read it. The chunk must not change meanwhile
         (a memory map of a file, an emitter's fresh array)."""
+        if chunk.dtype != RECORD_DTYPE or not chunk.flags.c_contiguous:
+            raise ValueError("feed takes C-contiguous arrays of 64-byte trace records")
         held = self._held.setdefault(self.selected_replayer(), [])
         pending = int(self.lib.attn_chunks_pending(self.handle))
         del held[: max(0, len(held) - pending)]  # read in full: nothing points into them now

@@ -339,7 +339,9 @@ int attn_feed_borrowed(Session* s, const tlm_models::TraceOp* ops, std::uint64_t
   });
 }
 
-std::uint64_t attn_chunks_pending(Session* s) { return s->replayer ? s->replayer->chunks_pending() : 0; }
+std::uint64_t attn_chunks_pending(Session* s) {
+  return s->replayer ? s->replayer->chunks_pending() : 0;
+}
 
 int attn_end_of_input(Session* s) {
   return guarded(s, [&] {

@@ -174,7 +174,7 @@ class Replayer : public sc_core::sc_module {
   // this chunk (chunks are read in the order fed; the replayer asks for input, wants_input(),
   // only once every chunk fed before has been read). A file's records then go from its
   // mapping straight into the window: copying a 64 MiB chunk into fresh memory cost a fifth
-  // of a one-tile replay's wall time (docs/replayer.md, "Input").
+  // of a one-tile replay's wall time (docs/replayer.md, "Input without copies").
   void feed_borrowed(const TraceOp* ops, std::uint64_t count) {
     InputChunk chunk;
     chunk.data = ops;
