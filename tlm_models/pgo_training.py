@@ -3,9 +3,10 @@
 The instrumented library counts which branches and calls the replays take; the final build lays
 out and inlines the code for those counts. The replays are short but take the paths a study
 spends its time in: one tile with the PE/Exp operand traffic (AttenIO and FlashAttention-2,
-replayed exactly), four tiles sharing the HBM, and the bank-level HBM with the steady-state
-fast-forward on. Each runs in its own process (SystemC elaborates once per process), which
-writes its counts when it exits; the counts of the runs add up.
+replayed exactly), four tiles sharing the HBM, sixteen tiles handing over at the issue gate,
+and the bank-level HBM with the steady-state fast-forward on. Each runs in its own process
+(SystemC elaborates once per process), which writes its counts when it exits; the counts of
+the runs add up.
 
     python -m tlm_models.pgo_training CASE     (aot runs every case with the instrumented library)
 """
@@ -21,6 +22,8 @@ from tlm_models.errors import UserError
 PLATFORMS = Path(__file__).resolve().parent.parent / "platforms"
 
 
+# The few RunConfig fields a case sets, not a RunConfig itself: aot imports CASES in every
+# simulation process, and tlm_models.study (RunConfig's package) takes 0.22 s to import.
 @dataclass(frozen=True)
 class TrainingCase:
     dataflow: str
