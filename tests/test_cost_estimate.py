@@ -62,3 +62,12 @@ def test_a_configuration_that_cannot_plan_raises_its_own_error() -> None:
     # (FLAT at N = 1K, d = 64 fits since its row plan counts the tile-max row vector.)
     with pytest.raises(UserError, match="FLAT needs M >= 1029 elements even when spilling"):
         estimate_cost(RunConfig("flat", 1024, 256, overrides=("sram.capacity=1KiB",)))
+
+
+def test_the_estimate_counts_at_the_platforms_element_width() -> None:
+    # An FP32 platform: the estimate builds its workload at 4 B, as the run does, instead of
+    # a 2 B workload the emitter refuses (the run failed before any worker started).
+    wide = ("pe.elem_bytes=4B", "exp.elem_bytes=4B")
+    cost = estimate_cost(RunConfig("flash2", 1024, 64, overrides=wide), budget_s=60.0)
+    assert cost.exact
+    assert cost.macs == 2 * 1024 * 1024 * 64

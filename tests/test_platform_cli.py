@@ -129,3 +129,13 @@ def test_check_with_overrides(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(["platform", "check", path, "--set", "hbm.channels=8GB"], capsys)
     assert code == 2
     assert "--set hbm.channels=8GB: components.hbm.channels" in err
+
+
+def test_check_refuses_the_element_widths_run_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(ROOT / "platforms/attenio.yaml")
+    code, _, err = _run(["platform", "check", path, "--set", "pe.elem_bytes=4B"], capsys)
+    assert code == 2
+    assert "pe.elem_bytes = 4 B but exp.elem_bytes = 2 B" in err
+    wide = ["--set", "pe.elem_bytes=4B", "--set", "exp.elem_bytes=4B"]
+    code, out, _ = _run(["platform", "check", path, *wide], capsys)
+    assert (code, "ok") == (0, out.split(": ")[1])

@@ -195,3 +195,12 @@ def test_parse_window_rejects(text: str) -> None:
 def test_parse_window() -> None:
     window = parse_window("100:2500.5")
     assert (window.start_ns, window.end_ns) == (100.0, 2500.5)
+
+
+def test_trace_of_another_element_width_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # The sample trace is FP16 (elem_bytes 2); a platform computing on 4 B elements would
+    # count its operand traffic and tiling in the wrong width.
+    wide = ["--set", "pe.elem_bytes=4B", "--set", "exp.elem_bytes=4B"]
+    code, _, err = _run(["replay", str(SAMPLE), *wide], capsys)
+    assert code == 2
+    assert "2 B elements" in err and "4 B elements" in err and str(SAMPLE) in err

@@ -171,6 +171,15 @@ def _check_against_platform(path: str, trace: Any, info: Any) -> None:
             f"{path}: the trace uses engine(s) {', '.join(repr(m) for m in missing)}, which "
             f"platform '{info.name}' does not have (it has: {', '.join(sorted(info.engines))})"
         )
+    if trace.header.elem_bytes != info.elem_bytes:
+        # The engines' operand traffic, the bounds and the tiling all count in the platform's
+        # width: a trace of another width would replay to a silently wrong time.
+        raise UserError(
+            f"{path}: the trace has {trace.header.elem_bytes} B elements (its header's "
+            f"elem_bytes) but platform '{info.name}' computes on {info.elem_bytes} B elements; "
+            f"replay it on a platform of that width (e.g. --set pe.elem_bytes="
+            f"{trace.header.elem_bytes}B --set exp.elem_bytes={trace.header.elem_bytes}B)"
+        )
     report = check_trace(trace.header, trace.chunks(), info, MAX_LISTED_PROBLEMS)
     if report.ok:
         return

@@ -94,22 +94,22 @@ def _length(config: RunConfig) -> int:
     return max(config.seq_len, config.kv_len)
 
 
-def _workload_at(config: RunConfig, length: int) -> Workload:
+def _workload_at(config: RunConfig, info: PlatformInfo, length: int) -> Workload:
     """The workload with Nq and Nk scaled by ``length / _length(config)`` (a sliding window
-    kept within the keys), for a count at a smaller size."""
+    kept within the keys), for a count at a smaller size, at the platform's element width."""
     full = _length(config)
     if length == full:
-        return config.workload()
+        return config.workload(info.elem_bytes)
     nq = max(1, config.seq_len * length // full)
     nk = max(1, config.kv_len * length // full)
     if config.mask != "none":
         nk = max(nk, nq)
     window = min(config.window, nk) if config.mask == "sliding" else 0
-    return replace(config, seq_len=nq, kv_len=nk, window=window).workload()
+    return replace(config, seq_len=nq, kv_len=nk, window=window).workload(info.elem_bytes)
 
 
 def _count(config: RunConfig, info: PlatformInfo, length: int, budget_s: float) -> OpCount:
-    workload = _workload_at(config, length)
+    workload = _workload_at(config, info, length)
     with counting_ops(budget_s) as count:
         for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
             pass
@@ -145,7 +145,7 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
         if len(counts) == 2 and counts[1][1].ops > 0:
             exponent = min(3.0, max(1.0, math.log(count.ops / counts[1][1].ops, 2)))
         scale = (_length(config) / at) ** exponent
-    workload = config.workload()
+    workload = config.workload(info.elem_bytes)
     bounds = bounds_bytes(workload, info, config.dataflow, dict(config.extra))
     macs, exps = count.macs * scale, count.exps * scale
     return CostEstimate(
