@@ -84,15 +84,12 @@ def test_pe_cycles_equal_scalesim_on_every_dataflow_gemm(tmp_path: Path) -> None
     stored = load_cycles()
     missing = [key for key in reference_keys() if key not in stored]
     reference = {**stored, **run_scalesim(missing)}
-    equal = 0
     for rows, cols in ARRAYS:
         for mapping in DATAFLOWS:
             spans = _spans(tmp_path, _trace(shapes), _array(rows, cols, mapping))
             ours = [end - start for start, end in (spans[i] for i in range(len(shapes)))]
             theirs = [reference[(rows, cols, mapping, *s)] + 1 for s in shapes]
             assert ours == theirs, (rows, cols, mapping)
-            equal += len(shapes)
-    assert equal == len(ARRAYS) * 3 * len(shapes)
 
 
 def test_scalesim_still_gives_the_stored_cycles() -> None:
