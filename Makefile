@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup systemc demo test lint bench clean
+.PHONY: setup systemc demo test lint bench clean scalesim
 
 setup: systemc $(STAMP)
 	@$(BIN)/python -m tlm_models.aot
@@ -40,8 +40,14 @@ lint: setup
 	$(BIN)/ruff format --check tlm_models tests tools
 	$(BIN)/mypy
 
-test: lint
+test: lint scalesim
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
+
+# SCALE-Sim v3, the reference of the systolic PE timing, in a virtual environment of its own
+# under build/ (it needs NumPy < 2.3; tests/scalesim_reference.py pins it). Kept once made.
+scalesim: setup
+	@$(PYTHON) tools/quiet_step.py "installing SCALE-Sim (the systolic PE timing's reference)" -- \
+	  $(BIN)/python -m tests.scalesim_reference
 
 bench: setup
 	$(BIN)/python tools/bench_all.py

@@ -121,18 +121,24 @@ def diagnose(result: dict[str, Any], pe_mapping: str | None = None) -> dict[str,
             "roofline": point}  # fmt: skip
 
 
+#: The systolic mappings of the PE array (docs/models/pe_array.md).
+_SYSTOLIC = ("output_stationary", "weight_stationary", "input_stationary")
+
+
 def _hints(result: dict[str, Any], pe_mapping: str | None) -> list[str]:
     hints: list[str] = []
     pe = result["pe"]
     busy = float(pe["busy_fraction"] or 0.0)
     used = float(pe["mac_utilization"] or 0.0)
-    if pe_mapping == "output_stationary" and busy >= 0.3 and busy > _SHAPE_GAP * used:
+    if pe_mapping in _SYSTOLIC and busy >= 0.3 and busy > _SHAPE_GAP * used:
         hints.append(
             f"The PE array is busy {_share(busy)} of the time but uses {_share(used)} of its "
-            "MACs, and its mapping is output_stationary (the default when `pe.mapping` is not "
-            "set): matrix-vector products (such as AttenIO's, one K or V row at a time) "
-            "occupy one column of such an array, and outer products pay its fill and drain "
-            "per operation. Try `--set pe.mapping=broadcast` (docs/models/pe_array.md)."
+            f"MACs, and its mapping is {pe_mapping}, a systolic array (output_stationary is the "
+            "default when `pe.mapping` is not set): matrix-vector products (such as AttenIO's, "
+            "one K or V row at a time) occupy one row or column of such an array, and without "
+            "`pe.fold_overlap` every fold pays its skew, fill and drain. Try "
+            "`--set pe.mapping=broadcast` or `--set pe.fold_overlap=true` "
+            "(docs/models/pe_array.md)."
         )
     stall = result.get("memory_stall_fraction")
     overlap = result.get("overlap_efficiency")

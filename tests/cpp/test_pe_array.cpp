@@ -1,4 +1,4 @@
-// PeArray: cycle formulas of both mappings and of vector ops, pipelined issue and the result
+// PeArray: cycle formulas of the mappings and of vector ops, pipelined issue and the result
 // interlock, SRAM traffic and its effect on timing, errors, statistics.
 #include <cstring>
 #include <string>
@@ -50,26 +50,69 @@ TraceOp vector(VectorOp vop, Broadcast b, std::uint32_t m, std::uint32_t n) {
   return op;
 }
 
+// Three output-stationary matmuls on the 64 x 32 array, handed over at 0, 1000 and 2000 ns:
+// the first's engine_free and each one's done (ns). The first is one fold, the second two,
+// the third (a 1 x 3000 output uses one array row) ceil(3000/32) = 94.
+void check_output_stationary(Bench& b, unsigned first_free, const unsigned (&done)[3]) {
+  simulate([&] {
+    OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
+    CHECK_EQ(t.done, sc_time(done[0], SC_NS));
+    CHECK_EQ(t.engine_free, sc_time(first_free, SC_NS));
+    CHECK_EQ(b.engine.matmul_issue_cycles(64, 32, 64), first_free);
+    CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
+    t = b.engine.execute(matmul(65, 32, 10), sc_time(1000, SC_NS));
+    CHECK_EQ(t.done, sc_time(done[1], SC_NS));
+    t = b.engine.execute(matmul(1, 3000, 5), sc_time(2000, SC_NS));
+    CHECK_EQ(t.done, sc_time(done[2], SC_NS));
+  });
+}
+
 }  // namespace
 
 TEST_CASE(output_stationary_matmul_cycles) {
   Bench b(no_traffic("output_stationary"));
-  simulate([&] {
-    // passes = ceil(64/64)*ceil(32/32) = 1; 1*64 + (64+32-2) + 2 = 160 cycles
-    OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
-    CHECK_EQ(t.done, sc_time(160, SC_NS));
-    // issue = passes * k = 64 cycles; the skew (94) and the pipeline latency (2) overlap
-    // the next operation
-    CHECK_EQ(t.engine_free, sc_time(64, SC_NS));
-    CHECK_EQ(b.engine.matmul_issue_cycles(64, 32, 64), 64u);
-    CHECK_EQ(t.bandwidth_wait, sc_core::SC_ZERO_TIME);
-    // passes = ceil(65/64)*1 = 2; 2*10 + 94 + 2 = 116 cycles, from 1000 ns
-    t = b.engine.execute(matmul(65, 32, 10), sc_time(1000, SC_NS));
-    CHECK_EQ(t.done, sc_time(1116, SC_NS));
-    // a 1 x 3000 output uses one array row: passes = 1*ceil(3000/32) = 94; 94*5 + 94 + 2
-    t = b.engine.execute(matmul(1, 3000, 5), sc_time(2000, SC_NS));
-    CHECK_EQ(t.done, sc_time(2000 + 566, SC_NS));
-  });
+  // Each fold k + (64 + 32 - 2) cycles occupies the array; only the latency (2) overlaps the
+  // next operation: 1 x (64 + 94) + 2 = 160; 2 x (10 + 94) + 2 = 210; 94 x (5 + 94) + 2.
+  check_output_stationary(b, 158, {160, 1000 + 210, 2000 + 9308});
+}
+
+TEST_CASE(weight_and_input_stationary_matmul_cycles) {
+  // weight_stationary: k over the 64 rows, n over the 32 columns, m streams; a fold loads its
+  // weights (64 cycles) and then pays 64 + 32 - 2 of skew, fill and drain.
+  Bench ws(no_traffic("weight_stationary"));
+  CHECK_EQ(ws.engine.matmul_cycles(64, 32, 64), 64u + 2 * 64 + 32 - 2 + 2);
+  // folds = ceil(130/64)*ceil(40/32) = 6 of 10 + 158 cycles
+  CHECK_EQ(ws.engine.matmul_cycles(10, 40, 130), 6u * 168 + 2);
+  // input_stationary: k over the rows, m over the columns, n streams
+  Bench is(no_traffic("input_stationary"));
+  CHECK_EQ(is.engine.matmul_cycles(64, 32, 64), 2u * (32 + 158) + 2);
+  CHECK_EQ(is.engine.matmul_cycles(10, 40, 130), 3u * (40 + 158) + 2);
+}
+
+TEST_CASE(mapping_parameters_are_checked) {
+  PeArray::Params p;
+  p.mapping = "row_stationary";
+  CHECK(p.check().find("weight_stationary, input_stationary or broadcast, not "
+                       "'row_stationary'") != std::string::npos);
+  p.mapping = "broadcast";
+  p.fold_overlap = true;
+  CHECK(p.check().find("fold_overlap needs a systolic mapping") != std::string::npos);
+  p.mapping = "input_stationary";
+  CHECK_EQ(p.check(), std::string());
+}
+
+TEST_CASE(fold_overlap_pays_fill_and_drain_once_per_operation) {
+  PeArray::Params p = no_traffic("output_stationary");
+  p.fold_overlap = true;
+  Bench b(p);
+  PeArray::Params w = no_traffic("weight_stationary");
+  w.fold_overlap = true;
+  Bench ws(w);  // modules are built before the simulation starts
+  CHECK_EQ(ws.engine.matmul_issue_cycles(10, 40, 130), 6u * 10);
+  CHECK_EQ(ws.engine.matmul_cycles(10, 40, 130), 6u * 10 + 158 + 2);
+  // issue = folds * k; the skew (94) and the pipeline latency (2) overlap the next
+  // operation: 64 + 94 + 2 = 160; 2 x 10 + 96 = 116; 94 x 5 + 96 = 566.
+  check_output_stationary(b, 64, {160, 1000 + 116, 2000 + 566});
 }
 
 TEST_CASE(broadcast_matmul_cycles) {
@@ -286,7 +329,9 @@ TEST_CASE(errors_are_op_errors) {
 }
 
 TEST_CASE(statistics_and_utilization) {
-  Bench b(no_traffic("output_stationary"));
+  PeArray::Params p = no_traffic("output_stationary");
+  p.fold_overlap = true;  // 64 issue + 96 latency cycles a matmul: the second overlaps the first
+  Bench b(p);
   simulate([&] {
     // three independent results (0x20000, 0x30000, 0x40000), so no interlock
     b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));  // [0, 160]

@@ -435,8 +435,22 @@ def _register_builtins() -> None:
                     "mapping",
                     "choice",
                     "output_stationary",
-                    "dataflow mapping onto the array: `output_stationary` or `broadcast`",
-                    choices=("output_stationary", "broadcast"),
+                    "dataflow mapping onto the array: systolic `output_stationary`, "
+                    "`weight_stationary`, `input_stationary` (SCALE-Sim v3's folds), or "
+                    "`broadcast` (a vector array)",
+                    choices=(
+                        "output_stationary",
+                        "weight_stationary",
+                        "input_stationary",
+                        "broadcast",
+                    ),
+                ),
+                _p(
+                    "fold_overlap",
+                    "bool",
+                    False,
+                    "systolic: double-buffered PE registers hide each fold's fill and drain "
+                    "(paid once per operation, not per fold)",
                 ),
                 _p(
                     "split_k",

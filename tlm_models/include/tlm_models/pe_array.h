@@ -23,11 +23,35 @@ namespace tlm_models {
 
 class PeArray : public sc_core::sc_module, public StreamingExecutor, public StatsProvider {
  public:
+  enum class Mapping { output_stationary, weight_stationary, input_stationary, broadcast, unknown };
+
+  static Mapping mapping_of(const std::string& name) {
+    if (name == "output_stationary") return Mapping::output_stationary;
+    if (name == "weight_stationary") return Mapping::weight_stationary;
+    if (name == "input_stationary") return Mapping::input_stationary;
+    if (name == "broadcast") return Mapping::broadcast;
+    return Mapping::unknown;
+  }
+
+  // A systolic mapping's folds of one matmul, as SCALE-Sim v3 maps C[m x n] = A[m x k] . B[k x n]
+  // (docs/models/pe_array.md): `folds` passes of `stream` cycles each, plus `overhead` cycles of
+  // skew, fill and drain per fold (per operation with fold_overlap).
+  struct Folds {
+    std::uint64_t folds = 0;
+    std::uint64_t stream = 0;
+    std::uint64_t overhead = 0;
+  };
+
   struct Params {
     unsigned rows = 64;
     unsigned cols = 32;
     double clock = 1e9;  // Hz
-    std::string mapping = "output_stationary";  // or "broadcast"
+    // Systolic: output_stationary, weight_stationary, input_stationary (SCALE-Sim v3's fold
+    // model); or broadcast, a vector array with no systolic skew.
+    std::string mapping = "output_stationary";
+    // Systolic mappings: double-buffered PE registers let each fold's fill and drain overlap the
+    // neighbouring folds (paid once per operation) instead of once per fold.
+    bool fold_overlap = false;
     // broadcast: outputs smaller than the array split k over idle MACs, joined by an adder tree
     bool split_k = false;
     unsigned pipeline_latency = 2;  // cycles
@@ -38,11 +62,15 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     std::string check() const {
       if (rows == 0 || cols == 0) return "rows and cols must be at least 1";
       if (!(clock > 0)) return "clock must be positive";
-      if (mapping != "output_stationary" && mapping != "broadcast")
-        return "mapping must be output_stationary or broadcast, not '" + mapping + "'";
+      if (mapping_of(mapping) == Mapping::unknown)
+        return "mapping must be output_stationary, weight_stationary, input_stationary or "
+               "broadcast, not '" + mapping + "'";
       if (elem_bytes == 0) return "elem_bytes must be at least 1";
       if (forward_granularity == 0) return "forward_granularity must be at least 1";
       if (split_k && mapping != "broadcast") return "split_k needs mapping broadcast";
+      if (fold_overlap && mapping == "broadcast")
+        return "fold_overlap needs a systolic mapping (output_stationary, weight_stationary or "
+               "input_stationary); broadcast has no fill or drain";
       return "";
     }
   };
@@ -55,7 +83,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
       : sc_core::sc_module(name),
         sram_port("sram_port"),
         params_(p),
-        broadcast_(p.mapping == "broadcast"),
+        mapping_(mapping_of(p.mapping)),
+        broadcast_(mapping_ == Mapping::broadcast),
         period_(p.clock > 0 ? period_ticks(p.clock) : 0),
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
@@ -69,11 +98,27 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     return matmul_issue_cycles(m, n, k) + matmul_latency(m, n, k);
   }
 
-  // Cycles before the next operation may enter: the k-steps of every pass. The systolic fill
-  // and drain overlap the next operation's as successive passes overlap theirs.
+  // Cycles before the next operation may enter. Systolic: every fold's stream cycles, plus its
+  // skew, fill and drain unless fold_overlap hides them (then they are latency, overlapping the
+  // next operation as the folds overlap theirs).
   std::uint64_t matmul_issue_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
     if (broadcast_) return ceil_div(m * n, lanes()) * ceil_div(k, k_split(m, n, k));
-    return ceil_div(m, params_.rows) * ceil_div(n, params_.cols) * k;
+    const Folds f = folds(m, n, k);
+    return f.folds * (f.stream + (params_.fold_overlap ? 0 : f.overhead));
+  }
+
+  // Systolic mappings (SCALE-Sim v3): rows x cols hold a tile of one operand or of the result
+  // and the third dimension streams through in time.
+  //   output_stationary: m over rows, n over cols, k streams; skew, fill, drain rows + cols - 2
+  //   weight_stationary: k over rows, n over cols, m streams; + rows to load the weights
+  //   input_stationary:  k over rows, m over cols, n streams; + rows to load the inputs
+  Folds folds(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    const std::uint64_t r = params_.rows, c = params_.cols;
+    switch (mapping_) {
+      case Mapping::weight_stationary: return {ceil_div(k, r) * ceil_div(n, c), m, 2 * r + c - 2};
+      case Mapping::input_stationary: return {ceil_div(k, r) * ceil_div(m, c), n, 2 * r + c - 2};
+      default: return {ceil_div(m, r) * ceil_div(n, c), k, r + c - 2};
+    }
   }
 
   // broadcast with split_k: MACs per output element when the m x n outputs leave MACs idle
@@ -161,9 +206,18 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     IssueCycles c;
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
     std::uint64_t streamed_elements = 0;  // the operand a stream consumes, in elements
+    std::uint64_t tail_base = 0, tail_fixed = 0;  // a stream's tail: a granule's share, fixed
     if (op.kind == static_cast<std::uint8_t>(OpKind::matmul)) {
       c.issue = matmul_issue_cycles(op.m, op.n, op.k);
       c.latency = matmul_latency(op.m, op.n, op.k);
+      tail_base = c.issue;
+      if (!broadcast_ && !params_.fold_overlap) {
+        // The last fold cannot drain before its last operand granule: a stream's tail is that
+        // granule's share of the stream cycles plus one fold's skew, fill and drain.
+        const Folds f = folds(op.m, op.n, op.k);
+        tail_base = f.folds * f.stream;
+        tail_fixed = f.overhead;
+      }
       blocks.read(op.src0, std::uint64_t{op.m} * op.k);
       blocks.read(op.src1, std::uint64_t{op.k} * op.n);
       if (op.code & (kMatmulAccumulate | kMatmulScaleRows)) blocks.read(op.dst, mn);
@@ -183,6 +237,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
                       std::to_string(static_cast<unsigned>(vop)));
       c.issue = vector_issue_cycles(op.m, op.n);
       c.latency = vector_latency(vop, op.n);
+      tail_base = c.issue;
       // Element-wise results leave in order and can be forwarded; a reduction's only when done.
       if (vop != VectorOp::rowmax && vop != VectorOp::rowsum)
         c.first = granule_cycles(c.issue, mn, params_.forward_granularity);
@@ -196,7 +251,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
                     std::to_string(op.kind) + " (the PE array runs matmul and vector)");
     }
     if (inputs_done) {
-      c.tail = granule_cycles(c.issue, streamed_elements, params_.forward_granularity);
+      c.tail = granule_cycles(tail_base, streamed_elements, params_.forward_granularity) +
+               tail_fixed;
       ++streamed_ops_;
     }
     cycles_ += c.issue + c.latency;
@@ -210,8 +266,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   }
 
   std::uint64_t matmul_latency(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
-    if (!broadcast_) return params_.rows + params_.cols - 2 + params_.pipeline_latency;
-    return params_.pipeline_latency + ceil_log2(k_split(m, n, k));
+    if (broadcast_) return params_.pipeline_latency + ceil_log2(k_split(m, n, k));
+    return params_.pipeline_latency + (params_.fold_overlap ? folds(m, n, k).overhead : 0);
   }
 
   std::uint64_t vector_latency(VectorOp op, std::uint64_t n) const {
@@ -236,6 +292,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   }
 
   Params params_;
+  Mapping mapping_;
   bool broadcast_;
   Ticks period_;
   PipelinedIssue pipe_;
