@@ -138,7 +138,13 @@ def sensitivity_configs(points: Iterable[tuple[int, int]]) -> list[RunConfig]:
     """The base and every alternative of every assumption, FA2 and AttenIO, at each point."""
     alts: list[Alternative | None] = [None]
     alts += [alt for a in ASSUMPTIONS for alt in a.alternatives]
-    return [point_config(df, n, d, alt) for n, d in points for alt in alts for df in PAIR]
+    unique: dict[str, RunConfig] = {}
+    for n, d in points:
+        for alt in alts:
+            for df in PAIR:  # an alternative of the other dataflow only repeats this one's base
+                config = point_config(df, n, d, alt)
+                unique.setdefault(config.key(), config)
+    return list(unique.values())
 
 
 def _ratio(
