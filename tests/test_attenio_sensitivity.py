@@ -62,9 +62,9 @@ def test_table_and_tornado_from_results(tmp_path: Path) -> None:
             record["sim_time_ns"] *= 2  # AttenIO at half speed: FA2 / AttenIO 1.5 -> 0.75
         records[record["key"]] = record
     text = "\n".join(sens.render(records, [(8192, 64)], "t.png"))
-    assert "| (base) | — | — | 1.049 | 0.699 | 1.50x |" in text
-    assert "| | both separate | | 1.049 | 1.398 | 0.75x flips |" in text
-    assert "| | bandwidth-level | | 1.049 | 0.699 | 1.50x |" in text
+    assert "| (base) | — | — | 1.049 | 0.699 | 1.500x |" in text
+    assert "| | both separate | | 1.049 | 1.398 | 0.750x flips |" in text
+    assert "| | bandwidth-level | | 1.049 | 0.699 | 1.500x |" in text
     assert "![sensitivity](t.png)" in text
     sens.plot_tornado(records, [(8192, 64)], tmp_path / "t.png")
     assert (tmp_path / "t.png").stat().st_size > 10_000

@@ -175,7 +175,7 @@ def _ms(rec: dict[str, Any] | None) -> str:
 
 
 def _x(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}x"
+    return "—" if value is None else f"{value:.3f}x"
 
 
 def render(
@@ -223,7 +223,7 @@ def plot_tornado(
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(
-        1, len(points), figsize=(6.0 * len(points), 0.5 * len(ASSUMPTIONS) + 1.6), squeeze=False
+        1, len(points), figsize=(6.5 * len(points), 0.7 * len(ASSUMPTIONS) + 1.6), squeeze=False
     )
     for ax, (n, d) in zip(axes[0], points, strict=True):
         base, rows = ratios(index, n, d)
@@ -237,11 +237,15 @@ def plot_tornado(
         spans.sort(key=lambda s: s[2] - s[1])
         for y, (_, lo, hi, alts) in enumerate(spans):
             ax.barh(y, hi - lo, left=lo, color="tab:blue", alpha=0.35, edgecolor="black")
-            for alt, value in alts:
+            for i, (alt, value) in enumerate(alts):
                 if value is not None:
                     ax.plot([value], [y], "o", color="tab:green" if value > 1 else "tab:red")
+                    # labels of one row alternate above and below the bar
                     ax.annotate(alt.label, (value, y), textcoords="offset points",
-                                xytext=(0, 6), ha="center", fontsize=6)  # fmt: skip
+                                xytext=(0, 7 if i % 2 == 0 else -11), ha="center",
+                                fontsize=6)  # fmt: skip
+        ax.set_xscale("log")  # ratios: a factor either way is the same distance
+        ax.margins(x=0.08)
         ax.set_yticks(range(len(spans)), [s[0] for s in spans], fontsize=8)
         ax.axvline(base, color="black", linewidth=1, label=f"base {base:.2f}")
         ax.axvline(1.0, color="grey", linestyle="--", linewidth=1, label="verdict flips")
