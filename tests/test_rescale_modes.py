@@ -21,6 +21,7 @@ from tlm_models.errors import UserError
 from tlm_models.reference import ReferenceExecutor, workload_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import VECTOR_LAZY_ROWS, OpKind
+from tlm_models.trace.text import read_text, write_text
 
 TOL = 1e-3
 NAMES = ("flash2", "attenio")
@@ -149,3 +150,15 @@ def test_bad_scores_are_refused_with_the_file_and_shape(tmp_path: Path) -> None:
         emit_all("attenio", w, p, params={"rescale": "lazy", "scores": str(tmp_path / "x.npz")})
     with pytest.raises(UserError, match=r"scores must be iid or a \.npz file"):
         emit_all("attenio", w, p, params={"rescale": "lazy", "scores": "gauss"})
+
+
+def test_the_text_form_spells_the_lazy_rescale_and_reads_it_back(tmp_path: Path) -> None:
+    w, p = Workload(96, 16), attenio_machine(8 * KIB)
+    header, recs = emit_all("attenio", w, p, params={"rescale": "lazy"})
+    path = tmp_path / "t.trace.txt"
+    write_text(path, header, [recs])
+    line = next(x for x in path.read_text().splitlines() if "lazy_rows" in x)
+    assert "op=mul" in line and "flags=lazy_rows" in line and "bcast=row" in line
+    assert " k=48 " in line + " "  # key 2: 96 / 2 rows
+    _, back = read_text(path)
+    assert (back == recs).all()
