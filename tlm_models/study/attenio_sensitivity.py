@@ -61,6 +61,8 @@ ASSUMPTIONS: tuple[Assumption, ...] = (
             Alternative("both fused", {"flash2": (("rescale", "fused"),)}),
         ),
     ),
+    # Systolic fold timing (pe.fold_overlap) and further mappings (weight_stationary,
+    # input_stationary) join this row as alternatives once the platform declares them.
     Assumption(
         "PE organization",
         "broadcast, one MAC per result",
