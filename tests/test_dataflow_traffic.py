@@ -60,12 +60,15 @@ def test_attenio_without_kv_buffer_reads_the_staging_slots() -> None:
 
 VARIANTS = [
     ("attenio", {"rescale": "separate"}),
+    ("attenio", {"rescale": "lazy"}),
     ("attenio", {"stage": "1"}),
     ("attenio", {"stage": "5"}),
     ("flash2", {"tiling": "paper", "overlap": "none"}),
     ("flash2", {"tiling": "paper", "overlap": "split"}),
     ("flash2", {"tiling": "fit", "overlap": "split"}),
     ("flash2", {"tiling": "fit", "overlap": "double"}),
+    ("flash2", {"rescale": "fused"}),
+    ("flash2", {"rescale": "lazy"}),
     ("standard", {"overlap": "none"}),
     ("flat", {"overlap": "none"}),
 ]
@@ -107,8 +110,8 @@ def test_flash2_paper_tiling_has_no_room_for_double_buffers() -> None:
         emit("flash2", w, p, params={"tiling": "paper", "overlap": "double"})
     with pytest.raises(UserError, match="overlap must be one of none, split, double"):
         emit("flash2", w, p, params={"overlap": "triple"})
-    with pytest.raises(UserError, match="unknown: rescale"):
-        emit("flash2", w, p, params={"rescale": "fused"})
+    with pytest.raises(UserError, match="unknown: stage"):
+        emit("flash2", w, p, params={"stage": "2"})
 
 
 def test_flat_spills_partial_rows_when_a_row_does_not_fit() -> None:

@@ -71,6 +71,34 @@ def test_fused_scale_matmul_times_like_an_accumulate_and_reads_alpha(tmp_path: P
     assert stats["sram_bytes_written"] == 2 * 32
 
 
+def test_a_plain_mac_array_spends_one_more_step_on_the_scale(tmp_path: Path) -> None:
+    # scale_accumulate false: the 4 x 4 x 8 scaled matmul issues 8 + ceil(16/16) = 9 cycles
+    # (done 17); the accumulate beside it enters at 9 (done 25).
+    body = (
+        f"0 matmul pe m=4 n=4 k=8 flags=scale_rows src2={S + 0x300:#x} src0={S:#x}"
+        f" src1={S + 0x40:#x} dst={S + 0x100:#x}\n"
+        f"1 matmul pe m=4 n=4 k=8 flags=acc src0={S:#x} src1={S + 0x40:#x} dst={S + 0x200:#x}\n"
+    )
+    r = _run(tmp_path, body, ("pe.scale_accumulate=false",))
+    assert r["spans"] == {0: (0.0, 17.0), 1: (9.0, 25.0)}
+
+
+def test_a_lazy_rescale_charges_only_its_rows(tmp_path: Path) -> None:
+    # code 0x53 = mul | row broadcast | lazy_rows. 3 rows of 4: ceil(12/16) = 1 issue cycle,
+    # done 9; none: no issue cycle, nothing written (no hold for the next op); the full mul of
+    # the 8 x 4 block, handed over at 1, is held for record 0's result (done 9): 9 + 2 + 8 = 19.
+    o, alpha = S + 0x100, S + 0x300
+    body = (
+        f"0 vector pe m=8 n=4 k=3 code=0x53 src0={o:#x} src1={alpha:#x} dst={o:#x}\n"
+        f"1 vector pe m=8 n=4 k=0 code=0x53 src0={o:#x} src1={alpha:#x} dst={o:#x}\n"
+        f"2 vector pe m=8 n=4 op=mul bcast=row src0={o:#x} src1={alpha:#x} dst={o:#x}\n"
+    )
+    r = _run(tmp_path, body)
+    assert r["spans"] == {0: (0.0, 9.0), 1: (1.0, 9.0), 2: (1.0, 19.0)}
+    assert (r["pe"]["lazy_rescale_ops"], r["pe"]["lazy_rescale_rows"]) == (2, 3)
+    assert r["pe"]["vector_elements"] == 12 + 32
+
+
 def test_split_k_uses_idle_macs_with_an_adder_tree(tmp_path: Path) -> None:
     body = (
         f"0 matmul pe m=2 n=1 k=8 flags=trans_b src0={S:#x} src1={S + 0x40:#x} dst={S + 0x100:#x}\n"

@@ -52,6 +52,7 @@ def _cpp_side() -> dict[str, Any]:
     constants = {
         "trans_b": ord(tm.kMatmulTransB),
         "accumulate": ord(tm.kMatmulAccumulate),
+        "lazy_rows": ord(tm.kVectorLazyRows),
         "broadcast_shift": int(tm.kBroadcastShift),
         "max_deps": int(tm.kMaxDeps),
         "no_tensor": ord(tm.kNoTensor),
@@ -81,6 +82,7 @@ def test_python_and_cpp_declare_the_same_record_contract() -> None:
     assert cpp["constants"] == {
         "trans_b": rec.MATMUL_TRANS_B,
         "accumulate": rec.MATMUL_ACCUMULATE,
+        "lazy_rows": rec.VECTOR_LAZY_ROWS,
         "broadcast_shift": rec.BROADCAST_SHIFT,
         "max_deps": rec.MAX_DEPS,
         "no_tensor": rec.NO_TENSOR,

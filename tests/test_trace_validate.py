@@ -35,6 +35,11 @@ def _broken(index, **fields):
     return records
 
 
+def test_a_lazy_rescale_of_at_most_m_rows_passes():
+    assert check(_broken(10, code=0x53, k=8)).ok
+    assert check(_broken(10, code=0x53, k=0)).ok
+
+
 @pytest.mark.parametrize(
     ("index", "fields", "rule", "words"),
     [
@@ -52,6 +57,9 @@ def _broken(index, **fields):
         # a mask takes its fill as the scalar operand
         (10, {"code": 0x09}, "code", "vector has invalid code 0x09"),
         (6, {"code": 1}, "code", "load has invalid code"),
+        # a lazy rescale (bit 6) is a row-broadcast mul of at most its m rows
+        (10, {"code": 0x73}, "code", "vector has invalid code 0x73"),
+        (10, {"code": 0x53, "k": 9}, "code", "vector has invalid code 0x53"),
     ],
 )
 def test_each_rule_names_the_record(index, fields, rule, words):

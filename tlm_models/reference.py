@@ -30,6 +30,7 @@ from tlm_models.trace.record import (
     MATMUL_SCALE_ROWS,
     MATMUL_TRANS_B,
     STREAMED,
+    VECTOR_LAZY_ROWS,
     Broadcast,
     OpKind,
     VectorOp,
@@ -69,6 +70,8 @@ class ReferenceExecutor:
         ]
         if platform.kv_buffer is not None:
             self.regions.append(_Region(platform.kv_buffer, platform.kv_buffer.size, self.eb))
+        #: (rows whose factor is not 1, rows the record charges) of each lazy rescale run
+        self.lazy_counts: list[tuple[int, int]] = []
 
     # -- memory ---------------------------------------------------------------------------
     def _locate(self, addr: int, nbytes: int) -> tuple[np.ndarray, int]:
@@ -135,6 +138,8 @@ class ReferenceExecutor:
             span = granule_span(rec, granule, granularity)
             if VectorOp(code & 0x0F) == VectorOp.MASK:
                 self._mask(rec, span)
+            elif code & VECTOR_LAZY_ROWS:
+                self._lazy_rescale(m, n, k, src0, src1, dst)
             else:
                 self._vector(code, m, n, k, src0, src1, dst, span)
         elif kind == OpKind.EXP:
@@ -143,6 +148,16 @@ class ReferenceExecutor:
             out[lo:hi] = np.exp(self.block(src0, m, n).reshape(-1)[lo:hi])
         else:
             raise TraceExecutionError(f"unknown record kind {kind}")
+
+    def _lazy_rescale(self, m: int, n: int, rows: int, src0: int, src1: int, dst: int) -> None:
+        """dst = src0 * factor for the rows whose factor is not 1 (the rest stay as they are:
+        exact, since x * 1 = x); the count of those rows against the ``rows`` the record
+        charges goes to ``lazy_counts``."""
+        factor = self.block(src1, m, 1).copy()
+        rising = factor[:, 0] != 1
+        a = self.block(src0, m, n)[rising] * factor[rising]
+        self.block(dst, m, n)[rising] = a
+        self.lazy_counts.append((int(rising.sum()), rows))
 
     def _mask(self, rec: np.void, span: tuple[int, int]) -> None:
         """dst = src0 where the mask keeps an element, else the fill (may be -inf: exp of it
@@ -226,7 +241,10 @@ def forwards(rec: np.void) -> bool:
     kind = int(rec["kind"])
     if kind == OpKind.EXP:
         return True
-    return kind == OpKind.VECTOR and VectorOp(int(rec["code"]) & 0x0F) not in _REDUCTIONS
+    code = int(rec["code"])
+    if kind == OpKind.VECTOR and code & VECTOR_LAZY_ROWS:
+        return False  # which rows it writes is known only once its factors are read
+    return kind == OpKind.VECTOR and VectorOp(code & 0x0F) not in _REDUCTIONS
 
 
 def _split(rec: np.void) -> bool:

@@ -12,6 +12,7 @@ from tlm_models.study.job import DEFAULT_JOB, load_job
 
 REPORT = "attenio-report.md"
 FIGURE = "attenio-crossover.png"
+SENSITIVITY_FIGURE = "attenio-sensitivity.png"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -19,13 +20,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "reproduce",
         help="run a published study as a preset (resumable), with its report",
         description="attenio: the AttenIO paper's evaluation on platforms/attenio.yaml under "
-        "two settings (as published; strong baselines), a cache-size sweep and the crossover "
-        "over HBM bandwidth x head dim. Running it again resumes.",
+        "two settings (as published; strong baselines), a cache-size sweep, the crossover "
+        "over HBM bandwidth x head dim, and what flips the verdict (one modelling assumption "
+        "at a time). Running it again resumes.",
     )
     cmd.add_argument("study", choices=("attenio",))
     cmd.add_argument("--out", default="results/reproduce-attenio", metavar="DIR")
     cmd.add_argument(
-        "--quick", action="store_true", help="N <= 8K and fewer points (a few minutes)"
+        "--quick",
+        action="store_true",
+        help="N = 2K-4K (to 16K at d = 64), fewer points, sensitivity at 8K/64",
     )
     cmd.add_argument("--jobs", "-j", type=int, metavar="J", help="simulations at a time")
     cmd.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
@@ -36,6 +40,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     from tlm_models.platform import load_platform
     from tlm_models.resolved_run import resolve_run
     from tlm_models.study import attenio_repro as study
+    from tlm_models.study.attenio_sensitivity import plot_tornado
     from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
     from tlm_models.study.executor_local import LocalExecutor
     from tlm_models.study.report import load_results
@@ -63,8 +68,10 @@ def _reproduce(args: argparse.Namespace) -> int:
     macs_per_s = info.pe_rows * info.pe_cols * info.pe_clock_hz
     records = load_results(out)
     study.plot_crossover(records, grid, capacity, macs_per_s, out / FIGURE)
+    index = {str(r["key"]): r for r in records}
+    plot_tornado(index, grid.sensitivity, out / SENSITIVITY_FIGURE)
     report = out / REPORT
-    text = study.render(records, grid, capacity, macs_per_s, FIGURE)
+    text = study.render(records, grid, capacity, macs_per_s, FIGURE, SENSITIVITY_FIGURE)
     if unfit:
         text += "\n## Not run: the plan does not fit\n\n"
         text += "".join(f"- {c.label()} N = {c.seq_len}, d = {c.head_dim}, "

@@ -5,7 +5,8 @@ vectors. K and V rows are preloaded into the cache up to ``stage`` rows ahead (S
 preloads), each moved into the KV buffer by the PE array when its turn comes; S = Q_i k_j^T
 and the O update read them from there, broadcast (Sec. 4.3). The softmax stages stream
 (forwarding, Fig. 9); the rescale of O is fused into the O update by default
-(``rescale=fused``: O = diag(alpha) O + p v_j) or a separate pass (``rescale=separate``).
+(``rescale=fused``: O = diag(alpha) O + p v_j), a separate pass over O (``rescale=separate``)
+or a pass over the rows whose running max rose (``rescale=lazy``, ``rescale_rows.py``).
 Tile a = floor((M - 2*stage*d)/(2d + 4)), which the header records; traffic
 T = Nd + 2Nd*ceil(N/a) + Nd.
 """
@@ -22,21 +23,23 @@ from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
     TileShape,
+    lazy_counts,
     mask_scores,
+    rescale_o,
 )
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.trace.record import Broadcast, VectorOp
+from tlm_models.trace.record import VectorOp
 
 
 @dataclass(frozen=True)
 class AttenioPlan:
     a: int  # Q rows per block
     stage: int  # K (and V) rows staged ahead in the cache
-    rescale: str  # fused | separate
+    rescale: str  # fused | separate | lazy
 
 
 def attenio_rows(workload: Workload, capacity: int, stage: int) -> int:
@@ -87,7 +90,7 @@ def _row_body(
     ldv: int,
     *,
     kv: _KvSlots,
-    fused: bool,
+    rescale: str,
 ) -> None:
     """One K/V row: move k_j to the KV buffer, s = Q_i k_j^T, move v_j, the element-wise
     online softmax as streamed stages, O_i = diag(alpha) O_i + p v_j."""
@@ -126,15 +129,12 @@ def _row_body(
     alpha = tpl.exp(mcur, mcur, a, 1, stream=True, deps=[dm])
     sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext, stream=True)
     p = tpl.exp(s, s, a, 1, stream=True, deps=[sub])
-    if fused:
+    if rescale == "fused":
         # The paper's P~ V mapping holds all of p in the MACs before the first v element is
         # broadcast, so the update waits for the whole of p.
         omm = tpl.matmul(s, v_at, bufs.o.addr, a, d, 1, scale_rows=mcur, deps=[v_dep, p, alpha])
     else:
-        tpl.vector(
-            VectorOp.MUL, bufs.o.addr, bufs.o.addr, a, d, src1=mcur, bcast=Broadcast.ROW,
-            deps=[alpha],
-        )  # fmt: skip
+        rescale_o(tpl, bufs, a, lazy=rescale == "lazy", deps=[alpha])
         omm = tpl.matmul(s, v_at, bufs.o.addr, a, d, 1, accumulate=True, deps=[v_dep, p])
     tpl.roles["omm"] = omm
     if kv.v is None:
@@ -159,7 +159,8 @@ def emit_attenio(
     params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
     """AttenIO trace on ``platform``; records stream in chunks of ``chunk_ops``.
-    ``params``: ``rescale`` (fused|separate), ``stage`` (K/V rows staged ahead)."""
+    ``params``: ``rescale`` (fused|separate|lazy), ``stage`` (K/V rows staged ahead),
+    ``scores`` (where lazy's counts come from)."""
     d = workload.head_dim
     plan = attenio_plan(workload, platform, params)
     variant = resolve("attenio", params)
@@ -182,6 +183,10 @@ def emit_attenio(
         k=_slots("k", plan.stage, d, kstage),
         v=_slots("v", plan.stage, d, vstage),
     )
-    body = partial(_row_body, kv=kv, fused=plan.rescale == "fused")
-    loop = OnlineSoftmaxLoop(setup, bufs, rows, 1, body, k_reader="mvk", v_reader="mvv")
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)
+    body = partial(_row_body, kv=kv, rescale=plan.rescale)
+    lazy = lazy_counts(workload, 1, variant)
+    loop = OnlineSoftmaxLoop(
+        setup, bufs, rows, 1, body, k_reader="mvk", v_reader="mvv", rescale_counts=lazy
+    )
+    iterations = loop.iterations if lazy is None or lazy.uniform else None
+    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), iterations)

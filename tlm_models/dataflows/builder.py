@@ -26,6 +26,7 @@ from tlm_models.trace.record import (
     NO_TENSOR,
     RECORD_DTYPE,
     STREAMED,
+    VECTOR_LAZY_ROWS,
     Broadcast,
     OpKind,
     VectorOp,
@@ -287,12 +288,18 @@ class OpSink:
         bcast: Broadcast = Broadcast.FULL,
         scalar: float = 0.0,
         stream: bool = False,
+        lazy_rows: int | None = None,
         deps: Iterable[DepRef] = (),
     ) -> int:
         """Element-wise or row-reduction op on an m x n block on the PE array; ``stream``:
-        start on the first elements its producers write (forwarding)."""
+        start on the first elements its producers write (forwarding); ``lazy_rows``: a lazy
+        rescale (mul, row broadcast) charging that many rows (``record.VECTOR_LAZY_ROWS``)."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
         code = vector_code(op, bcast) | (STREAMED if stream else 0)
+        if lazy_rows is not None:
+            if op != VectorOp.MUL or bcast != Broadcast.ROW or not 0 <= lazy_rows <= m:
+                raise ValueError(f"a lazy rescale is a row-broadcast mul of 0..{m} rows")
+            code, k = code | VECTOR_LAZY_ROWS, lazy_rows
         rec = make_record(
             OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=k, src0=src0, src1=src1, dst=dst
         )

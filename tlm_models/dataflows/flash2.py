@@ -18,7 +18,9 @@ from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
     TileShape,
+    lazy_counts,
     mask_scores,
+    rescale_o,
 )
 from tlm_models.dataflows.query_blocks import block_count, block_plan, block_shape, query_blocks
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
@@ -110,9 +112,12 @@ def _tile_body(
     ldv: int,
     *,
     serial: bool = False,
+    rescale: str = "separate",
 ) -> None:
     """One K/V tile: S = Q K^T, row max, P = exp(S - m), row sum, rescale O, O += P V;
-    ``serial``: S waits for both loads (no transfer overlaps compute)."""
+    ``serial``: S waits for both loads (no transfer overlaps compute); ``rescale``: O *= alpha
+    as its own pass over every row (separate) or the rows whose max rose (lazy), or within
+    the P V matmul (fused)."""
     r, c = shape.rows, shape.cols
     d = bufs.q.cols
     mcur, mnext, s, t = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.t
@@ -140,7 +145,13 @@ def _tile_body(
     tpl.vector(VectorOp.ROWSUM, t.addr, s, r, c, deps=[p])
     tpl.vector(VectorOp.MUL, bufs.l.addr, bufs.l.addr, r, 1, src1=mcur, deps=[alpha])
     tpl.vector(VectorOp.ADD, bufs.l.addr, bufs.l.addr, r, 1, src1=t.addr)
-    tpl.vector(VectorOp.MUL, bufs.o.addr, bufs.o.addr, r, d, src1=mcur, bcast=Broadcast.ROW)
+    if rescale == "fused":
+        tpl.roles["omm"] = tpl.matmul(
+            s, bufs.v[0].addr, bufs.o.addr, r, d, c, scale_rows=mcur, deps=[ldv, p, alpha]
+        )
+        return
+    # Ordered after alpha by the l update above (the PE array runs in order).
+    rescale_o(tpl, bufs, r, lazy=rescale == "lazy", deps=[])
     tpl.roles["omm"] = tpl.matmul(
         s, bufs.v[0].addr, bufs.o.addr, r, d, c, accumulate=True, deps=[ldv, p]
     )
@@ -153,7 +164,8 @@ def emit_flash2(
     params: Mapping[str, object] | None = None,
 ) -> EmittedTrace:
     """FlashAttention-2 trace on ``platform``; records stream in chunks of ``chunk_ops``.
-    ``params``: ``tiling`` (paper|fit), ``overlap`` (none|split|double)."""
+    ``params``: ``tiling`` (paper|fit), ``overlap`` (none|split|double), ``rescale``
+    (separate|fused|lazy), ``scores`` (where lazy's counts come from)."""
     variant = resolve("flash2", params)
     overlap = variant["overlap"]
     nbuf = 2 if overlap == "double" else 1
@@ -185,17 +197,21 @@ def emit_flash2(
         v=tuple(a.alloc(f"V_j.{i}", tiling.bc, d) for i in range(nbuf)),
     )
     serial = overlap == "none"
+    lazy = lazy_counts(workload, tiling.bc, variant)
     loop = OnlineSoftmaxLoop(
         setup,
         bufs,
         rows,
         tiling.bc,
-        partial(_tile_body, serial=serial),
+        partial(_tile_body, serial=serial, rescale=variant["rescale"]),
         # none: the next tile's loads wait for this tile's last operation
         k_reader="omm" if serial else "smm",
         q_overlap=not serial,
         split=None if split is None else (split, alloc_combine(a, split.slices, rows, d)),
+        rescale_counts=lazy,
     )
-    # Split-K runs exactly: skipping slices would skip partials another tile waits for.
-    iterations = loop.iterations if split is None else None
+    # Split-K runs exactly: skipping slices would skip partials another tile waits for; so do
+    # lazy rescales whose counts differ from block to block.
+    exact = split is not None or (lazy is not None and not lazy.uniform)
+    iterations = None if exact else loop.iterations
     return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), iterations)

@@ -19,6 +19,7 @@ import numpy as np
 
 from tlm_models.dataflows.allocator import Buffer
 from tlm_models.dataflows.builder import (
+    DepRef,
     OffsetFn,
     Prev,
     RepeatResult,
@@ -32,10 +33,12 @@ from tlm_models.dataflows.query_blocks import (
     share_query_blocks,
     store_block,
 )
+from tlm_models.dataflows.rescale_rows import RescaleCounts
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.dataflows.split_combine import CombineBuffers, SplitRecords
 from tlm_models.dataflows.split_k import SplitPlan, slice_plan
+from tlm_models.dataflows.workload import Workload
 from tlm_models.fast_forward import IterationControl
 from tlm_models.trace.record import MATMUL_SCALE_ROWS, Broadcast, OpKind, VectorOp, src2
 
@@ -91,6 +94,28 @@ def mask_fill(elem_bytes: int) -> float:
     return float(np.finfo(np.float32).min) if elem_bytes >= 4 else -65504.0
 
 
+def rescale_o(
+    tpl: Template, bufs: SoftmaxBuffers, rows: int, *, lazy: bool, deps: list[DepRef]
+) -> None:
+    """O *= alpha (row broadcast) before O += P V: every row, or lazily the rows whose
+    running max rose (role "rescale"; the loop sets its row count per tile)."""
+    d = bufs.o.cols
+    o, alpha = bufs.o.addr, bufs.m[0].addr
+    op = tpl.vector(
+        VectorOp.MUL, o, o, rows, d, src1=alpha, bcast=Broadcast.ROW,
+        lazy_rows=0 if lazy else None, deps=deps,
+    )  # fmt: skip
+    if lazy:
+        tpl.roles["rescale"] = op
+
+
+def lazy_counts(w: Workload, bc: int, variant: Mapping[str, str]) -> RescaleCounts | None:
+    """The lazy rescale's rows per tile, when ``rescale=lazy``."""
+    if variant["rescale"] != "lazy":
+        return None
+    return RescaleCounts(w, bc, variant["scores"])
+
+
 #: Records the compute of one tile into a template whose K/V loads have roles ldk/ldv; must
 #: give roles "smm" (last reader of the K buffer) and "omm" (last reader of the V buffer).
 TileBody = Callable[[Template, SoftmaxBuffers, TileShape, int, int], None]
@@ -114,12 +139,14 @@ class OnlineSoftmaxLoop:
         v_reader: str = "omm",
         q_overlap: bool = True,
         split: tuple[SplitPlan, CombineBuffers] | None = None,
+        rescale_counts: RescaleCounts | None = None,
     ):
         """``k_reader``/``v_reader``: the body role whose operation last reads a K (V) buffer,
         which the load into that buffer ``len(bufs.k)`` tiles later waits for. Without
         ``q_overlap`` Q_{i+1} loads only after O_i is normalised. ``split``: split-K on tiles
         (``split_k.py``): the loop runs the tile's slices of blocks, each ending with its
-        partial result stored, then the combines of the blocks this tile combines."""
+        partial result stored, then the combines of the blocks this tile combines.
+        ``rescale_counts``: the rows of the body's lazy rescale (role "rescale") per tile."""
         self.setup = setup
         self.bufs = bufs
         self.br = br
@@ -128,6 +155,7 @@ class OnlineSoftmaxLoop:
         self.k_reader = k_reader
         self.v_reader = v_reader
         self.q_overlap = q_overlap
+        self.rescale_counts = rescale_counts
         w = setup.workload
         self.fill = mask_fill(w.elem_bytes)
         #: Blocks of stacked query rows, K/V head by K/V head: the outer loop (the iterations
@@ -205,6 +233,7 @@ class OnlineSoftmaxLoop:
                         raise ValueError(f"row scales at {addr:#x} straddle a 4 GiB boundary")
                     reloc["src_stride"].append((col, kind))
         reloc["src0"] += [(tpl.roles["ldk"], "tile"), (tpl.roles["ldv"], "tile")]
+        reloc["k"] = [(tpl.roles["rescale"], "lazy")] if "rescale" in tpl.roles else []
         self._templates[shape] = (tpl, reloc)
         return tpl, reloc
 
@@ -215,9 +244,11 @@ class OnlineSoftmaxLoop:
         t0: int,
         key_off: int,
         diag0: int,
+        lazy: np.ndarray | None = None,
     ) -> OffsetFn:
         """Per repetition: the K/V rows from byte ``key_off`` on, tile ``j0 + rep`` of the block
-        (m parity), buffer ``t0 + rep`` of the rotation, mask diagonal ``diag0 - rep * bc``."""
+        (m parity), buffer ``t0 + rep`` of the rotation, mask diagonal ``diag0 - rep * bc``,
+        lazy rescale rows ``lazy[j0 + rep]``."""
         bufs = self.bufs
         nbuf = len(bufs.k)
         tile_bytes = self.bc * self.setup.workload.head_dim * self.setup.elem_bytes
@@ -237,7 +268,11 @@ class OnlineSoftmaxLoop:
                 "mcur": m_par * mstep,
                 "mnext": -m_par * mstep,
             }
-            return {f: {col: values[kind] for col, kind in reloc[f]} for f in _FIELDS}
+            fields: tuple[str, ...] = _FIELDS
+            if lazy is not None and reloc["k"]:
+                values["lazy"] = lazy[j]
+                fields = (*_FIELDS, "k")
+            return {f: {col: values[kind] for col, kind in reloc[f]} for f in fields}
 
         return offsets
 
@@ -257,6 +292,7 @@ class OnlineSoftmaxLoop:
             scale_q(b, s, bufs.q.addr, blk.height, deps=[qload])
             kv_off = s.base("K", blk.kv_head) - s.base("K", 0)
             tiles_done = int(self.tiles_before[index])
+            lazy = None if self.rescale_counts is None else self.rescale_counts.counts(blk, plan)
             for run in plan.runs:
                 mask = self._mask(plan, run.masked)
                 tpl, reloc = self._template(
@@ -264,7 +300,7 @@ class OnlineSoftmaxLoop:
                 )
                 offsets = self._offsets(
                     reloc, run.index, tiles_done + run.index, kv_off + run.key0 * row_bytes,
-                    plan.diagonal(w, run.key0),
+                    plan.diagonal(w, run.key0), lazy,
                 )  # fmt: skip
                 kv_prev = yield from b.repeat(
                     tpl, run.count, offsets, first=kv_prev, ext={"o_free": last_store}

@@ -23,6 +23,8 @@ class Switch:
     default: str
     choices: tuple[str, ...] = ()
     meaning: str = ""
+    #: besides ``choices``, the path of an existing file with this suffix
+    file_suffix: str = ""
 
 
 OVERLAP = Switch(
@@ -33,15 +35,33 @@ OVERLAP = Switch(
     "buffers, K loads during P V and V during Q K^T; double: double-buffered tiles",
 )
 
+
+def rescale_switch(default: str) -> Switch:
+    """The O rescale of an online softmax (docs/dataflows.md, "The O rescale")."""
+    return Switch(
+        "rescale",
+        default,
+        ("fused", "separate", "lazy"),
+        "fused: O = diag(alpha) O + P V in one matmul (free on a scale-accumulate PE, "
+        "pe.scale_accumulate); separate: O *= alpha, every row, then O += P V; lazy: only the "
+        "rows whose running max rose (exact; counts from `scores`)",
+    )
+
+
+SCORES = Switch(
+    "scores",
+    "iid",
+    ("iid",),
+    "where rescale=lazy's rows come from: iid (exchangeable scores, the expected count) or a "
+    ".npz of the run's Q and K (the counted rises)",
+    file_suffix=".npz",
+)
+
 SWITCHES: dict[str, tuple[Switch, ...]] = {
     "attenio": (
-        Switch(
-            "rescale",
-            "fused",
-            ("fused", "separate"),
-            "fused: O = diag(alpha) O + p v_j in the MAC array; separate: O *= alpha first",
-        ),
+        rescale_switch("fused"),
         Switch("stage", "2", (), "K and V rows staged ahead in the cache (>= 1)"),
+        SCORES,
     ),
     "flash2": (
         Switch(
@@ -59,6 +79,8 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             "split-K on tiles (dataflows/split_k.py): S slices of each block's keys on S tiles "
             "and a combine; auto: 1 with as many blocks as tiles, else tiles / gcd(blocks, tiles)",
         ),
+        rescale_switch("separate"),
+        SCORES,
     ),
     "standard": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
     "flat": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
@@ -77,7 +99,13 @@ def resolve(dataflow: str, params: Mapping[str, object] | None) -> dict[str, str
     out: dict[str, str] = {}
     for name, switch in switches.items():
         value = given.get(name, switch.default)
-        if switch.choices and value not in switch.choices:
+        if switch.file_suffix and value not in switch.choices:
+            if not value.endswith(switch.file_suffix):
+                raise UserError(
+                    f"{dataflow} {name} must be {' or '.join(switch.choices)} or a "
+                    f"{switch.file_suffix} file, got {value!r}"
+                )
+        elif switch.choices and value not in switch.choices:
             raise UserError(
                 f"{dataflow} {name} must be one of {', '.join(switch.choices)}, got {value!r}"
             )

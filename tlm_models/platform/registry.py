@@ -458,6 +458,14 @@ def _register_builtins() -> None:
                     False,
                     "broadcast: outputs smaller than the array split k over idle MACs",
                 ),
+                _p(
+                    "scale_accumulate",
+                    "bool",
+                    True,
+                    "each MAC scales its partial sum and adds its product in one step (a "
+                    "scale_rows matmul costs an accumulate's cycles; false: one more step per "
+                    "pass)",
+                ),
                 _p("pipeline_latency", "count", 2, cycles, unit="cycles"),
                 forward,
                 _p(

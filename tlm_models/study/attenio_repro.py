@@ -14,6 +14,7 @@ K/V tiles above the diagonal and mask the ones on it, docs/dataflows.md).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -68,6 +69,15 @@ class StudyGrid:
     crossover_n: int
     crossover_dims: tuple[int, ...]
     channel_gbps: tuple[int, ...]  # per HBM channel; 16 channels
+    #: (d, N values) replacing ``seq_lens`` for that head dim
+    seq_lens_by_dim: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    #: (N, d) points of the one-assumption-at-a-time part (``attenio_sensitivity.py``)
+    sensitivity: tuple[tuple[int, int], ...] = ()
+
+    def points(self) -> list[tuple[int, int]]:
+        """(N, d) of the main grid, head dim by head dim."""
+        by_dim = dict(self.seq_lens_by_dim)
+        return [(n, d) for d in self.head_dims for n in by_dim.get(d, self.seq_lens)]
 
 
 FULL = StudyGrid(
@@ -77,7 +87,10 @@ FULL = StudyGrid(
     crossover_n=8192,
     crossover_dims=(16, 32, 64, 128),
     channel_gbps=(1, 2, 4, 8, 16),
+    sensitivity=((8192, 64), (8192, 128)),
 )
+#: N up to 16K at d = 64, where the as-published verdict turns (full study: 0.98x at 8K,
+#: 1.05x at 16K), so that the quick run reaches the full study's conclusions where they meet.
 QUICK = StudyGrid(
     seq_lens=(2048, 4096),
     head_dims=(64, 128),
@@ -85,6 +98,8 @@ QUICK = StudyGrid(
     crossover_n=1024,
     crossover_dims=(16, 32, 64, 128),
     channel_gbps=(1, 4, 16),
+    seq_lens_by_dim=((64, (2048, 4096, 8192, 16384)),),
+    sensitivity=((8192, 64),),
 )
 HBM_CHANNELS = 16
 
@@ -119,12 +134,7 @@ CAUSAL = ("flash2", "attenio")
 
 def main_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
     """Speedup, traffic, utilization and stall: every dataflow at every (N, d)."""
-    return [
-        _config(setting, df, n, d, (BANK_HBM,))
-        for d in grid.head_dims
-        for n in grid.seq_lens
-        for df in EXACT
-    ]
+    return [_config(setting, df, n, d, (BANK_HBM,)) for n, d in grid.points() for df in EXACT]
 
 
 def causal_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
@@ -132,8 +142,7 @@ def causal_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
     non-causal runs are ``main_configs``')."""
     return [
         _config(setting, df, n, d, (BANK_HBM,), mask="causal")
-        for d in grid.head_dims
-        for n in grid.seq_lens
+        for n, d in grid.points()
         for df in CAUSAL
     ]
 
@@ -159,12 +168,17 @@ def crossover_configs(grid: StudyGrid, setting: Setting) -> list[RunConfig]:
 
 
 def study_configs(grid: StudyGrid) -> list[RunConfig]:
-    """Every configuration of the study once (AttenIO's are shared by both settings)."""
+    """Every configuration of the study once (AttenIO's are shared by both settings), then
+    the one-assumption-at-a-time runs."""
+    from tlm_models.study.attenio_sensitivity import sensitivity_configs
+
     unique: dict[str, RunConfig] = {}
     for setting in SETTINGS:
         for part in (main_configs, causal_configs, cache_configs, crossover_configs):
             for config in part(grid, setting):
                 unique.setdefault(config.key(), config)
+    for config in sensitivity_configs(grid.sensitivity):
+        unique.setdefault(config.key(), config)
     return list(unique.values())
 
 
@@ -214,9 +228,13 @@ def _energy(record: dict[str, Any] | None) -> str:
     return f"{total * 1e3:.3f} | {per_flop:.3f}"
 
 
+#: FA2 time / AttenIO time at (N, d)
+Ratio = tuple[int, int, float]
+
+
 def _setting_section(
     index: dict[str, dict[str, Any]], grid: StudyGrid, setting: Setting
-) -> tuple[list[str], list[float]]:
+) -> tuple[list[str], list[Ratio]]:
     lines = [f"## Setting: {setting.title}", ""]
     params = "; ".join(
         f"{df}: {' '.join(f'{k}={v}' for k, v in setting.params[df]) or 'paper design'}"
@@ -226,38 +244,37 @@ def _setting_section(
     head = "| N | d | " + " | ".join(f"{df} ms" for df in EXACT)
     head += " | " + " | ".join(f"{df} speedup" for df in EXACT[1:]) + " | FA2 ms / AttenIO ms |"
     lines += [head, "|" + "---|" * (2 + len(EXACT) + len(EXACT) - 1 + 1)]
-    ratios: list[float] = []
+    ratios: list[Ratio] = []
     detail = [
         "| N | d | dataflow | off-chip MiB | PE busy | MAC util | Exp lane util | memory stall"
         " | energy mJ | pJ/FLOP |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for d in grid.head_dims:
-        for n in grid.seq_lens:
-            recs = {df: _get(index, _config(setting, df, n, d, (BANK_HBM,))) for df in EXACT}
-            std = recs["standard"]
-            speed = []
-            for df in EXACT[1:]:
-                r = recs[df]
-                if std is not None and r is not None:
-                    speed.append(f"{std['sim_time_ns'] / r['sim_time_ns']:.2f}x")
-                else:
-                    speed.append("—")
-            fa2, att = recs["flash2"], recs["attenio"]
-            ratio = "—"
-            if fa2 is not None and att is not None:
-                value = fa2["sim_time_ns"] / att["sim_time_ns"]
-                ratios.append(value)
-                ratio = f"{value:.2f}x"
-            times = " | ".join(_ms(recs[df]) for df in EXACT)
-            lines.append(f"| {format_tokens(n)} | {d} | {times} | {' | '.join(speed)} | {ratio} |")
-            for df in EXACT:
-                r = recs[df]
-                detail.append(
-                    f"| {format_tokens(n)} | {d} | {df} | {_mib(r)} | {_pct(r, 'pe.busy_fraction')}"
-                    f" | {_pct(r, 'pe.mac_utilization')} | {_pct(r, 'exp.lane_utilization')}"
-                    f" | {_pct(r, 'memory_stall_fraction')} | {_energy(r)} |"
-                )
+    for n, d in grid.points():
+        recs = {df: _get(index, _config(setting, df, n, d, (BANK_HBM,))) for df in EXACT}
+        std = recs["standard"]
+        speed = []
+        for df in EXACT[1:]:
+            r = recs[df]
+            if std is not None and r is not None:
+                speed.append(f"{std['sim_time_ns'] / r['sim_time_ns']:.2f}x")
+            else:
+                speed.append("—")
+        fa2, att = recs["flash2"], recs["attenio"]
+        ratio = "—"
+        if fa2 is not None and att is not None:
+            value = fa2["sim_time_ns"] / att["sim_time_ns"]
+            ratios.append((n, d, value))
+            ratio = f"{value:.2f}x"
+        times = " | ".join(_ms(recs[df]) for df in EXACT)
+        lines.append(f"| {format_tokens(n)} | {d} | {times} | {' | '.join(speed)} | {ratio} |")
+        for df in EXACT:
+            r = recs[df]
+            detail.append(
+                f"| {format_tokens(n)} | {d} | {df} | {_mib(r)} | {_pct(r, 'pe.busy_fraction')}"
+                f" | {_pct(r, 'pe.mac_utilization')} | {_pct(r, 'exp.lane_utilization')}"
+                f" | {_pct(r, 'memory_stall_fraction')} | {_energy(r)} |"
+            )
     lines += [
         "",
         "FA2 ms / AttenIO ms above 1: AttenIO is faster.",
@@ -282,7 +299,7 @@ def _setting_section(
 
 def causal_section(
     index: dict[str, dict[str, Any]], grid: StudyGrid, setting: Setting
-) -> tuple[list[str], list[float]]:
+) -> tuple[list[str], list[Ratio]]:
     """Causal vs non-causal time of FA2 and AttenIO per (N, d); the FA2 / AttenIO causal time
     ratios (for the conclusion)."""
     lines = [
@@ -293,42 +310,49 @@ def causal_section(
         + " | FA2 / AttenIO causal |",
         "|---|---|" + "---|" * (3 * len(CAUSAL) + 1),
     ]
-    ratios: list[float] = []
-    for d in grid.head_dims:
-        for n in grid.seq_lens:
-            cells = []
-            causal = {}
-            for df in CAUSAL:
-                dense = _get(index, _config(setting, df, n, d, (BANK_HBM,)))
-                masked = _get(index, _config(setting, df, n, d, (BANK_HBM,), mask="causal"))
-                causal[df] = masked
-                share = "—"
-                if dense is not None and masked is not None:
-                    share = f"{masked['sim_time_ns'] / dense['sim_time_ns']:.2f}"
-                cells += [_ms(dense), _ms(masked), share]
-            ratio = "—"
-            fa2, att = causal["flash2"], causal["attenio"]
-            if fa2 is not None and att is not None:
-                ratios.append(fa2["sim_time_ns"] / att["sim_time_ns"])
-                ratio = f"{ratios[-1]:.2f}x"
-            lines.append(f"| {format_tokens(n)} | {d} | {' | '.join(cells)} | {ratio} |")
+    ratios: list[Ratio] = []
+    for n, d in grid.points():
+        cells = []
+        causal = {}
+        for df in CAUSAL:
+            dense = _get(index, _config(setting, df, n, d, (BANK_HBM,)))
+            masked = _get(index, _config(setting, df, n, d, (BANK_HBM,), mask="causal"))
+            causal[df] = masked
+            share = "—"
+            if dense is not None and masked is not None:
+                share = f"{masked['sim_time_ns'] / dense['sim_time_ns']:.2f}"
+            cells += [_ms(dense), _ms(masked), share]
+        ratio = "—"
+        fa2, att = causal["flash2"], causal["attenio"]
+        if fa2 is not None and att is not None:
+            ratios.append((n, d, fa2["sim_time_ns"] / att["sim_time_ns"]))
+            ratio = f"{ratios[-1][2]:.2f}x"
+        lines.append(f"| {format_tokens(n)} | {d} | {' | '.join(cells)} | {ratio} |")
     lines.append("")
     return lines, ratios
 
 
-def conclusion(setting: Setting, ratios: Sequence[float]) -> str:
-    """The sentence a setting's measurements support, from FA2-over-AttenIO time ratios."""
+def conclusion(setting: Setting, ratios: Sequence[Ratio]) -> str:
+    """The sentence a setting's measurements support, from FA2-over-AttenIO time ratios, head
+    dim by head dim (where AttenIO wins from some N on, the sentence says from which)."""
     if not ratios:
         return f"{setting.title}: no finished (N, d) point to conclude from."
-    wins = sum(1 for r in ratios if r > 1.0)
-    span = f"FA2 / AttenIO time {min(ratios):.2f}x to {max(ratios):.2f}x"
-    if wins == len(ratios):
-        verdict = "AttenIO is faster than FlashAttention-2 at every point"
-    elif wins == 0:
-        verdict = "FlashAttention-2 is at least as fast as AttenIO at every point"
-    else:
-        verdict = f"AttenIO is faster at {wins} of {len(ratios)} points"
-    return f"**{setting.title}**: {verdict} ({span})."
+    parts = []
+    for d in sorted({d for _, d, _ in ratios}):
+        points = sorted((n, r) for n, dd, r in ratios if dd == d)
+        values = [r for _, r in points]
+        wins = [n for n, r in points if r > 1.0]
+        span = f"{min(values):.2f}x to {max(values):.2f}x"
+        if len(wins) == len(points):
+            verdict = "AttenIO is faster at every N"
+        elif not wins:
+            verdict = "FlashAttention-2 is at least as fast at every N"
+        elif all(r > 1.0 for n, r in points if n >= wins[0]):
+            verdict = f"AttenIO is faster from N = {format_tokens(wins[0])} on, not below"
+        else:
+            verdict = f"AttenIO is faster at N = {', '.join(format_tokens(n) for n in wins)}"
+        parts.append(f"d = {d}: {verdict} ({span})")
+    return f"**{setting.title}** (FA2 / AttenIO time): {'; '.join(parts)}."
 
 
 def crossover_points(
@@ -348,14 +372,54 @@ def crossover_points(
     return out
 
 
+#: The paper abstract's headline: AttenIO's speedups over (FA2, Standard, FLAT) by head dim.
+PUBLISHED_SPEEDUPS: dict[int, tuple[float, float, float]] = {
+    64: (1.6, 2.5, 8.8),
+    128: (1.3, 1.9, 9.9),
+}
+
+
+def headline_section(index: dict[str, dict[str, Any]], grid: StudyGrid) -> list[str]:
+    """The paper's published speedups beside ours (geometric mean over this grid's N)."""
+    over = ("flash2", "standard", "flat")
+    lines = [
+        "## The paper's headline beside ours",
+        "",
+        "Published: the paper abstract's speedups of AttenIO over FlashAttention-2 / Standard / "
+        "FLAT. Ours: AttenIO's speedup over each, geometric mean over the N of this grid "
+        "(bank-level HBM, non-causal), per setting.",
+        "",
+        "| d | over | published | " + " | ".join(f"ours, {s.title}" for s in SETTINGS) + " |",
+        "|---|---|---|" + "---|" * len(SETTINGS),
+    ]
+    for d, published in PUBLISHED_SPEEDUPS.items():
+        ns = [n for n, dd in grid.points() if dd == d]
+        for df, value in zip(over, published, strict=True):
+            cells = []
+            for setting in SETTINGS:
+                logs = []
+                for n in ns:
+                    base = _get(index, _config(setting, df, n, d, (BANK_HBM,)))
+                    att = _get(index, _config(setting, "attenio", n, d, (BANK_HBM,)))
+                    if base is not None and att is not None:
+                        logs.append(math.log(base["sim_time_ns"] / att["sim_time_ns"]))
+                cells.append(f"{math.exp(sum(logs) / len(logs)):.2f}x" if logs else "—")
+            lines.append(f"| {d} | {df} | {value}x (published) | {' | '.join(cells)} |")
+    lines.append("")
+    return lines
+
+
 def render(
     records: Sequence[dict[str, Any]],
     grid: StudyGrid,
     capacity: int,
     macs_per_s: float,
     figure: str | None,
+    sensitivity_figure: str | None = None,
 ) -> str:
     """The study's Markdown report."""
+    from tlm_models.study import attenio_sensitivity
+
     index = _index(records)
     failed = sum(1 for r in records if "error" in r)
     lines = [
@@ -375,8 +439,10 @@ def render(
     for setting in SETTINGS:
         _, ratios = causal_section(index, grid, setting)
         lines.append("- Causal masks, " + conclusion(setting, ratios))
+    lines += ["", *headline_section(index, grid)]
+    if grid.sensitivity:
+        lines += attenio_sensitivity.render(index, grid.sensitivity, sensitivity_figure)
     lines += [
-        "",
         *sections,
         f"## Crossover over HBM bandwidth and head dim (N = {format_tokens(grid.crossover_n)})",
         "",

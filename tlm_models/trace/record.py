@@ -88,6 +88,9 @@ MATMUL_SCALE_ROWS = 0x4
 MATMUL_FLAGS = MATMUL_TRANS_B | MATMUL_ACCUMULATE | MATMUL_SCALE_ROWS
 #: vector, exp, matmul: the operation streams from its producers (forwarding).
 STREAMED = 0x80
+#: vector mul with row broadcast only: a lazy rescale, leaving the rows whose factor is exactly
+#: 1 as they are; ``k`` = the rows whose factor is not 1, which the engine reads and writes.
+VECTOR_LAZY_ROWS = 0x40
 BROADCAST_SHIFT = 4
 
 # Lower-case names as the text form, checks, statistics and timelines print them.

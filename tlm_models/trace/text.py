@@ -39,6 +39,7 @@ from tlm_models.trace.record import (
     NO_TENSOR,
     RECORD_DTYPE,
     STREAMED,
+    VECTOR_LAZY_ROWS,
     VECTOR_OP_NAMES,
     Broadcast,
     OpKind,
@@ -56,6 +57,8 @@ MATMUL_FLAG_NAMES = {
 }
 #: The flag vector and exp records take (forwarding).
 STREAM_FLAG = {STREAMED: "stream"}
+#: A vector record's flags: forwarding, and the lazy rescale (rows to multiply in k).
+VECTOR_FLAG_NAMES = {STREAMED: "stream", VECTOR_LAZY_ROWS: "lazy_rows"}
 
 # Raw record fields settable on any line, with their upper bounds.
 _U8, _U32, _U64 = 0xFF, 0xFFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF
@@ -344,7 +347,8 @@ class _OpParser:
                 raise UserError(f"{where}: flags=scale_rows needs src2= (the row scales)")
             return code
         streams = kind in (OpKind.VECTOR, OpKind.EXP)
-        stream = _flags(fields.get("flags", ""), STREAM_FLAG, where) if streams else 0
+        names = VECTOR_FLAG_NAMES if kind == OpKind.VECTOR else STREAM_FLAG
+        stream = _flags(fields.get("flags", ""), names, where) if streams else 0
         if kind == OpKind.VECTOR:
             if "op" not in fields:
                 raise UserError(
@@ -484,11 +488,12 @@ def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
         return fields
     if kind == OpKind.EXP and code in (0, STREAMED):
         return ["flags=stream"] if code else []
-    if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES and not code & 0x40:
+    if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES:
         bcast = (code >> BROADCAST_SHIFT) & 0x3
         fields = [f"op={VECTOR_OP_NAMES[code & 0x0F]}"]
-        if code & STREAMED:
-            fields.append("flags=stream")
+        flags = [name for bit, name in VECTOR_FLAG_NAMES.items() if code & bit]
+        if flags:
+            fields.append(f"flags={','.join(flags)}")
         if bcast != Broadcast.FULL:
             fields.append(f"bcast={BROADCAST_NAMES[bcast]}")
         scalar = repr(bits_float(values["k"]))

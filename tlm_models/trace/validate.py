@@ -24,6 +24,7 @@ from tlm_models.trace.record import (
     NO_TENSOR,
     RECORD_DTYPE,
     STREAMED,
+    VECTOR_LAZY_ROWS,
     Broadcast,
     OpKind,
     VectorOp,
@@ -34,7 +35,7 @@ _BLOCK_RECORDS = 1 << 14
 _LOAD, _STORE, _MATMUL, _VECTOR, _EXP = (int(k) for k in OpKind)
 _ROWMAX, _ROWSUM, _MASK = int(VectorOp.ROWMAX), int(VectorOp.ROWSUM), int(VectorOp.MASK)
 _LAST_VECTOR_OP = max(int(v) for v in VectorOp)
-_SCALAR = int(Broadcast.SCALAR)
+_SCALAR, _ROW, _MUL = int(Broadcast.SCALAR), int(Broadcast.ROW), int(VectorOp.MUL)
 # One operation moving or touching more than this is a bug, not a workload.
 MAX_OP_BYTES = 1 << 31
 ENGINE_KIND_OPS = {kind.name.lower(): ops for kind, ops in ENGINE_OPS.items()}
@@ -167,7 +168,15 @@ class TraceChecker:
                 np.where(
                     is_vector,
                     ((code & 0x0F) > _LAST_VECTOR_OP)
-                    | ((code & 0x40) != 0)
+                    # a lazy rescale is a row-broadcast mul of at most its m rows
+                    | (
+                        ((code & VECTOR_LAZY_ROWS) != 0)
+                        & (
+                            ((code & 0x0F) != _MUL)
+                            | (((code >> BROADCAST_SHIFT) & 0x3) != _ROW)
+                            | (k > m)
+                        )
+                    )
                     # a mask's fill value is its scalar operand (k)
                     | (((code & 0x0F) == _MASK) & ((code >> BROADCAST_SHIFT) & 0x3 != _SCALAR)),
                     np.where(

@@ -54,6 +54,10 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     bool fold_overlap = false;
     // broadcast: outputs smaller than the array split k over idle MACs, joined by an adder tree
     bool split_k = false;
+    // Each MAC scales its partial sum and adds its product in one operation (a second
+    // multiplier per MAC): a scale_rows matmul costs what an accumulating one does. Without
+    // it the MAC spends one more step per result element on the scale (one k-step per pass).
+    bool scale_accumulate = true;
     unsigned pipeline_latency = 2;  // cycles
     unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
     std::uint64_t elem_bytes = 2;   // bytes
@@ -96,6 +100,17 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   // Cycles of a matmul C[m x n] = A[m x k] . B[k x n] under the configured mapping.
   std::uint64_t matmul_cycles(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
     return matmul_issue_cycles(m, n, k) + matmul_latency(m, n, k);
+  }
+
+  // Issue cycles a scale_rows matmul adds for its C = diag(alpha) C: none on a scale-accumulate
+  // array, else one step per pass of results (each MAC multiplies its partial sum by its row's
+  // factor once): an output-stationary fold holds one pass, other mappings pass the results
+  // through the MACs in lanes-sized groups.
+  std::uint64_t scale_issue_cycles(std::uint64_t m, std::uint64_t n) const {
+    if (params_.scale_accumulate) return 0;
+    if (mapping_ == Mapping::output_stationary)
+      return ceil_div(m, params_.rows) * ceil_div(n, params_.cols);
+    return ceil_div(m * n, lanes());
   }
 
   // Cycles before the next operation may enter. Systolic: every fold's stream cycles, plus its
@@ -171,6 +186,10 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
           "matmuls that scaled C's rows before accumulating");
     g.add("scaled_elements", static_cast<double>(scaled_elements_), "elements",
           "row-scaling multiplies of scaled matmuls (m*n each)");
+    g.add("lazy_rescale_ops", static_cast<double>(lazy_ops_), "ops",
+          "lazy rescales (vector mul of the rows whose factor is not 1)");
+    g.add("lazy_rescale_rows", static_cast<double>(lazy_rows_), "rows",
+          "rows the lazy rescales multiplied");
     g.add("streamed_ops", static_cast<double>(streamed_ops_), "ops",
           "operations that consumed forwarded results");
     std::uint64_t vops = 0;
@@ -193,7 +212,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   void reset_stats() override {
     pipe_.reset_stats();
     cycles_ = macs_ = vector_elements_ = matmul_ops_ = scaled_matmul_ops_ = streamed_ops_ = 0;
-    scaled_elements_ = 0;
+    scaled_elements_ = lazy_ops_ = lazy_rows_ = 0;
     vector_ops_.fill(0);
     vector_op_elements_.fill(0);
   }
@@ -209,6 +228,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     std::uint64_t tail_base = 0, tail_fixed = 0;  // a stream's tail: a granule's share, fixed
     if (op.kind == static_cast<std::uint8_t>(OpKind::matmul)) {
       c.issue = matmul_issue_cycles(op.m, op.n, op.k);
+      if (op.code & kMatmulScaleRows) c.issue += scale_issue_cycles(op.m, op.n);
       c.latency = matmul_latency(op.m, op.n, op.k);
       tail_base = c.issue;
       if (!broadcast_ && !params_.fold_overlap) {
@@ -235,16 +255,28 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
       if (static_cast<unsigned>(vop) >= kVectorOps)
         throw OpError(std::string(name()) + ": unsupported vector op code " +
                       std::to_string(static_cast<unsigned>(vop)));
-      c.issue = vector_issue_cycles(op.m, op.n);
+      // A lazy rescale touches only the k rows whose factor is not 1 (trace_op.h).
+      const std::uint64_t rows = (op.code & kVectorLazyRows) ? op.k : op.m;
+      const std::uint64_t elements = rows * op.n;
+      c.issue = vector_issue_cycles(rows, op.n);
       c.latency = vector_latency(vop, op.n);
       tail_base = c.issue;
-      // Element-wise results leave in order and can be forwarded; a reduction's only when done.
-      if (vop != VectorOp::rowmax && vop != VectorOp::rowsum)
-        c.first = granule_cycles(c.issue, mn, params_.forward_granularity);
-      vector_blocks(op, vop, blocks);
-      streamed_elements = mn;
-      vector_elements_ += mn;
-      vector_op_elements_[static_cast<unsigned>(vop)] += mn;
+      // Element-wise results leave in order and can be forwarded; a reduction's only when done,
+      // and a lazy rescale's too (which rows it writes is known once its factors are read).
+      if (vop != VectorOp::rowmax && vop != VectorOp::rowsum && !(op.code & kVectorLazyRows))
+        c.first = granule_cycles(c.issue, elements, params_.forward_granularity);
+      if (op.code & kVectorLazyRows) {
+        blocks.read(op.src0, elements);
+        blocks.read(op.src1, rows);
+        blocks.write = {op.dst, elements};
+        ++lazy_ops_;
+        lazy_rows_ += rows;
+      } else {
+        vector_blocks(op, vop, blocks);
+      }
+      streamed_elements = elements;
+      vector_elements_ += elements;
+      vector_op_elements_[static_cast<unsigned>(vop)] += elements;
       ++vector_ops_[static_cast<unsigned>(vop)];
     } else {
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
@@ -303,6 +335,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   std::uint64_t scaled_matmul_ops_ = 0;
   std::uint64_t scaled_elements_ = 0;
   std::uint64_t streamed_ops_ = 0;
+  std::uint64_t lazy_ops_ = 0;
+  std::uint64_t lazy_rows_ = 0;
   std::array<std::uint64_t, kVectorOps> vector_ops_{};
   std::array<std::uint64_t, kVectorOps> vector_op_elements_{};
 };

@@ -53,6 +53,11 @@ enum class Broadcast : std::uint8_t {
   scalar = 3,  // s1 = the float32 whose bits are stored in TraceOp::k
 };
 constexpr std::uint8_t kVectorOpMask = 0x0f;
+// vector mul with Broadcast::row only: a lazy rescale. Rows whose factor src1[i] is exactly 1
+// are left as they are (multiplying by 1 changes nothing), and k holds how many rows have a
+// factor other than 1 (an online softmax's rows whose running max rose): the rows the engine
+// reads, multiplies and writes back.
+constexpr std::uint8_t kVectorLazyRows = 0x40;
 constexpr unsigned kBroadcastShift = 4;
 
 constexpr unsigned kMaxDeps = 4;
