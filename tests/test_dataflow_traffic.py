@@ -68,6 +68,9 @@ VARIANTS = [
     ("flash2", {"tiling": "fit", "overlap": "double"}),
     ("standard", {"overlap": "none"}),
     ("flat", {"overlap": "none"}),
+    ("fusemax", {"pipeline": "none"}),
+    ("fusemax", {"rows": "fit"}),
+    ("fusemax", {"subblock": "3", "keys": "5"}),
 ]
 
 

@@ -9,9 +9,10 @@ and V are read once per resident block: T = Nd + 2Nd*ceil(N/R) + Nd, AttenIO's f
 rows instead of a.
 
 The resident block is worked in sub-blocks of P0 rows against tiles of M0 keys (the 2-D
-array's rows and columns, 256 x 256 on FuseMax's machine). The 2-D array computes sub-block
-p+1's scores while the 1-D array (the platform's Exp unit) runs sub-block p's softmax
-(``pipeline=skew``, two score buffers); ``pipeline=none`` runs them one after the other.
+array's rows and columns, 256 x 256 on FuseMax's machine). The 2-D array computes later
+sub-blocks' scores and earlier ones' P V while the 1-D array (the platform's Exp unit) runs a
+sub-block's softmax (``pipeline=skew``, four score buffers); ``pipeline=none`` runs them one
+after the other.
 Assumptions and their sources: docs/dataflows.md, "FuseMax".
 """
 
@@ -48,18 +49,33 @@ class FusemaxPlan:
     pipeline: str  # skew | none
     rule: str  # divisor | fit
 
+    @property
+    def score_buffers(self) -> int:
+        return score_buffers(self.pipeline)
 
-def fusemax_fit(workload: Workload, capacity: int, p0: int, m0: int) -> int:
-    """The most resident rows: R (2d + 5) + 2 P0 M0 (two score buffers) + 2 M0 d (a K and a V
-    tile) <= M; UserError when not even one row fits."""
+
+def score_buffers(pipeline: str) -> int:
+    """P0 x M0 score buffers in flight: skew computes sub-block p+2's scores before p-1's P V
+    has read its (p-1 .. p+2: four); none, one."""
+    return 4 if pipeline == "skew" else 1
+
+
+def _fixed(workload: Workload, p0: int, m0: int, buffers: int) -> int:
+    """Elements besides the resident rows: the score buffers and a K and a V tile."""
+    return buffers * min(p0, workload.group * workload.seq_len) * m0 + 2 * m0 * workload.head_dim
+
+
+def fusemax_fit(workload: Workload, capacity: int, p0: int, m0: int, buffers: int) -> int:
+    """The most resident rows: R (2d + 5) + buffers P0 M0 (score buffers) + 2 M0 d (a K and a
+    V tile) <= M; UserError when not even one row fits."""
     d = workload.head_dim
-    fixed = 2 * min(p0, workload.group * workload.seq_len) * m0 + 2 * m0 * d
+    fixed = _fixed(workload, p0, m0, buffers)
     fit = (capacity - fixed) // (2 * d + ROW_VECTORS)
     if fit < 1:
         raise UserError(
             f"FuseMax needs M >= {fixed + 2 * d + ROW_VECTORS} elements for d = {d}, P0 = {p0} "
-            f"and M0 = {m0} (two P0 x M0 score buffers, a K and a V tile of M0 rows and one "
-            f"query row), M = {capacity}; lower --param subblock or keys"
+            f"and M0 = {m0} ({buffers} P0 x M0 score buffer(s), a K and a V tile of M0 rows "
+            f"and one query row), M = {capacity}; lower --param subblock or keys"
         )
     return fit
 
@@ -90,22 +106,27 @@ def fusemax_plan(
     p0 = platform.pe_rows if variant["subblock"] == "auto" else int(variant["subblock"])
     m0 = platform.pe_cols if variant["keys"] == "auto" else int(variant["keys"])
     m0 = min(m0, workload.kv_len)
-    p0, m0 = _shrink(workload, capacity, p0, m0, variant)
-    fit = fusemax_fit(workload, capacity, p0, m0)
+    buffers = score_buffers(variant["pipeline"])
+    p0, m0 = _shrink(workload, capacity, p0, m0, variant, buffers)
+    fit = fusemax_fit(workload, capacity, p0, m0, buffers)
     rows = fusemax_rows(workload, fit, p0, variant["rows"])
     return FusemaxPlan(rows, p0, m0, fit, variant["pipeline"], variant["rows"])
 
 
 def _shrink(
-    workload: Workload, capacity: int, p0: int, m0: int, variant: Mapping[str, str]
+    workload: Workload,
+    capacity: int,
+    p0: int,
+    m0: int,
+    variant: Mapping[str, str],
+    buffers: int,
 ) -> tuple[int, int]:
     """``auto`` P0 and M0 on a chip too small for the array-sized ones: halve the larger (of
     those left ``auto``) until the score and K/V buffers leave room for P0 resident rows."""
     d, total = workload.head_dim, workload.group * workload.seq_len
 
     def need(p: int, m: int) -> int:
-        rows = min(p, total)
-        return 2 * rows * m + 2 * m * d + rows * (2 * d + ROW_VECTORS)
+        return _fixed(workload, p, m, buffers) + min(p, total) * (2 * d + ROW_VECTORS)
 
     auto_p, auto_m = variant["subblock"] == "auto", variant["keys"] == "auto"
     while need(p0, m0) > capacity:
@@ -136,25 +157,34 @@ def _tile_body(
     *,
     p0: int,
     rowvec: _RowVectors,
-    scores: tuple[int, int],
+    scores: tuple[int, ...],
     skew: bool,
 ) -> None:
     """One K/V tile against every sub-block of the resident rows. Per sub-block p (rows
-    r0 .. r0+h): A on the 2-D array (scores, mask, LM, RM, the shifted scores), B on the 1-D
-    array (PRM, SLN), C on the 2-D array (SLD, RD, RNV = PRM RNV + SLN V). With ``skew`` the
-    order is A0 B0 A1 B1 C0 A2 B2 C1 ...: the 2-D array computes p+1's scores while the 1-D
-    array works on p (score buffer p mod 2)."""
+    r0 .. r0+h): S on the 2-D array (the scores QK), A on the 2-D array (mask, LM, RM, the
+    shifted scores), B on the 1-D array (PRM, SLN), C on the 2-D array (SLD, RD and
+    RNV = PRM RNV + SLN V). ``skew`` orders them S0 S1, then A(p) B(p) S(p+2) C(p-1) for
+    p = 0, 1, ..., and C of the last: the 1-D array takes p's softmax as soon as it has
+    finished p-1's, while the 2-D array runs p-1's P V and p+2's scores, whose systolic fill
+    and drain is over before A(p+2) reads them. Score buffer p mod 4."""
     eb = bufs.q.elem_bytes
     d, c = bufs.q.cols, shape.cols
     subs = [(r0, min(p0, shape.rows - r0)) for r0 in range(0, shape.rows, p0)]
-    pending: list[tuple[int, int, int, int | None, int]] = []
+    #: per sub-block: its scores matmul, then its PRM and SLN exps (None before B)
+    smm: dict[int, int] = {}
+    exps: dict[int, tuple[int | None, int]] = {}
 
-    def stage_ab(i: int, r0: int, h: int) -> None:
-        s = scores[i % 2]
-        q, m = bufs.q.addr + r0 * d * eb, bufs.m[0].addr + r0 * eb
-        t, a = rowvec.t + r0 * eb, rowvec.a + r0 * eb
-        smm = tpl.matmul(q, bufs.k[0].addr, s, h, c, d, trans_b=True, deps=[ldk])
-        tpl.roles["smm"] = smm
+    def scores_of(i: int) -> None:
+        r0, h = subs[i]
+        q = bufs.q.addr + r0 * d * eb
+        s = scores[i % len(scores)]
+        smm[i] = tpl.matmul(q, bufs.k[0].addr, s, h, c, d, trans_b=True, deps=[ldk])
+        tpl.roles["smm"] = smm[max(smm)]  # the last reader of K: the last sub-block's
+
+    def softmax_of(i: int) -> None:
+        r0, h = subs[i]
+        s = scores[i % len(scores)]
+        m, t, a = (x + r0 * eb for x in (bufs.m[0].addr, rowvec.t, rowvec.a))
         if shape.mask is not None:
             mk = shape.mask
             # Block row r0 + i sits t(r0 + i) = t_sub(i) + f positions after row 0, f the
@@ -175,12 +205,12 @@ def _tile_body(
         sub = tpl.vector(VectorOp.SUB, s, s, h, c, src1=m, bcast=Broadcast.ROW)
         if not shape.first:
             alpha = tpl.exp(a, a, h, 1, deps=[sub])  # PRM
-        sln = tpl.exp(s, s, h, c, deps=[sub])
-        pending.append((i, r0, h, alpha, sln))
+        exps[i] = (alpha, tpl.exp(s, s, h, c, deps=[sub]))
 
-    def stage_c() -> None:
-        i, r0, h, alpha, sln = pending.pop(0)
-        s = scores[i % 2]
+    def update_of(i: int) -> None:
+        r0, h = subs[i]
+        s = scores[i % len(scores)]
+        alpha, sln = exps.pop(i)
         o, l_ = bufs.o.addr + r0 * d * eb, bufs.l.addr + r0 * eb
         if shape.first:
             tpl.vector(VectorOp.ROWSUM, l_, s, h, c, deps=[sln])
@@ -190,17 +220,24 @@ def _tile_body(
             tpl.vector(VectorOp.ROWSUM, u, s, h, c, deps=[sln])
             tpl.vector(VectorOp.MUL, l_, l_, h, 1, src1=a, deps=[alpha])
             tpl.vector(VectorOp.ADD, l_, l_, h, 1, src1=u)
-            omm = tpl.matmul(
-                s, bufs.v[0].addr, o, h, d, c, scale_rows=a, deps=[ldv, sln, alpha]
-            )
+            omm = tpl.matmul(s, bufs.v[0].addr, o, h, d, c, scale_rows=a, deps=[ldv, sln, alpha])
         tpl.roles["omm"] = omm
 
-    for i, (r0, h) in enumerate(subs):
-        stage_ab(i, r0, h)
-        if not skew or i > 0:
-            stage_c()
-    while pending:
-        stage_c()
+    if not skew:
+        for i in range(len(subs)):
+            scores_of(i)
+            softmax_of(i)
+            update_of(i)
+        return
+    for i in range(min(2, len(subs))):
+        scores_of(i)
+    for i in range(len(subs)):
+        softmax_of(i)
+        if i + 2 < len(subs):
+            scores_of(i + 2)
+        if i > 0:
+            update_of(i - 1)
+    update_of(len(subs) - 1)
 
 
 def emit_fusemax(
@@ -224,17 +261,17 @@ def emit_fusemax(
     )
     sp = setup.scratch
     m = sp.alloc("RM", rows)
+    scores = tuple(sp.alloc(f"QK.{i}", p0, plan.m0) for i in range(plan.score_buffers))
     bufs = SoftmaxBuffers(
         q=sp.alloc("Q_i", rows, d),
         o=sp.alloc("RNV", rows, d),
-        s=sp.alloc("QK.0", p0, plan.m0),
+        s=scores[0],
         # One running max updated in place: the loop's parity swap relocates nothing.
         m=(m, m),
         l=sp.alloc("RD", rows),
         k=(sp.alloc("K_j", plan.m0, d),),
         v=(sp.alloc("V_j", plan.m0, d),),
     )
-    second = sp.alloc("QK.1", p0, plan.m0)
     rowvec = _RowVectors(
         t=sp.alloc("LM", rows).addr, a=sp.alloc("PRM", rows).addr, u=sp.alloc("SLD", rows).addr
     )
@@ -242,7 +279,7 @@ def emit_fusemax(
         _tile_body,
         p0=p0,
         rowvec=rowvec,
-        scores=(bufs.s.addr, second.addr),
+        scores=tuple(b.addr for b in scores),
         skew=plan.pipeline == "skew",
     )
     loop = OnlineSoftmaxLoop(setup, bufs, rows, plan.m0, body)
