@@ -3,14 +3,19 @@ the 2-D/1-D array pipeline measured on FuseMax's own machine."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from tests.dataflow_helpers import emit_all, offchip_elements
+from tests.dataflow_helpers import emit_all, offchip_elements, worst_error
+from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models import Workload, simulate
 from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.reference import workload_attention
+from tlm_models.trace.header import TraceHeader
+from tlm_models.trace.record import OpKind
 
 FUSEMAX = "platforms/fusemax.yaml"
 ATTENIO = "platforms/attenio.yaml"
@@ -85,3 +90,48 @@ def test_skewed_arrays_overlap_the_2d_array_with_the_softmax() -> None:
     # One sub-block at a time adds each of the 16 sub-block x tile steps' QK^T, its fill and
     # drain, and its P V to the chain: 16 x (64 + 512 + 256) cycles at least.
     assert serial > bound + 16 * (64 + 512 + 256) / 0.94
+
+
+@pytest.mark.parametrize(
+    "w",
+    [
+        Workload(40, 8, mask="causal"),
+        Workload(40, 8, mask="sliding", window=9),
+        Workload(20, 8, heads=4, kv_heads=2, mask="causal"),
+    ],
+    ids=["causal", "sliding", "gqa-causal"],
+)
+def test_sub_blocks_skip_exactly_the_tiles_they_do_not_see(w: Workload) -> None:
+    # P0 = 4 rows against M0 = 5 keys: sub-blocks end on rows 3, 7, 11, 15, ... and tiles
+    # start on keys 0, 5, 10, 15, ...: row 15 sees key 15 alone of its tile, the boundary a
+    # sub-block must not be skipped at. All rows are resident (fit 41 >= 40 rows). MACs are
+    # 2 h c d per (sub-block, tile) that some row of the sub-block sees (every sub-block on
+    # the block's first tile), counted from the mask matrix, independently of the emitter.
+    p = attenio_machine(2 * KIB)
+    params = {"subblock": "4", "keys": "5"}
+    header, recs = emit_all("fusemax", w, p, params=params)
+    assert header.params["rows"] == w.group * w.seq_len
+
+    def truth(_h: TraceHeader, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return workload_attention(w, inputs["Q"], inputs["K"], inputs["V"])
+
+    rng = np.random.default_rng(3)
+    inputs = {
+        "Q": rng.standard_normal((w.head_count, w.seq_len, w.head_dim)).astype(np.float32),
+        "K": rng.standard_normal((w.kv_head_count, w.kv_len, w.head_dim)).astype(np.float32),
+        "V": rng.standard_normal((w.kv_head_count, w.kv_len, w.head_dim)).astype(np.float32),
+    }
+    assert worst_error(header, recs, p, inputs, truth) < 1e-3
+    visible = w.mask_matrix()  # Nq x Nk: row i sees key j
+    lo, hi = w.block_key_range(0, w.seq_len)
+    rows = np.tile(np.arange(w.seq_len), w.group)  # stacked heads' positions, head by head
+    expected = 0
+    for j, key0 in enumerate(range(lo, hi, 5)):
+        cols = min(5, hi - key0)
+        for r0 in range(0, len(rows), 4):
+            seen = visible[rows[r0 : r0 + 4], key0 : key0 + cols].any()
+            if j == 0 or seen:
+                expected += 2 * len(rows[r0 : r0 + 4]) * cols * w.head_dim
+    mm = recs[recs["kind"] == OpKind.MATMUL]
+    macs = int((mm["m"].astype(np.int64) * mm["n"] * mm["k"]).sum())
+    assert macs == expected * w.kv_head_count

@@ -18,16 +18,21 @@ Assumptions and their sources: docs/dataflows.md, "FuseMax".
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
+
+import numpy as np
 
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
+    TileMask,
     TileShape,
 )
+from tlm_models.dataflows.query_blocks import BlockPlan, KeyRun
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
@@ -170,6 +175,9 @@ def _tile_body(
     eb = bufs.q.elem_bytes
     d, c = bufs.q.cols, shape.cols
     subs = [(r0, min(p0, shape.rows - r0)) for r0 in range(0, shape.rows, p0)]
+    if shape.mask is not None and shape.mask.diagonal is not None and not shape.first:
+        # A sub-block whose rows see no key of this tile skips it: its RM, RD and RNV stay.
+        subs = [sub for sub in subs if _sees(shape.mask, *sub, c)]
     #: per sub-block: its scores matmul, then its PRM and SLN exps (None before B)
     smm: dict[int, int] = {}
     exps: dict[int, tuple[int | None, int]] = {}
@@ -240,6 +248,53 @@ def _tile_body(
     update_of(len(subs) - 1)
 
 
+def _sees(mask: TileMask, r0: int, h: int, cols: int) -> bool:
+    """Whether any of block rows r0 .. r0+h-1 sees a column of the tile: row r sees
+    j <= D + t(r) (and j > D + t(r) - W), t(r) = r, or r mod period for stacked heads
+    (``record.mask_visible``)."""
+    assert mask.diagonal is not None
+    rows = np.arange(r0, r0 + h, dtype=np.int64)
+    last = mask.diagonal + (rows % mask.period if mask.period else rows)
+    seen = last >= 0
+    if mask.window:
+        seen &= last - mask.window + 1 <= cols - 1
+    return bool(seen.any())
+
+
+class _FusemaxLoop(OnlineSoftmaxLoop):
+    """The shared loop with one template per masked tile (``single_masked_tiles``), so that
+    each knows which of its sub-blocks see none of the tile's keys (a causal block's early
+    rows against its late tiles) and skips them."""
+
+    def single_masked_tiles(self) -> None:
+        """Cut every block's masked runs into single tiles: the same tiles in the same order,
+        so fast-forward's iteration signatures (taken from the uncut plans) still hold."""
+        cut: dict[int, BlockPlan] = {}
+        for i, plan in enumerate(self.plans):
+            if id(plan) not in cut:
+                cut[id(plan)] = _single_masked_tiles(plan, self.bc)
+            self.plans[i] = cut[id(plan)]
+
+    def _mask(self, plan: BlockPlan, run: KeyRun) -> TileMask | None:
+        mask = super()._mask(plan, run)
+        if mask is None:
+            return None
+        return dataclasses.replace(mask, diagonal=plan.diagonal(self.setup.workload, run.key0))
+
+
+def _single_masked_tiles(plan: BlockPlan, bc: int) -> BlockPlan:
+    """``plan`` with every masked run cut into runs of one tile."""
+    runs: list[KeyRun] = []
+    for run in plan.runs:
+        if not run.masked or run.count == 1:
+            runs.append(run)
+            continue
+        runs += [
+            KeyRun(run.key0 + k * bc, 1, run.width, True, run.index + k) for k in range(run.count)
+        ]
+    return dataclasses.replace(plan, runs=tuple(runs))
+
+
 def emit_fusemax(
     workload: Workload,
     platform: PlatformInfo,
@@ -282,5 +337,6 @@ def emit_fusemax(
         scores=tuple(b.addr for b in scores),
         skew=plan.pipeline == "skew",
     )
-    loop = OnlineSoftmaxLoop(setup, bufs, rows, plan.m0, body)
+    loop = _FusemaxLoop(setup, bufs, rows, plan.m0, body)
+    loop.single_masked_tiles()
     return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)
