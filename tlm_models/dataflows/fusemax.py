@@ -177,7 +177,8 @@ def _tile_body(
     subs = [(r0, min(p0, shape.rows - r0)) for r0 in range(0, shape.rows, p0)]
     if shape.mask is not None and shape.mask.diagonal is not None and not shape.first:
         # A sub-block whose rows see no key of this tile skips it: its RM, RD and RNV stay.
-        subs = [sub for sub in subs if _sees(shape.mask, *sub, c)]
+        # (Some row sees every tile of a block's key range; the fallback keeps the roles.)
+        subs = [sub for sub in subs if _sees(shape.mask, *sub, c)] or subs[:1]
     #: per sub-block: its scores matmul, then its PRM and SLN exps (None before B)
     smm: dict[int, int] = {}
     exps: dict[int, tuple[int | None, int]] = {}
