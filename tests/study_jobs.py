@@ -15,7 +15,14 @@ from typing import Any
 from tlm_models.study.config import DATAFLOWS, RunConfig
 
 #: Relative speed of each dataflow in the fake model (standard = 1).
-_SPEED = {"standard": 1.0, "flat": 1.5, "flash2": 2.0, "attenio": 3.0, "approx": 4.0}
+_SPEED = {
+    "standard": 1.0,
+    "flat": 1.5,
+    "flash2": 2.0,
+    "attenio": 3.0,
+    "fusemax": 3.5,
+    "approx": 4.0,
+}
 
 
 def fake_result(config: RunConfig) -> dict[str, Any]:

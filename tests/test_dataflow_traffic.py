@@ -71,6 +71,9 @@ VARIANTS = [
     ("flash2", {"rescale": "lazy"}),
     ("standard", {"overlap": "none"}),
     ("flat", {"overlap": "none"}),
+    ("fusemax", {"pipeline": "none"}),
+    ("fusemax", {"rows": "fit"}),
+    ("fusemax", {"subblock": "3", "keys": "5"}),
 ]
 
 

@@ -1,4 +1,4 @@
-"""FlashAttention-2 and AttenIO on real-model workloads: causal and sliding masks, GQA/MQA,
+"""FlashAttention-2, AttenIO and FuseMax on real-model workloads: causal and sliding masks, GQA/MQA,
 decode and cross attention. Numeric proof against masked attention in the adversarial engine
 orders, off-chip elements equal to the closed forms on a grid, skipped tiles and MAC counts."""
 
@@ -14,6 +14,7 @@ from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.flash2 import flash2_tiling
+from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.io_formulas import TRAFFIC, online_softmax_elements, online_softmax_macs
 from tlm_models.dataflows.query_blocks import QueryBlock, block_plan, block_shape, query_blocks
 from tlm_models.fast_forward import IterationControl
@@ -23,7 +24,7 @@ from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import OpKind, VectorOp
 
 TOL = 1e-3
-NAMES = ("flash2", "attenio")
+NAMES = ("flash2", "attenio", "fusemax")
 
 #: Small workloads of every kind: rows of a block wrap across heads where Nq is not a multiple
 #: of the block (48 and 40 rows at 2 KiB), decode packs a group's rows into one block.
@@ -54,9 +55,11 @@ def _inputs(w: Workload, seed: int = 1) -> dict[str, np.ndarray]:
 
 
 def _rows(name: str, w: Workload, p: PlatformInfo) -> int:
-    """The block rows R the dataflow uses (FA2: Br, AttenIO: a)."""
+    """The block rows R the dataflow uses (FA2: Br, AttenIO: a, FuseMax: resident rows)."""
     if name == "flash2":
         return flash2_tiling(w, p.capacity_elements(w.elem_bytes)).br
+    if name == "fusemax":
+        return fusemax_plan(w, p).rows
     return attenio_tiling(w, p)
 
 
@@ -78,6 +81,8 @@ def test_computes_masked_attention_in_every_adversarial_order(name: str, case: s
         ("flash2", {"overlap": "none"}),
         ("flash2", {"overlap": "double"}),
         ("attenio", {"rescale": "separate", "stage": "3"}),
+        ("fusemax", {"pipeline": "none"}),
+        ("fusemax", {"rows": "fit", "subblock": "5", "keys": "7"}),
     ],
 )
 def test_variants_compute_masked_grouped_attention(name: str, params: dict[str, str]) -> None:

@@ -81,6 +81,8 @@ def test_dataflow_computes_attention_at_larger_sizes(name: str, n: int, d: int, 
         ("flash2", {"tiling": "paper", "overlap": "split"}, None),
         ("standard", {"overlap": "none"}, None),
         ("flat", {"overlap": "none"}, None),
+        ("fusemax", {"pipeline": "none"}, None),
+        ("fusemax", {"rows": "fit", "subblock": "13", "keys": "24"}, None),
     ],
 )
 def test_variants_compute_attention_in_every_adversarial_order(

@@ -16,6 +16,7 @@ from tlm_models.dataflows.attenio import emit_attenio
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
 from tlm_models.dataflows.flash2 import emit_flash2
 from tlm_models.dataflows.flat import emit_flat
+from tlm_models.dataflows.fusemax import emit_fusemax
 from tlm_models.dataflows.setup import EmittedTrace
 from tlm_models.dataflows.standard import emit_standard
 from tlm_models.dataflows.variants import resolve
@@ -29,6 +30,7 @@ EMITTERS: dict[str, ParamEmitter] = {
     "attenio": emit_attenio,
     "flash2": emit_flash2,
     "flat": emit_flat,
+    "fusemax": emit_fusemax,
     "standard": emit_standard,
 }
 

@@ -14,6 +14,7 @@ from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.block_deal import group_range
 from tlm_models.dataflows.flash2 import flash2_plan, flash2_tiling
 from tlm_models.dataflows.flat import flat_tiling
+from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.partition import RowRange, share_traffic, tile_share
 from tlm_models.dataflows.query_blocks import (
     BlockShape,
@@ -89,6 +90,15 @@ def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traff
     t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
     elements = online_softmax_elements(w, t.br)
     return Traffic("flash2", elements, w.elem_bytes, {"br": t.br, "bc": t.bc})
+
+
+def fusemax_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
+    """T = Nd + 2Nd*ceil(N/R) + Nd with R resident query rows (``fusemax.fusemax_rows``) for
+    dense self-attention, AttenIO's closed form with R for a: both are N d (4 when every row
+    fits, R = N); masks, GQA and decode: :func:`online_softmax_elements` with R."""
+    plan = fusemax_plan(w, p, params)
+    tile: dict[str, int | str] = {"rows": plan.rows, "p0": plan.p0, "m0": plan.m0}
+    return Traffic("fusemax", online_softmax_elements(w, plan.rows), w.elem_bytes, tile)
 
 
 def _stacked(w: Workload, shape: BlockShape, extra: dict[str, int]) -> dict[str, int]:
@@ -195,14 +205,15 @@ def approx_tiled_order(n: int, d: int, r: int, m: int) -> float:
 
 def query_block_height(dataflow: str, w: Workload, p: PlatformInfo, params: Params = None) -> int:
     """The most query rows a block of ``dataflow`` stacks on chip (AttenIO a,
-    FlashAttention-2 Br, Standard T, FLAT R)."""
+    FlashAttention-2 Br, FuseMax R, Standard T, FLAT R)."""
     if dataflow == "standard":
         resolve("standard", params)
         return standard_tiling(w, p.capacity_elements(w.elem_bytes)).tile
     if dataflow == "flat":
         resolve("flat", params)
         return flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).rows
-    return int(TRAFFIC[dataflow](w, p, params).tile["a" if dataflow == "attenio" else "br"])
+    key = {"attenio": "a", "fusemax": "rows"}.get(dataflow, "br")
+    return int(TRAFFIC[dataflow](w, p, params).tile[key])
 
 
 def tiled_block_count(dataflow: str, w: Workload, p: PlatformInfo, params: Params = None) -> int:
@@ -298,6 +309,7 @@ TRAFFIC: dict[str, Callable[[Workload, PlatformInfo, Params], Traffic]] = {
     "flat": flat_traffic,
     "flash2": flash2_traffic,
     "attenio": attenio_traffic,
+    "fusemax": fusemax_traffic,
 }
 
 

@@ -28,6 +28,7 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.query_blocks import (
     BlockPlan,
+    KeyRun,
     block_plan,
     load_block,
     share_query_blocks,
@@ -60,12 +61,14 @@ class SoftmaxBuffers:
 @dataclass(frozen=True)
 class TileMask:
     """A tile's mask geometry besides its diagonal (relocated per tile): see
-    ``record.mask_visible``."""
+    ``record.mask_visible``. ``diagonal``: the tile's own diagonal, for a body that records
+    one template per tile (None: the template serves every tile of its run)."""
 
     window: int
     period: int
     phase: int
     fill: float
+    diagonal: int | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ TileBody = Callable[[Template, SoftmaxBuffers, TileShape, int, int], None]
 
 _FIELDS = ("src0", "src1", "dst", "src_stride")
 _MASK_CODE = int(VectorOp.MASK)
+_VECTOR_KIND = int(OpKind.VECTOR)
+_MATMUL_KIND = int(OpKind.MATMUL)
 
 
 class OnlineSoftmaxLoop:
@@ -215,23 +220,24 @@ class OnlineSoftmaxLoop:
             raise ValueError("K and V rotate through the same number of buffers")
         recs = tpl.records()
         reloc: dict[str, list[tuple[int, str]]] = {f: [] for f in _FIELDS}
-        for col in range(len(tpl)):
-            if recs["kind"][col] == OpKind.VECTOR and recs["code"][col] & 0x0F == _MASK_CODE:
-                reloc["src_stride"].append((col, "diag"))  # src1 is its row wrap
-                continue
-            for f in _FIELDS[:3]:
-                kind = named.get(int(recs[f][col]))
-                if kind is not None:
-                    reloc[f].append((col, kind))
-            # A scaled matmul's row scales (src2) live in the stride fields; an offset within
-            # the on-chip region never carries into the high half, so the low half takes it.
-            if recs["kind"][col] == OpKind.MATMUL and recs["code"][col] & MATMUL_SCALE_ROWS:
-                addr = src2(recs["src_stride"][col], recs["dst_stride"][col])
-                kind = named.get(addr)
-                if kind is not None:
-                    if (addr & 0xFFFF_FFFF) + abs(bufs.m[1].addr - bufs.m[0].addr) >= 1 << 32:
-                        raise ValueError(f"row scales at {addr:#x} straddle a 4 GiB boundary")
-                    reloc["src_stride"].append((col, kind))
+        # Column by column in numpy: a FuseMax tile template holds thousands of records.
+        kinds, codes = recs["kind"], recs["code"]
+        masks = (kinds == _VECTOR_KIND) & (codes & 0x0F == _MASK_CODE)
+        reloc["src_stride"] += [(int(c), "diag") for c in np.flatnonzero(masks)]  # src1: wrap
+        for f in _FIELDS[:3]:
+            for addr, name in named.items():
+                cols = np.flatnonzero((recs[f] == addr) & ~masks)
+                reloc[f] += [(int(c), name) for c in cols]
+        # A scaled matmul's row scales (src2) live in the stride fields; an offset within
+        # the on-chip region never carries into the high half, so the low half takes it.
+        scaled = (kinds == _MATMUL_KIND) & (codes & MATMUL_SCALE_ROWS != 0)
+        for col in np.flatnonzero(scaled).tolist():
+            addr = src2(recs["src_stride"][col], recs["dst_stride"][col])
+            kind = named.get(addr)
+            if kind is not None:
+                if (addr & 0xFFFF_FFFF) + abs(bufs.m[1].addr - bufs.m[0].addr) >= 1 << 32:
+                    raise ValueError(f"row scales at {addr:#x} straddle a 4 GiB boundary")
+                reloc["src_stride"].append((col, kind))
         reloc["src0"] += [(tpl.roles["ldk"], "tile"), (tpl.roles["ldv"], "tile")]
         reloc["k"] = [(tpl.roles["rescale"], "lazy")] if "rescale" in tpl.roles else []
         self._templates[shape] = (tpl, reloc)
@@ -294,7 +300,7 @@ class OnlineSoftmaxLoop:
             tiles_done = int(self.tiles_before[index])
             lazy = None if self.rescale_counts is None else self.rescale_counts.counts(blk, plan)
             for run in plan.runs:
-                mask = self._mask(plan, run.masked)
+                mask = self._mask(plan, run)
                 tpl, reloc = self._template(
                     b, TileShape(blk.height, run.width, run.index == 0, mask)
                 )
@@ -336,7 +342,7 @@ class OnlineSoftmaxLoop:
                 yield from b.ready()
         yield from b.finish()
 
-    def _mask(self, plan: BlockPlan, masked: bool) -> TileMask | None:
-        if not masked:
+    def _mask(self, plan: BlockPlan, run: KeyRun) -> TileMask | None:
+        if not run.masked:
             return None
         return TileMask(self.setup.workload.window, plan.period, 0, self.fill)

@@ -83,7 +83,7 @@ def share_traffic(
 
 
 #: Dataflows that split their query blocks over tiles (``query_blocks.share_query_blocks``).
-QUERY_BLOCK_DATAFLOWS = ("attenio", "flash2", "flat", "standard")
+QUERY_BLOCK_DATAFLOWS = ("attenio", "flash2", "flat", "fusemax", "standard")
 #: Every dataflow that runs on tiles; approx, which builds each K/V head's state H from every
 #: key row, takes whole K/V groups per tile (``approx.tile_groups``).
 TILED_DATAFLOWS = (*QUERY_BLOCK_DATAFLOWS, "approx")

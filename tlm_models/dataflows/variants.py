@@ -82,6 +82,24 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
         rescale_switch("separate"),
         SCORES,
     ),
+    "fusemax": (
+        Switch(
+            "rows",
+            "divisor",
+            ("divisor", "fit"),
+            "resident query rows when not all fit: divisor: the largest multiple of P0 dividing "
+            "Nq (the artifact's mappings); fit: the largest multiple of P0 that fits",
+        ),
+        Switch(
+            "pipeline",
+            "skew",
+            ("skew", "none"),
+            "skew: the 2-D array computes the next sub-block's scores while the 1-D array runs "
+            "this one's softmax (two score buffers); none: one sub-block at a time",
+        ),
+        Switch("subblock", "auto", (), "P0, query rows per sub-block; auto: the PE array's rows"),
+        Switch("keys", "auto", (), "M0, keys per K/V tile; auto: the PE array's columns"),
+    ),
     "standard": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
     "flat": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
 }

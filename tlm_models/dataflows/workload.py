@@ -216,6 +216,7 @@ FEATURES: dict[str, frozenset[str]] = {
     "flat": frozenset({"mask", "gqa", "cross"}),
     "flash2": frozenset({"mask", "gqa", "cross"}),
     "attenio": frozenset({"mask", "gqa", "cross"}),
+    "fusemax": frozenset({"mask", "gqa", "cross"}),
     "approx": frozenset({"mask", "gqa", "cross"}),
 }
 

@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Dataflows a study can run, in the order reports list them (the baseline first).
-DATAFLOWS: tuple[str, ...] = ("standard", "flat", "flash2", "attenio", "approx")
+DATAFLOWS: tuple[str, ...] = ("standard", "flat", "flash2", "attenio", "fusemax", "approx")
 
 #: The paper's machine; relative paths are looked up in the working directory, then the repository.
 DEFAULT_PLATFORM = "platforms/attenio.yaml"
