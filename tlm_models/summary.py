@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tlm_models.diagnosis import time_parts
 from tlm_models.readable import format_bytes, format_ns
 from tlm_models.tile_result import tile_lines
 
@@ -33,6 +34,7 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         f"{_percent(pe['mac_utilization'])} ({pe['macs']:,} MAC)",
         f"Exp unit               busy {_percent(exp['busy_fraction'])}, lane utilization "
         f"{_percent(exp['lane_utilization'])} ({exp['exps']:,} exp)",
+        *_time_lines(r),
         f"memory stall fraction  {_percent(r['memory_stall_fraction'])} of simulated time",
         f"overlap efficiency     {_percent(r['overlap_efficiency'])} of off-chip I/O time "
         "hidden under compute",
@@ -58,6 +60,17 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         lines.append(f"bottleneck: {diagnosis['bottleneck']}")
         lines += [f"hint: {hint}" for hint in diagnosis["hints"]]
     return "\n".join(lines)
+
+
+def _time_lines(r: dict[str, Any]) -> list[str]:
+    """Where the PE array's and the Exp unit's time went (``pe.time``, ``exp.time``)."""
+    lines = []
+    for unit, name in (("pe", "PE array"), ("exp", "Exp unit")):
+        parts = time_parts(r[unit], r["sim_time_ns"])
+        if parts:
+            shown = ", ".join(f"{words} {_percent(share)}" for words, share in parts)
+            lines.append(f"  {name + ' time':<21}{shown}")
+    return lines
 
 
 def _all_layers_lines(totals: dict[str, float] | None) -> list[str]:

@@ -122,8 +122,8 @@ def _row_body(
     # Fig. 9(a): max, subtract, exp stream across the a rows; alpha = exp(m_old - m) first,
     # so the Exp unit's second task, p, follows it.
     tpl.vector(VectorOp.MAX, mnext, mcur, a, 1, src1=s)
-    dm = tpl.vector(VectorOp.SUB, mcur, mcur, a, 1, src1=mnext, stream=True)
-    alpha = tpl.exp(mcur, mcur, a, 1, stream=True, deps=[dm])
+    dm = tpl.vector(VectorOp.SUB, mcur, mcur, a, 1, src1=mnext, stream=True, rescale=True)
+    alpha = tpl.exp(mcur, mcur, a, 1, stream=True, rescale=True, deps=[dm])
     sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext, stream=True)
     p = tpl.exp(s, s, a, 1, stream=True, deps=[sub])
     if fused:
@@ -133,14 +133,14 @@ def _row_body(
     else:
         tpl.vector(
             VectorOp.MUL, bufs.o.addr, bufs.o.addr, a, d, src1=mcur, bcast=Broadcast.ROW,
-            deps=[alpha],
+            rescale=True, deps=[alpha],
         )  # fmt: skip
         omm = tpl.matmul(s, v_at, bufs.o.addr, a, d, 1, accumulate=True, deps=[v_dep, p])
     tpl.roles["omm"] = omm
     if kv.v is None:
         tpl.roles["mvv"] = omm
     # Fig. 9(b): l = l * exp(m_old - m) + p, streamed behind the Exp unit.
-    tpl.vector(VectorOp.MUL, l_, l_, a, 1, src1=mcur, stream=True, deps=[alpha])
+    tpl.vector(VectorOp.MUL, l_, l_, a, 1, src1=mcur, stream=True, rescale=True, deps=[alpha])
     tpl.vector(VectorOp.ADD, l_, l_, a, 1, src1=s, stream=True, deps=[p])
 
 

@@ -25,6 +25,7 @@ from tlm_models.trace.record import (
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    RESCALE,
     STREAMED,
     Broadcast,
     OpKind,
@@ -287,12 +288,14 @@ class OpSink:
         bcast: Broadcast = Broadcast.FULL,
         scalar: float = 0.0,
         stream: bool = False,
+        rescale: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
         """Element-wise or row-reduction op on an m x n block on the PE array; ``stream``:
-        start on the first elements its producers write (forwarding)."""
+        start on the first elements its producers write (forwarding); ``rescale``: tag it as
+        part of the online-softmax correction (statistics only, ``record.RESCALE``)."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
-        code = vector_code(op, bcast) | (STREAMED if stream else 0)
+        code = vector_code(op, bcast) | (STREAMED if stream else 0) | (RESCALE if rescale else 0)
         rec = make_record(
             OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=k, src0=src0, src1=src1, dst=dst
         )
@@ -334,10 +337,12 @@ class OpSink:
         n: int,
         *,
         stream: bool = False,
+        rescale: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
-        """dst = exp(src) on an m x n block on the Exp unit; ``stream`` as for ``vector``."""
-        code = STREAMED if stream else 0
+        """dst = exp(src) on an m x n block on the Exp unit; ``stream`` and ``rescale`` as for
+        ``vector``."""
+        code = (STREAMED if stream else 0) | (RESCALE if rescale else 0)
         rec = make_record(OpKind.EXP, self.exp_engine, code=code, m=m, n=n, src0=src, dst=dst)
         return self._add(rec, deps)
 

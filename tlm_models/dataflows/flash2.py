@@ -134,13 +134,15 @@ def _tile_body(
     tpl.vector(VectorOp.ROWMAX, t.addr, s, r, c)
     tpl.vector(VectorOp.MAX, mnext, mcur, r, 1, src1=t.addr)
     sub = tpl.vector(VectorOp.SUB, s, s, r, c, src1=mnext, bcast=Broadcast.ROW)
-    dm = tpl.vector(VectorOp.SUB, mcur, mcur, r, 1, src1=mnext)
+    dm = tpl.vector(VectorOp.SUB, mcur, mcur, r, 1, src1=mnext, rescale=True)
     p = tpl.exp(s, s, r, c, deps=[sub])
-    alpha = tpl.exp(mcur, mcur, r, 1, deps=[dm])
+    alpha = tpl.exp(mcur, mcur, r, 1, rescale=True, deps=[dm])
     tpl.vector(VectorOp.ROWSUM, t.addr, s, r, c, deps=[p])
-    tpl.vector(VectorOp.MUL, bufs.l.addr, bufs.l.addr, r, 1, src1=mcur, deps=[alpha])
+    tpl.vector(VectorOp.MUL, bufs.l.addr, bufs.l.addr, r, 1, src1=mcur, rescale=True, deps=[alpha])
     tpl.vector(VectorOp.ADD, bufs.l.addr, bufs.l.addr, r, 1, src1=t.addr)
-    tpl.vector(VectorOp.MUL, bufs.o.addr, bufs.o.addr, r, d, src1=mcur, bcast=Broadcast.ROW)
+    tpl.vector(
+        VectorOp.MUL, bufs.o.addr, bufs.o.addr, r, d, src1=mcur, bcast=Broadcast.ROW, rescale=True
+    )
     tpl.roles["omm"] = tpl.matmul(
         s, bufs.v[0].addr, bufs.o.addr, r, d, c, accumulate=True, deps=[ldv, p]
     )

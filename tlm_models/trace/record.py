@@ -88,6 +88,9 @@ MATMUL_SCALE_ROWS = 0x4
 MATMUL_FLAGS = MATMUL_TRANS_B | MATMUL_ACCUMULATE | MATMUL_SCALE_ROWS
 #: vector, exp, matmul: the operation streams from its producers (forwarding).
 STREAMED = 0x80
+#: vector, exp: the operation is part of the online-softmax correction (m_old - m, its exp, l
+#: and O scaled by it); a statistics tag that changes no timing (the engines' time breakdown).
+RESCALE = 0x40
 BROADCAST_SHIFT = 4
 
 # Lower-case names as the text form, checks, statistics and timelines print them.

@@ -38,6 +38,7 @@ from tlm_models.trace.record import (
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    RESCALE,
     STREAMED,
     VECTOR_OP_NAMES,
     Broadcast,
@@ -54,8 +55,8 @@ MATMUL_FLAG_NAMES = {
     MATMUL_SCALE_ROWS: "scale_rows",
     STREAMED: "stream",
 }
-#: The flag vector and exp records take (forwarding).
-STREAM_FLAG = {STREAMED: "stream"}
+#: The flags vector and exp records take: forwarding, and the rescale tag (statistics only).
+STREAM_FLAG = {STREAMED: "stream", RESCALE: "rescale"}
 
 # Raw record fields settable on any line, with their upper bounds.
 _U8, _U32, _U64 = 0xFF, 0xFFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF
@@ -472,6 +473,12 @@ def _flags(text: str, names: dict[int, str], where: str) -> int:
     return code
 
 
+def _flag_field(code: int) -> list[str]:
+    """``flags=stream,rescale`` of a vector or exp record (nothing without flags)."""
+    names = [name for bit, name in STREAM_FLAG.items() if code & bit]
+    return [f"flags={','.join(names)}"] if names else []
+
+
 def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
     """Friendly spelling of ``code`` when one exists, else ``code=``; may consume ``k`` and
     the strides (``src2``)."""
@@ -482,13 +489,11 @@ def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
             fields.append(f"src2={src2(values['src_stride'], values['dst_stride']):#x}")
             values["src_stride"] = values["dst_stride"] = 0
         return fields
-    if kind == OpKind.EXP and code in (0, STREAMED):
-        return ["flags=stream"] if code else []
-    if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES and not code & 0x40:
+    if kind == OpKind.EXP and not code & ~(STREAMED | RESCALE):
+        return _flag_field(code)
+    if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES:
         bcast = (code >> BROADCAST_SHIFT) & 0x3
-        fields = [f"op={VECTOR_OP_NAMES[code & 0x0F]}"]
-        if code & STREAMED:
-            fields.append("flags=stream")
+        fields = [f"op={VECTOR_OP_NAMES[code & 0x0F]}", *_flag_field(code)]
         if bcast != Broadcast.FULL:
             fields.append(f"bcast={BROADCAST_NAMES[bcast]}")
         scalar = repr(bits_float(values["k"]))

@@ -23,6 +23,7 @@ from tlm_models.trace.record import (
     MATMUL_SCALE_ROWS,
     NO_TENSOR,
     RECORD_DTYPE,
+    RESCALE,
     STREAMED,
     Broadcast,
     OpKind,
@@ -167,12 +168,11 @@ class TraceChecker:
                 np.where(
                     is_vector,
                     ((code & 0x0F) > _LAST_VECTOR_OP)
-                    | ((code & 0x40) != 0)
                     # a mask's fill value is its scalar operand (k)
                     | (((code & 0x0F) == _MASK) & ((code >> BROADCAST_SHIFT) & 0x3 != _SCALAR)),
                     np.where(
                         kind == _EXP,
-                        (code & ~np.uint8(STREAMED)) != 0,
+                        (code & ~np.uint8(STREAMED | RESCALE)) != 0,
                         # a load's code: the posts of its cross-tile token (k) it waits for
                         np.where((kind == _LOAD) & (k != 0), code == 0, code != 0),
                     ),

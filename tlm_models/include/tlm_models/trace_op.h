@@ -26,6 +26,10 @@ constexpr std::uint8_t kMatmulScaleRows = 0x4;
 // vector, exp and matmul: the operation streams from its producers (forwarding): it may
 // start once they have written their first elements instead of their whole results.
 constexpr std::uint8_t kStreamed = 0x80;
+// vector and exp: the operation is part of the online-softmax correction (m_old - m, its exp,
+// and l or O scaled by it). A statistics tag only: it changes no timing, so that the time an
+// engine spends rescaling can be told apart from the softmax it would do anyway.
+constexpr std::uint8_t kRescale = 0x40;
 
 // vector op codes: low 4 bits of TraceOp::code
 enum class VectorOp : std::uint8_t {
@@ -79,6 +83,10 @@ struct TraceOp {
 static_assert(sizeof(TraceOp) == 64, "trace records are 64 bytes");
 static_assert(offsetof(TraceOp, src0) == 32, "record layout is part of the file format");
 
+inline bool is_rescale(const TraceOp& op) {
+  const auto kind = static_cast<OpKind>(op.kind);
+  return (op.code & kRescale) != 0 && (kind == OpKind::vector || kind == OpKind::exp);
+}
 inline VectorOp vector_op(const TraceOp& op) { return static_cast<VectorOp>(op.code & kVectorOpMask); }
 // A mask record's geometry (VectorOp::mask): the fields an element-wise op leaves unused.
 inline std::int32_t mask_diagonal(const TraceOp& op) { return static_cast<std::int32_t>(op.src_stride); }
