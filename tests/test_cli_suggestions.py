@@ -71,5 +71,5 @@ def test_platform_check_and_show_find_files_as_run_does(
     assert main(["platform", "show", "attenio-x4"]) == 0
     assert capsys.readouterr().out.startswith("platform attenio-x4")
     assert resolve_platform("edge-small").name == "edge-small.yaml"
-    with pytest.raises(UserError, match="did you mean platforms/attenio-x4.yaml"):
+    with pytest.raises(UserError, match=r"did you mean platforms/attenio-x4\.yaml"):
         resolve_platform("attenio-x5.yaml")
