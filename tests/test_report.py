@@ -222,3 +222,44 @@ def test_write_report_draws_the_approx_plots(tmp_path: Path) -> None:
     svg = (tmp_path / "approx_slopes.svg").read_text()
     assert "slope 1.00" in svg and "slope 2.00" in svg  # the fitted slopes are in the legend
     assert not (tmp_path / "speedup.png").exists()  # no Standard runs: no speedup plot
+
+
+def _with_time(result: dict[str, object], sim_ns: float) -> dict[str, object]:
+    """The fake result with a PE/Exp time breakdown: 50 % matmuls, 10 % element-wise, 5 %
+    rescaling, 5 % drain, 20 % idle for loads, 10 % idle at the end (Exp: 10 % exps)."""
+    pe = dict(result["pe"])  # type: ignore[call-overload]
+    exp = dict(result["exp"])  # type: ignore[call-overload]
+    idle = dict.fromkeys(("load_data", "exp_result"), 0.0)
+    pe["time"] = {
+        "busy": {"mac": 0.5 * sim_ns, "elementwise": 0.1 * sim_ns, "rescale": 0.05 * sim_ns,
+                 "drain": 0.05 * sim_ns},
+        "idle": {**idle, "load_data": 0.2 * sim_ns},
+        "idle_no_work": 0.1 * sim_ns,
+    }  # fmt: skip
+    exp["time"] = {
+        "busy": {"exp": 0.1 * sim_ns},
+        "idle": {**idle, "exp_result": 0.0},
+        "idle_no_work": 0.9 * sim_ns,
+    }
+    return {**result, "pe": pe, "exp": exp}
+
+
+def test_the_report_breaks_the_engines_time_down_by_work_and_idle_cause(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    for config in expand_grid(GridSpec(("flash2", "attenio"), (8192,), (64,))):
+        fake = fake_result(config)
+        store.append(result_record(config, _with_time(fake, float(fake["sim_time_ns"]))))
+    text = write_report(tmp_path).read_text()
+    assert "### Where the compute engines' time went" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| Dataflow | N | d | Engine | m"))
+    assert header == (
+        "| Dataflow | N | d | Engine | matmuls (%) | element-wise ops (%) | rescaling (%) | "
+        "exponentials (%) | pipeline drain (%) | idle waiting for off-chip loads (%) | "
+        "idle, nothing left to do (%) |"
+    )
+    row = next(line for line in lines if line.startswith("| flash2 | 8K | 64 | PE"))
+    cells = [c.strip() for c in row.strip("|").split("|")[4:]]
+    assert cells == ["50.0", "10.0", "5.0", "–", "5.0", "20.0", "10.0"]  # no exps on the PE
+    assert sum(float(c) for c in cells if c != "–") == 100.0
+    assert (tmp_path / "stalls.png").exists()

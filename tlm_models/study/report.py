@@ -26,9 +26,12 @@ from tlm_models.study.energy_report import energy_heading, energy_section
 from tlm_models.study.explain import (
     BOUND_NAMES,
     STALL_CAUSES,
+    TIME_PARTS,
     shape_summary,
     stall_shares,
     stall_words,
+    time_shares,
+    time_words,
     why_lines,
 )
 from tlm_models.study.report_html import HTML_FILE, markdown_to_html
@@ -203,6 +206,8 @@ def _stall_section(records: Sequence[dict[str, Any]]) -> list[str]:
     chosen = [r for r in records if int(r["seq_len"]) == largest[int(r["head_dim"])]]
     if not chosen or not any(r.get("stalls") for r in chosen):
         return []
+    if all(time_shares(r, "pe") is not None for r in chosen):
+        return _time_section(chosen)
     causes = [c for c in STALL_CAUSES if any(
         stall_shares(r, e).get(c, 0.0) >= 0.0005 for r in chosen for e in ("pe", "exp")
     )]  # fmt: skip
@@ -228,6 +233,31 @@ def _stall_section(records: Sequence[dict[str, Any]]) -> list[str]:
                 f"{'PE array' if engine == 'pe' else 'Exp unit'} | {_fmt(busy, 100.0, 1)} | "
                 + " | ".join(cells)
                 + " |"
+            )
+    lines.append("")
+    return lines
+
+
+def _time_section(chosen: Sequence[dict[str, Any]]) -> list[str]:
+    """Where each dataflow's PE array and Exp unit spent the simulated time (``pe.time``)."""
+    shares = {(id(r), e): time_shares(r, e) or {} for r in chosen for e in ("pe", "exp")}
+    parts = [p for p in TIME_PARTS if any(s.get(p, 0.0) >= 0.0005 for s in shares.values())]
+    lines = [
+        "### Where the compute engines' time went",
+        "",
+        "Share of simulated time each compute engine spent issuing each kind of work, only "
+        'draining its pipeline, and idle by what it waited for (docs/study.md, "Diagnosis '
+        'after a run"), at the largest N of each head dim. Each row sums to 100 %.',
+        "",
+        "| Dataflow | N | d | Engine | " + " | ".join(f"{time_words(p)} (%)" for p in parts) + " |",
+        "|---|---:|---:|---|" + "---:|" * len(parts),
+    ]
+    for r in chosen:
+        for engine in ("pe", "exp"):
+            cells = [_fmt(shares[(id(r), engine)].get(p), 100.0, 1) for p in parts]
+            lines.append(
+                f"| {label_of(r)} | {format_tokens(int(r['seq_len']))} | {r['head_dim']} | "
+                f"{'PE array' if engine == 'pe' else 'Exp unit'} | " + " | ".join(cells) + " |"
             )
     lines.append("")
     return lines
