@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = """\
@@ -40,3 +42,15 @@ def test_python_dash_c_runs(tmp_path: Path) -> None:
     done = _run(["-c", SCRIPT], tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True True"
+
+
+def test_simulate_with_progress_says_what_it_predicts_like_the_cli(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tlm_models import Workload, simulate
+
+    result = simulate("attenio", Workload(seq_len=512, head_dim=64), progress=True)
+    err = capsys.readouterr().err
+    assert err.startswith("predicted: ")
+    assert "ops" in err.splitlines()[0]
+    assert result.offchip_bytes.total == result.bounds["closed_form"]  # type: ignore[index]

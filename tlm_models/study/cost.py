@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
+from typing import TextIO
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.builder import CountBudgetExceeded, OpCount, counting_ops
@@ -26,6 +27,7 @@ __all__ = [
     "LARGE_RUN_S",
     "REPLAY_OPS_PER_S",
     "CostEstimate",
+    "announce",
     "estimate_cost",
     "predicted_ops",
     "roofline_ns",
@@ -162,3 +164,20 @@ def predicted_ops(config: RunConfig) -> float:
     """A sweep's cost weight of ``config``: its predicted operation count (a shorter count
     budget than a single run's: a sweep estimates every configuration before its ETA shows)."""
     return float(estimate_cost(config, budget_s=0.2).ops)
+
+
+def announce(config: RunConfig, stream: TextIO) -> CostEstimate:
+    """Prints the predicted cost of ``config`` and, when it is long, a warning (``attn-tlm run``
+    and ``simulate(progress=True)``); returns the estimate for the progress bar."""
+    from tlm_models.readable import format_duration
+
+    cost = estimate_cost(config)
+    print(f"predicted: {cost.describe()}", file=stream, flush=True)
+    if cost.wall_s > LARGE_RUN_S:
+        print(
+            f"attn-tlm: warning: a large run (about {format_duration(cost.wall_s)}); "
+            "Ctrl-C stops it",
+            file=stream,
+            flush=True,
+        )
+    return cost
