@@ -86,9 +86,18 @@ def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: flo
 
 
 @functools.lru_cache(maxsize=64)
+def _tile_infos(path: str, overrides: tuple[str, ...]) -> tuple[PlatformInfo, ...]:
+    """Each compute tile's figures (one for an untiled platform), loaded once per platform and
+    overrides (a sweep asks 50 times)."""
+    config = load_platform(path, overrides)
+    if config.tiles is None:
+        return (config.info(),)
+    return tuple(config.tile_info(i) for i in range(config.tile_count))
+
+
 def _platform_info(path: str, overrides: tuple[str, ...]) -> PlatformInfo:
-    """Platform figures, loaded once per platform and overrides (a sweep asks 50 times)."""
-    return load_platform(path, overrides).info()
+    """The figures of the platform (its first tile's on a tiled one)."""
+    return _tile_infos(path, overrides)[0]
 
 
 def _length(config: RunConfig) -> int:
@@ -110,11 +119,15 @@ def _workload_at(config: RunConfig, length: int) -> Workload:
     return replace(config, seq_len=nq, kv_len=nk, window=window).workload()
 
 
-def _count(config: RunConfig, info: PlatformInfo, length: int, budget_s: float) -> OpCount:
+def _count(
+    config: RunConfig, infos: tuple[PlatformInfo, ...], length: int, budget_s: float
+) -> OpCount:
+    """The operations of every tile's share (each tile emits its own trace)."""
     workload = _workload_at(config, length)
     with counting_ops(budget_s) as count:
-        for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
-            pass
+        for info in infos:
+            for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
+                pass
     return count
 
 
@@ -124,12 +137,14 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     Raises what the emitter raises for a configuration that cannot run (a UserError)."""
     from tlm_models.study.run import bounds_bytes
 
-    info = _platform_info(str(config.platform_path()), config.overrides)
+    infos = _tile_infos(str(config.platform_path()), config.overrides)
+    info = infos[0]
     n = _length(config)
     counts: list[tuple[int, OpCount]] = []
     while n >= 1:
         try:
-            counts.append((n, _count(config, info, n, budget_s if n > _MIN_COUNTED_N else 60.0)))
+            budget = budget_s if n > _MIN_COUNTED_N else 60.0
+            counts.append((n, _count(config, infos, n, budget)))
         except CountBudgetExceeded:
             n //= 2
             continue
@@ -156,7 +171,10 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
         exps=round(exps),
         counted_at=at,
         seq_len=_length(config),
-        roofline_ns=roofline_ns(info, macs, exps, bounds.get("closed_form", 0.0)),
+        # The tiles' compute rates add up; the off-chip bandwidth is shared (info's is all).
+        roofline_ns=roofline_ns(
+            info, macs / len(infos), exps / len(infos), bounds.get("closed_form", 0.0)
+        ),
     )
 
 
