@@ -41,6 +41,7 @@ lint: setup
 	$(BIN)/mypy
 
 test: lint
+	@$(BIN)/python -m tests.cpp_build
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
 
 bench: setup

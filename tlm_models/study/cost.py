@@ -143,7 +143,9 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     counts: list[tuple[int, OpCount]] = []
     while n >= 1:
         try:
-            budget = budget_s if n > _MIN_COUNTED_N else 60.0
+            # Each tile's share is counted: the budget grows with them, so that a tiled
+            # run is counted at the same length as an untiled one would be.
+            budget = budget_s * len(infos) if n > _MIN_COUNTED_N else 60.0
             counts.append((n, _count(config, infos, n, budget)))
         except CountBudgetExceeded:
             n //= 2
