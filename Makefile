@@ -24,12 +24,14 @@ systemc:
 	  exit 1; \
 	fi
 
-# One line per phase; a failing step prints its whole output (tools/quiet_step.py).
+# One line per phase, and one per package compiled for want of a wheel or large download;
+# a failing step prints its whole output (tools/quiet_step.py). --prefer-binary: an older
+# release with a wheel over a newer one that would compile (cppyy's bindings: minutes).
 $(STAMP): pyproject.toml
 	@$(PYTHON) tools/quiet_step.py "creating $(VENV)" -- $(PYTHON) -m venv $(VENV)
 	@$(PYTHON) tools/quiet_step.py "upgrading pip" -- $(BIN)/pip install --upgrade pip
 	@$(PYTHON) tools/quiet_step.py "installing attn-tlm and its Python packages" -- \
-	  $(BIN)/pip install -e '.[dev]'
+	  $(BIN)/pip install --prefer-binary -e '.[dev]'
 	@touch $@
 
 demo: setup
