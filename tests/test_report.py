@@ -263,3 +263,33 @@ def test_the_report_breaks_the_engines_time_down_by_work_and_idle_cause(tmp_path
     assert cells == ["50.0", "10.0", "5.0", "–", "5.0", "20.0", "10.0"]  # no exps on the PE
     assert sum(float(c) for c in cells if c != "–") == 100.0
     assert (tmp_path / "stalls.png").exists()
+
+
+def test_energy_plots_are_a_readable_grid_with_every_dataflow_in_the_legend(
+    tmp_path: Path,
+) -> None:
+    """Six (N, d) shapes: one row of them was 2,772 px wide (5,082 in the demo, labels on top
+    of each other); three panels a row are 1,386 px. The legends are the figure's, built from
+    every panel, inside the picture."""
+    _write_results(tmp_path)
+    write_report(tmp_path)
+    width, height = _png_size(tmp_path / "energy-stacked.png")
+    assert width <= 1400 and height >= 600  # two rows of three
+    from matplotlib.figure import Figure
+
+    from tlm_models.study import energy_plots
+    from tlm_models.study.variants import group_variants
+
+    seen: list[list[str]] = []
+    original = Figure.legend
+
+    def record(self: Figure, *args: object, **kwargs: object) -> object:
+        seen.append(list(args[1]) if len(args) > 1 else [])  # type: ignore[call-overload]
+        assert kwargs.get("loc") == "outside lower center"
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Figure, "legend", record)
+        (variant,) = group_variants(load_results(tmp_path))
+        energy_plots.plot_energy(variant, tmp_path)
+    assert seen[1] == ["standard", "flat", "flash2", "attenio"]
