@@ -52,8 +52,8 @@ def plot_energy(variant: Variant, directory: Path, suffix: str = "") -> list[tup
     # A grid of at most PANELS_PER_ROW panels a row: one row of every (N, d) was a strip
     # 5,082 pixels wide whose tick labels ran into each other.
     cols = min(PANELS_PER_ROW, len(shapes))
-    rows = -(-len(shapes) // cols)
-    fig, axes = _grid(rows, cols, width=4.2, height=3.4)
+    grid_rows = -(-len(shapes) // cols)
+    fig, axes = _grid(grid_rows, cols, width=4.2, height=3.4)
     panels = [ax for row in axes for ax in row]
     for ax in panels[len(shapes) :]:
         ax.set_visible(False)
