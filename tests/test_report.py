@@ -293,3 +293,17 @@ def test_energy_plots_are_a_readable_grid_with_every_dataflow_in_the_legend(
         (variant,) = group_variants(load_results(tmp_path))
         energy_plots.plot_energy(variant, tmp_path)
     assert seen[1] == ["standard", "flat", "flash2", "attenio"]
+
+
+def test_energy_without_any_leak_entry_has_no_static_column(tmp_path: Path) -> None:
+    """A column of 0.000 static energy read as a measurement; it is not modelled."""
+    store = ResultStore(tmp_path)
+    for config in expand_grid(GridSpec(("flash2", "attenio"), (8192,), (64,))):
+        fake = fake_result(config)
+        energy = dict(fake["energy"])
+        energy["total_j"] -= energy["static_j"]
+        energy["static_j"] = 0.0
+        store.append(result_record(config, {**fake, "energy": energy}))
+    section = render_report(load_results(tmp_path))
+    assert "Static energy is not modelled" in section
+    assert "| Dataflow | Energy (mJ) | Dynamic (mJ) | Avg. power (W) |" in section

@@ -91,14 +91,25 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     """Energy total, power and EDP, then each component that spent energy (docs/energy.md)."""
     if not energy:
         return []
+    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
+    if len(counted) == len(energy["by_component"]):
+        # Zero joules would read as a measurement: the platform describes no energy at all.
+        return [
+            "energy                 not modelled: no component of the platform has an "
+            "`energy:` table (docs/energy.md); actions are counted"
+        ]
     power = energy["average_power_w"]
+    static = (
+        f"static {energy['static_j'] * 1e3:,.6f} mJ"
+        if energy["static_j"]
+        else "static not modelled (no `leak` entry)"
+    )
     lines = [
         f"energy                 {energy['total_j'] * 1e3:,.6f} mJ (dynamic "
-        f"{energy['dynamic_j'] * 1e3:,.6f} mJ, static {energy['static_j'] * 1e3:,.6f} mJ), "
+        f"{energy['dynamic_j'] * 1e3:,.6f} mJ, {static}), "
         f"average power {'n/a' if power is None else f'{power:,.3f} W'}, "
         f"energy-delay {energy['edp_js'] * 1e6:,.6f} mJ·ms",
     ]
-    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
     for name, comp in energy["by_component"].items():
         if comp["table"]:
             lines.append(f"  {name:<20} {comp['total_j'] * 1e3:>16,.6f} mJ")
