@@ -307,3 +307,17 @@ def test_energy_without_any_leak_entry_has_no_static_column(tmp_path: Path) -> N
     section = render_report(load_results(tmp_path))
     assert "Static energy is not modelled" in section
     assert "| Dataflow | Energy (mJ) | Dynamic (mJ) | Avg. power (W) |" in section
+
+
+def test_dataflows_below_the_mmm_bound_are_explained(tmp_path: Path) -> None:
+    """AttenIO and FA2 went below a 'lower bound' without a word."""
+    store = ResultStore(tmp_path)
+    for config in expand_grid(GridSpec(("standard", "attenio"), (8192,), (64,))):
+        fake = fake_result(config)
+        total = 10_000_000 if config.dataflow == "attenio" else 900_000_000
+        bounds = {"compulsory": 4_194_304.0, "mmm_lower_bound": 137_396_744.0}
+        offchip = {"read": total, "write": 0, "total": total}
+        store.append(result_record(config, {**fake, "bounds": bounds, "offchip_bytes": offchip}))
+    text = render_report(load_results(tmp_path))
+    assert "attenio moves less than the tall-and-skinny MMM lower bound: that bound is" in text
+    assert "standard moves less" not in text
