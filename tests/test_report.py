@@ -321,3 +321,15 @@ def test_dataflows_below_the_mmm_bound_are_explained(tmp_path: Path) -> None:
     text = render_report(load_results(tmp_path))
     assert "attenio moves less than the tall-and-skinny MMM lower bound: that bound is" in text
     assert "standard moves less" not in text
+
+
+def test_the_summary_make_demo_prints_is_the_reports_head(tmp_path: Path) -> None:
+    """`make demo` ended by printing the whole report (508 lines in the demo)."""
+    from tlm_models.study.report import render_summary
+
+    _write_results(tmp_path)
+    records = load_results(tmp_path)
+    summary, whole = render_summary(records), render_report(records)
+    assert whole.startswith(summary.rstrip())
+    assert "## Executive summary" in summary and "###" not in summary
+    assert len(summary.splitlines()) < len(whole.splitlines()) / 3

@@ -97,13 +97,9 @@ def write_report(directory: Path, plots: bool = True) -> Path:
     return path
 
 
-def render_report(
-    records: Sequence[dict[str, Any]], figures: Mapping[str, Sequence[tuple[str, str]]] = {}
-) -> str:
-    """The Markdown text. ``figures`` maps a section title to (caption, file) pairs: a variant's
-    title, its ``approx_heading``, or "" for figures of the whole sweep."""
+def _head(records: Sequence[dict[str, Any]], variants: Sequence[Variant]) -> list[str]:
+    """The title, the count of finished and failed runs, and the executive summary."""
     failed = [record for record in records if "error" in record]
-    variants = group_variants(records)
     lines = [
         "# Attention study",
         "",
@@ -112,8 +108,23 @@ def render_report(
         "plus written.",
         "",
     ]
+    return lines + _executive_summary(variants, len(variants) > 1)
+
+
+def render_summary(records: Sequence[dict[str, Any]]) -> str:
+    """The report's head alone: what `make demo` prints at its end (the report has the rest)."""
+    return "\n".join(_head(records, group_variants(records))).rstrip() + "\n"
+
+
+def render_report(
+    records: Sequence[dict[str, Any]], figures: Mapping[str, Sequence[tuple[str, str]]] = {}
+) -> str:
+    """The Markdown text. ``figures`` maps a section title to (caption, file) pairs: a variant's
+    title, its ``approx_heading``, or "" for figures of the whole sweep."""
+    failed = [record for record in records if "error" in record]
+    variants = group_variants(records)
     titled = len(variants) > 1
-    lines += _executive_summary(variants, titled)
+    lines = _head(records, variants)
     for variant in variants:
         lines += _variant_section(variant, titled, figures.get(variant.title(), ()))
         heading = energy_heading(variant, titled)
