@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup systemc demo test lint bench clean
+.PHONY: setup systemc chromium demo test lint bench clean
 
 setup: systemc $(STAMP)
 	@$(BIN)/python -m tlm_models.aot
@@ -21,6 +21,20 @@ systemc:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsystemc-dev; \
 	else \
 	  echo "SystemC is missing. Run:  sudo apt-get install libsystemc-dev   (or set SYSTEMC_HOME)"; \
+	  exit 1; \
+	fi
+
+# A real browser for the report check of `make test` (tests/test_report_html.py): Debian's
+# chromium, installed like SystemC when missing (about 290 MB; a minute or two to fetch).
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+	  echo "installing chromium with apt-get (for the report check in a real browser; about 290 MB)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  echo "chromium installed"; \
+	else \
+	  echo "chromium is missing. Run:  sudo apt-get install chromium"; \
 	  exit 1; \
 	fi
 
@@ -42,7 +56,7 @@ lint: setup
 	$(BIN)/ruff format --check tlm_models tests tools
 	$(BIN)/mypy
 
-test: lint
+test: lint chromium
 	@$(BIN)/python -m tests.cpp_build
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
 
