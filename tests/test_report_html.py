@@ -2,8 +2,8 @@
 
 `make test` installs Debian's `chromium` when it is missing (the Makefile's `chromium` target,
 as for SystemC); the browser check then loads the page headless and fails on a broken image,
-a script error or a plot wider than the page (or shrunk to half its size to fit), and leaves a screenshot under
-results/report-check/. Without chromium it fails and says how to get it.
+a script error or a plot wider than the page (or shrunk to half its size to fit), and leaves
+a screenshot under results/report-check/. Without chromium it fails and says how to get it.
 """
 
 from __future__ import annotations
