@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup systemc demo test lint bench clean scalesim
+.PHONY: setup systemc chromium demo test lint bench clean scalesim
 
 setup: systemc $(STAMP)
 	@$(BIN)/python -m tlm_models.aot
@@ -24,12 +24,28 @@ systemc:
 	  exit 1; \
 	fi
 
-# One line per phase; a failing step prints its whole output (tools/quiet_step.py).
+# A real browser for the report check of `make test` (tests/test_report_html.py): Debian's
+# chromium, installed like SystemC when missing (about 290 MB; a minute or two to fetch).
+chromium:
+	@if command -v chromium >/dev/null 2>&1; then \
+	  :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+	  echo "installing chromium with apt-get (for the report check in a real browser; about 290 MB)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  echo "chromium installed"; \
+	else \
+	  echo "chromium is missing. Run:  sudo apt-get install chromium"; \
+	  exit 1; \
+	fi
+
+# One line per phase, and one per package compiled for want of a wheel or large download;
+# a failing step prints its whole output (tools/quiet_step.py). --prefer-binary: an older
+# release with a wheel over a newer one that would compile (cppyy's bindings: minutes).
 $(STAMP): pyproject.toml
 	@$(PYTHON) tools/quiet_step.py "creating $(VENV)" -- $(PYTHON) -m venv $(VENV)
 	@$(PYTHON) tools/quiet_step.py "upgrading pip" -- $(BIN)/pip install --upgrade pip
 	@$(PYTHON) tools/quiet_step.py "installing attn-tlm and its Python packages" -- \
-	  $(BIN)/pip install -e '.[dev]'
+	  $(BIN)/pip install --prefer-binary -e '.[dev]'
 	@touch $@
 
 demo: setup
@@ -40,7 +56,8 @@ lint: setup
 	$(BIN)/ruff format --check tlm_models tests tools
 	$(BIN)/mypy
 
-test: lint scalesim
+test: lint chromium scalesim
+	@$(BIN)/python -m tests.cpp_build
 	$(BIN)/python -m pytest -q -n $(JOBS) tests
 
 # SCALE-Sim v3, the reference of the systolic PE timing, in a virtual environment of its own

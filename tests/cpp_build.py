@@ -7,6 +7,8 @@ import fcntl
 import hashlib
 import os
 import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from tlm_models import INCLUDE_DIR
@@ -28,16 +30,34 @@ def _digest(paths: list[Path], flags: list[str]) -> str:
     return h.hexdigest()[:16]
 
 
+#: What the test suite compiles (test_cpp_models, test_vp_matches_replay,
+#: test_memory_traffic_chain): ``python -m tests.cpp_build`` builds them first, saying so.
+SOURCES = [
+    *sorted((ROOT / "tests" / "cpp").glob("test_*.cpp")),
+    ROOT / "examples" / "vp" / "main.cpp",
+    ROOT / "examples" / "vp" / "memory_traffic.cpp",
+]
+
+
+def _flags(source: Path) -> list[str]:
+    flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", f"-I{TEST_HEADERS}"]
+    return flags + systemc_paths().cflags()
+
+
+def binary_path(source: Path, extra_sources: list[Path] | None = None) -> Path:
+    """Where the binary of ``source`` (with these sources, headers and flags) is cached."""
+    headers = sorted(INCLUDE_DIR.rglob("*.h")) + sorted(source.parent.glob("*.h"))
+    headers += sorted(TEST_HEADERS.glob("*.h"))
+    digest = _digest([source, *(extra_sources or []), *headers], _flags(source))
+    return BUILD_DIR / f"{source.stem}-{digest}"
+
+
 def build_cpp_test(source: Path, extra_sources: list[Path] | None = None) -> Path:
     """Returns the path of the built binary for ``source``, building it when stale."""
     sc = systemc_paths()
-    flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", f"-I{TEST_HEADERS}"]
-    flags += sc.cflags()
-    headers = sorted(INCLUDE_DIR.rglob("*.h")) + sorted(source.parent.glob("*.h"))
-    headers += sorted(TEST_HEADERS.glob("*.h"))
-    digest = _digest([source, *(extra_sources or []), *headers], flags)
+    flags = _flags(source)
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    binary = BUILD_DIR / f"{source.stem}-{digest}"
+    binary = binary_path(source, extra_sources)
     if binary.exists():
         return binary
     # Parallel test workers collect the same tests: one builds, the others wait for it.
@@ -70,3 +90,33 @@ def _compile(
         raise RuntimeError(f"build of {source.name} failed:\n{' '.join(cmd)}\n{proc.stderr}")
     tmp.replace(binary)
     return binary
+
+
+def main() -> int:
+    """Builds every C++ binary the tests run, one line per compile (``make test`` runs this
+    first: pytest shows nothing while its collection compiles them, minutes on 2 cores)."""
+    stale = [source for source in SOURCES if not binary_path(source).exists()]
+    if not stale:
+        return 0
+    jobs = os.cpu_count() or 2
+    print(
+        f"compiling {len(stale)} C++ test programs (g++ -O2, {jobs} at a time, about 20-60 s "
+        "each; cached under build/cpp-tests)",
+        flush=True,
+    )
+    started = time.perf_counter()
+
+    def build(source: Path) -> str:
+        began = time.perf_counter()
+        build_cpp_test(source)
+        return f"  {source.relative_to(ROOT)} ({time.perf_counter() - began:.0f} s)"
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for done, line in enumerate(as_completed(pool.submit(build, s) for s in stale), 1):
+            print(f"{line.result()} [{done}/{len(stale)}]", flush=True)
+    print(f"C++ test programs built in {time.perf_counter() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

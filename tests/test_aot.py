@@ -253,3 +253,22 @@ def test_using_a_cached_library_marks_it_used() -> None:
     os.utime(path, (0, 0))
     assert aot.ensure_library(quiet=True) == path
     assert time.time() - path.stat().st_mtime < 3600
+
+
+def test_a_wait_for_another_build_is_announced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make demo` waited 48 s without a word while another process built the library."""
+    import fcntl
+    import threading
+
+    monkeypatch.setattr(aot, "LOCK_NOTE_S", 0.2)
+    lock_file = tmp_path / "build.lock"
+    holder = open(lock_file, "w")  # noqa: SIM115 - released by the timer below
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    threading.Timer(0.5, holder.close).start()
+    with open(lock_file, "w") as waiter:
+        aot._wait_for_lock(waiter.fileno(), tmp_path / "lib.so", quiet=False)
+    err = capsys.readouterr().err
+    assert f"waiting for another process that is compiling the C++ models into {tmp_path}" in err
+    assert "the other build finished after" in err

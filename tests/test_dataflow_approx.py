@@ -7,6 +7,7 @@ import argparse
 import itertools
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -413,3 +414,19 @@ def test_bounds_command_reports_feature_blocks(capsys: pytest.CaptureFixture[str
     total = 2 * n * plan.loaded_cols + n * d * b + n * d + 2 * n * (d + 1) * (b - 1)
     assert "case=features" in row and "w=11" in row and f"blocks={b}" in row
     assert f"{total:,}" in row
+
+
+def test_a_run_with_too_many_features_is_refused_before_anything_is_planned() -> None:
+    """degree = 7 at d = 64 (r = 1.3e9) sat in the cost prediction for minutes, 538 MB after
+    28 s; it is refused up front with r and the degrees that are practical at that d."""
+    from tlm_models.dataflows.approx import MAX_FEATURES, largest_degree
+    from tlm_models.resolved_run import resolve_run
+    from tlm_models.study.config import RunConfig
+
+    assert {d: largest_degree(d) for d in (16, 32, 64, 128)} == {16: 6, 32: 4, 64: 3, 128: 2}
+    assert feature_count(64, 3) <= MAX_FEATURES < feature_count(64, 4)
+    started = time.perf_counter()
+    with pytest.raises(UserError, match=r"r = C\(71, 7\) = 1,329,890,705 features.*degree <= 3"):
+        resolve_run(RunConfig("approx", 1024, 64, extra=(("degree", "7"),)))
+    assert time.perf_counter() - started < 1.0
+    resolve_run(RunConfig("approx", 1024, 64, extra=(("degree", "3"),)))  # the study's largest

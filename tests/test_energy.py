@@ -286,3 +286,21 @@ def test_bad_erts_are_named(tmp_path: Path, text: str, message: str) -> None:
     assert str(err.value).startswith(f"{ert}")
     assert message in str(err.value)
     assert "\n" not in str(err.value)
+
+
+def test_a_platform_without_energy_tables_reports_energy_not_modelled() -> None:
+    """It printed 'energy 0.000000 mJ (dynamic 0.000000 mJ, static 0.000000 mJ)'."""
+    from tlm_models.summary import _energy_lines
+
+    nothing = {"type": "hbm", "table": False, "total_j": 0.0, "dynamic_j": 0.0, "static_j": 0.0}
+    energy = {
+        "total_j": 0.0, "dynamic_j": 0.0, "static_j": 0.0, "average_power_w": 0.0,
+        "edp_js": 0.0, "by_component": {"hbm": nothing, "pe": {**nothing, "type": "pe_array"}},
+    }  # fmt: skip
+    (line,) = _energy_lines(energy)
+    assert line.startswith("energy                 not modelled: no component")
+    table = {**nothing, "table": True, "total_j": 1e-3, "dynamic_j": 1e-3}
+    lines = _energy_lines({**energy, "total_j": 1e-3, "dynamic_j": 1e-3,
+                           "by_component": {"hbm": nothing, "pe": table}})  # fmt: skip
+    assert "static not modelled (no `leak` entry)" in lines[0]
+    assert lines[-1] == "  counts only (no energy table): hbm"

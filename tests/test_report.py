@@ -222,3 +222,114 @@ def test_write_report_draws_the_approx_plots(tmp_path: Path) -> None:
     svg = (tmp_path / "approx_slopes.svg").read_text()
     assert "slope 1.00" in svg and "slope 2.00" in svg  # the fitted slopes are in the legend
     assert not (tmp_path / "speedup.png").exists()  # no Standard runs: no speedup plot
+
+
+def _with_time(result: dict[str, object], sim_ns: float) -> dict[str, object]:
+    """The fake result with a PE/Exp time breakdown: 50 % matmuls, 10 % element-wise, 5 %
+    rescaling, 5 % drain, 20 % idle for loads, 10 % idle at the end (Exp: 10 % exps)."""
+    pe = dict(result["pe"])  # type: ignore[call-overload]
+    exp = dict(result["exp"])  # type: ignore[call-overload]
+    idle = dict.fromkeys(("load_data", "exp_result"), 0.0)
+    pe["time"] = {
+        "busy": {"mac": 0.5 * sim_ns, "elementwise": 0.1 * sim_ns, "rescale": 0.05 * sim_ns,
+                 "drain": 0.05 * sim_ns},
+        "idle": {**idle, "load_data": 0.2 * sim_ns},
+        "idle_no_work": 0.1 * sim_ns,
+    }  # fmt: skip
+    exp["time"] = {
+        "busy": {"exp": 0.1 * sim_ns},
+        "idle": {**idle, "exp_result": 0.0},
+        "idle_no_work": 0.9 * sim_ns,
+    }
+    return {**result, "pe": pe, "exp": exp}
+
+
+def test_the_report_breaks_the_engines_time_down_by_work_and_idle_cause(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path)
+    for config in expand_grid(GridSpec(("flash2", "attenio"), (8192,), (64,))):
+        fake = fake_result(config)
+        store.append(result_record(config, _with_time(fake, float(fake["sim_time_ns"]))))
+    text = write_report(tmp_path).read_text()
+    assert "### Where the compute engines' time went" in text
+    lines = text.splitlines()
+    header = next(line for line in lines if line.startswith("| Dataflow | N | d | Engine | m"))
+    assert header == (
+        "| Dataflow | N | d | Engine | matmuls (%) | element-wise ops (%) | rescaling (%) | "
+        "exponentials (%) | pipeline drain (%) | idle waiting for off-chip loads (%) | "
+        "idle, nothing left to do (%) |"
+    )
+    row = next(line for line in lines if line.startswith("| flash2 | 8K | 64 | PE"))
+    cells = [c.strip() for c in row.strip("|").split("|")[4:]]
+    assert cells == ["50.0", "10.0", "5.0", "–", "5.0", "20.0", "10.0"]  # no exps on the PE
+    assert sum(float(c) for c in cells if c != "–") == 100.0
+    assert (tmp_path / "stalls.png").exists()
+
+
+def test_energy_plots_are_a_readable_grid_with_every_dataflow_in_the_legend(
+    tmp_path: Path,
+) -> None:
+    """Six (N, d) shapes: one row of them was 2,772 px wide (5,082 in the demo, labels on top
+    of each other); three panels a row are 1,386 px. The legends are the figure's, built from
+    every panel, inside the picture."""
+    _write_results(tmp_path)
+    write_report(tmp_path)
+    width, height = _png_size(tmp_path / "energy-stacked.png")
+    assert width <= 1400 and height >= 600  # two rows of three
+    from matplotlib.figure import Figure
+
+    from tlm_models.study import energy_plots
+    from tlm_models.study.variants import group_variants
+
+    seen: list[list[str]] = []
+    original = Figure.legend
+
+    def record(self: Figure, *args: object, **kwargs: object) -> object:
+        seen.append(list(args[1]) if len(args) > 1 else [])  # type: ignore[call-overload]
+        assert kwargs.get("loc") == "outside lower center"
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Figure, "legend", record)
+        (variant,) = group_variants(load_results(tmp_path))
+        energy_plots.plot_energy(variant, tmp_path)
+    assert seen[1] == ["standard", "flat", "flash2", "attenio"]
+
+
+def test_energy_without_any_leak_entry_has_no_static_column(tmp_path: Path) -> None:
+    """A column of 0.000 static energy read as a measurement; it is not modelled."""
+    store = ResultStore(tmp_path)
+    for config in expand_grid(GridSpec(("flash2", "attenio"), (8192,), (64,))):
+        fake = fake_result(config)
+        energy = dict(fake["energy"])
+        energy["total_j"] -= energy["static_j"]
+        energy["static_j"] = 0.0
+        store.append(result_record(config, {**fake, "energy": energy}))
+    section = render_report(load_results(tmp_path))
+    assert "Static energy is not modelled" in section
+    assert "| Dataflow | Energy (mJ) | Dynamic (mJ) | Avg. power (W) |" in section
+
+
+def test_dataflows_below_the_mmm_bound_are_explained(tmp_path: Path) -> None:
+    """AttenIO and FA2 went below a 'lower bound' without a word."""
+    store = ResultStore(tmp_path)
+    for config in expand_grid(GridSpec(("standard", "attenio"), (8192,), (64,))):
+        fake = fake_result(config)
+        total = 10_000_000 if config.dataflow == "attenio" else 900_000_000
+        bounds = {"compulsory": 4_194_304.0, "mmm_lower_bound": 137_396_744.0}
+        offchip = {"read": total, "write": 0, "total": total}
+        store.append(result_record(config, {**fake, "bounds": bounds, "offchip_bytes": offchip}))
+    text = render_report(load_results(tmp_path))
+    assert "attenio moves less than the tall-and-skinny MMM lower bound: that bound is" in text
+    assert "standard moves less" not in text
+
+
+def test_the_summary_make_demo_prints_is_the_reports_head(tmp_path: Path) -> None:
+    """`make demo` ended by printing the whole report (508 lines in the demo)."""
+    from tlm_models.study.report import render_summary
+
+    _write_results(tmp_path)
+    records = load_results(tmp_path)
+    summary, whole = render_summary(records), render_report(records)
+    assert whole.startswith(summary.rstrip())
+    assert "## Executive summary" in summary and "###" not in summary
+    assert len(summary.splitlines()) < len(whole.splitlines()) / 3

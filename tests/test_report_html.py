@@ -1,8 +1,9 @@
-"""report.html: the strict markup and image check always; a real browser when one is there.
+"""report.html: the strict markup and image check, and the page in a real browser.
 
-CI decision: chromium (Debian's `chromium`, ~290 MB installed) is not installed by the
-Makefile; the strict check (``check_html``) runs everywhere, and the browser check runs
-where `chromium` is on PATH (it is on the development and CI machine).
+`make test` installs Debian's `chromium` when it is missing (the Makefile's `chromium` target,
+as for SystemC); the browser check then loads the page headless and fails on a broken image,
+a script error or a plot wider than the page (or shrunk to half its size to fit), and leaves
+a screenshot under results/report-check/. Without chromium it fails and says how to get it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ window.addEventListener('load', () => {
   const broken = [...document.images].filter(i => !i.complete || i.naturalWidth === 0);
   document.body.dataset.images = document.images.length;
   document.body.dataset.broken = JSON.stringify(broken.map(i => i.getAttribute('src')));
+  const width = document.documentElement.clientWidth;
+  // Past the page's edge, or shrunk to fit it to less than half its size (its text then
+  // half size: the 5,082-pixel energy strip).
+  const wide = [...document.images].filter(i => i.getBoundingClientRect().right > width + 1
+    || i.naturalWidth > 2 * i.getBoundingClientRect().width);
+  document.body.dataset.overflow = JSON.stringify(wide.map(i => i.getAttribute('src')));
+  document.body.dataset.scroll = document.documentElement.scrollWidth - width;
 });
 </script>"""
 
@@ -57,19 +65,28 @@ def test_the_check_finds_a_missing_image_and_misnested_tags(tmp_path: Path) -> N
     assert any("</div> closes p" in p for p in problems)
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
+#: Where the browser check leaves its screenshot of the page (git-ignored).
+SCREENSHOT = Path(__file__).resolve().parent.parent / "results" / "report-check" / "report.png"
+#: The browser's window: a laptop screen's width, so a plot wider than that overflows.
+WINDOW = "1280,1000"
+
+
+def _chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    if shutil.which("chromium") is None:
+        pytest.fail("chromium is missing: `make chromium` (or sudo apt-get install chromium)")
+    return subprocess.run(
+        ["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+         f"--window-size={WINDOW}", *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
 def test_chromium_renders_the_page_with_every_image_and_no_error(page: Path) -> None:
     probe = page.with_name("probe.html")
     probe.write_text(
         page.read_text(encoding="utf-8").replace("</body>", _PROBE + "</body>"), encoding="utf-8"
     )
-    done = subprocess.run(
-        [
-            "chromium", "--headless=new", "--no-sandbox", "--disable-gpu",
-            "--virtual-time-budget=10000", "--dump-dom", probe.as_uri(),
-        ],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = _chromium("--virtual-time-budget=10000", "--dump-dom", probe.as_uri())
     assert done.returncode == 0, done.stderr[-2000:]
     body = re.search(r"<body([^>]*)>", done.stdout)
     assert body is not None, done.stdout[:500]
@@ -77,3 +94,9 @@ def test_chromium_renders_the_page_with_every_image_and_no_error(page: Path) -> 
     assert int(attrs["images"]) >= 5
     assert json.loads(attrs["broken"].replace("&quot;", '"')) == []
     assert "errors" not in attrs
+    assert json.loads(attrs["overflow"].replace("&quot;", '"')) == []  # every plot fits
+    assert int(attrs["scroll"]) <= 0  # nothing else widens the page either
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    SCREENSHOT.unlink(missing_ok=True)
+    shot = _chromium("--virtual-time-budget=10000", f"--screenshot={SCREENSHOT}", page.as_uri())
+    assert shot.returncode == 0 and SCREENSHOT.stat().st_size > 10_000, shot.stderr[-2000:]

@@ -112,3 +112,11 @@ def test_dense_runs_without_a_counterpart_stay_out_of_the_side_by_side_table() -
     section = text[text.index("## Workloads side by side") :]
     assert "| flash2 | dense | 8K | 8K | 64 |" in section
     assert "| flash2 | dense | 4K |" not in section
+
+
+def test_a_section_of_one_simulated_layer_says_per_layer() -> None:
+    """Sections titled '96 layers' showed one layer's figures."""
+    from tlm_models.study.variants import Variant
+
+    variant = Variant("platforms/attenio.yaml", (), 96, (), ("causal", "96 layers"))
+    assert variant.title() == "platforms/attenio.yaml, 96 heads, causal, per layer of 96"

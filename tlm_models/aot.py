@@ -260,12 +260,42 @@ def ensure_library(types: dict[str, ComponentType] | None = None, quiet: bool = 
     directory = path.parent
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / "build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # a racing process compiles; the others wait for it
+        _wait_for_lock(lock.fileno(), path, quiet)  # a racing process compiles; others wait
         if path.exists():
             return path
         _Build(types, path, quiet).run()
         prune_cache(directory, keep=path)
     return path
+
+
+#: A wait for another process's build longer than this is announced (and then every
+#: LOCK_NOTE_S): a silent wait of a minute looks like a hang.
+LOCK_NOTE_S = 2.0
+
+
+def _wait_for_lock(fd: int, path: Path, quiet: bool) -> None:
+    """Takes the build lock; when another process holds it (it is compiling ``path``), says so
+    after LOCK_NOTE_S, again every LOCK_NOTE_S x 10 of waiting, and when it is free."""
+    started = time.monotonic()
+    next_note, said = LOCK_NOTE_S, False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            waited = time.monotonic() - started
+            if not quiet and waited >= next_note:
+                print(
+                    f"attn-tlm: waiting for another process that is compiling the C++ models "
+                    f"into {path} ({waited:.0f} s so far)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                next_note, said = waited + 10 * LOCK_NOTE_S, True
+            time.sleep(0.1)
+    if said:
+        waited = time.monotonic() - started
+        print(f"attn-tlm: the other build finished after {waited:.0f} s", file=sys.stderr)
 
 
 def _touch(path: Path) -> None:

@@ -9,6 +9,7 @@ Simulations run one per worker process, as on the command line; the CLI uses the
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,7 @@ def simulate(
     timeline: str | os.PathLike[str] | None = None,
     layers: int = 1,
     model: str = "",
+    progress: bool = False,
     **params: object,
 ) -> RunResult:
     """Emits ``dataflow``'s trace for ``workload`` on ``platform`` and replays it in a worker.
@@ -102,14 +104,26 @@ def simulate(
     ``overrides`` are ``component.param=value`` texts (like ``--set``); ``params`` are the
     dataflow's parameters (``degree=2`` for approx); ``timeline`` writes a Perfetto file;
     ``layers`` identical layers run back to back (one is simulated, ``all_layers`` multiplies
-    it); ``model`` labels the result (``model_workload`` builds a preset's workload).
+    it); ``model`` labels the result (``model_workload`` builds a preset's workload);
+    ``progress`` prints the predicted cost (and a warning when it is long) and a progress bar
+    on stderr, as ``attn-tlm run`` does.
     """
     from tlm_models.study.run import run_one
     from tlm_models.worker import run_in_worker
 
     run = _resolve(dataflow, workload, platform, overrides, params, layers, model)
     out = os.fspath(timeline) if timeline is not None else None
-    return RunResult.from_dict(run_in_worker(run_one, run, out))
+    if not progress:
+        return RunResult.from_dict(run_in_worker(run_one, run, out))
+    from tlm_models.sim_progress import SimulationProgress
+    from tlm_models.study.cost import announce
+
+    cost = announce(run.config, sys.stderr)
+    bar = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
+    try:
+        return RunResult.from_dict(run_in_worker(run_one, run, out, progress=bar))
+    finally:
+        bar.close()
 
 
 @dataclass(frozen=True)
@@ -139,6 +153,7 @@ def sweep(
     phase: str = "prefill",
     layers: int = 1,
     jobs: int | None = None,
+    progress: bool = False,
 ) -> SweepOutcome:
     """Runs every combination into ``out`` (resumable, like ``attn-tlm sweep``).
 
@@ -148,6 +163,8 @@ def sweep(
     ``kv_heads`` (empty: = heads), ``batches``, ``masks`` (``"causal"``, ``"sliding:4096"``).
     Every configuration is resolved first: one bad value and nothing runs. A ``Platform``
     object is saved to ``out/platform.yaml`` so the directory records what ran.
+    ``progress`` shows the sweep's bar on stderr with an ETA from each configuration's
+    predicted cost, as ``attn-tlm sweep`` does.
     """
     from tlm_models.study.executor_local import LocalExecutor
     from tlm_models.study.store import ResultStore
@@ -177,7 +194,13 @@ def sweep(
         platform.save(directory / "platform.yaml")
     else:
         resolve_runs(configs)
-    run_sweep(configs, directory, executor=LocalExecutor(jobs), interactive=False)
+    if progress:
+        from tlm_models.study.cost import predicted_ops
+
+        # As `attn-tlm sweep`: the bar with an ETA from each configuration's predicted cost.
+        run_sweep(configs, directory, executor=LocalExecutor(jobs), cost_of=predicted_ops)
+    else:
+        run_sweep(configs, directory, executor=LocalExecutor(jobs), interactive=False)
     latest = ResultStore(directory).latest()
     results, failures = [], {}
     for config in configs:

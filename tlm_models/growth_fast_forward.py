@@ -353,8 +353,9 @@ def _engine_node(replay: dict[str, Any], name: str) -> dict[str, Any] | None:
 
 
 def _add_stall(engine: dict[str, Any], cause: str, time_ns: float) -> None:
-    """Adds idle time charged to ``cause`` (and to the engine's idle total)."""
+    """Adds idle time charged to ``cause`` (and to the engine's idle total); a compute
+    engine's gap in its busy time (``idle``, replay_metrics.h) grows by as much."""
     engine["stats"]["idle_waiting"]["value"] += time_ns
     for child in engine.get("children", []):
-        if child.get("name") == "stalls":
+        if child.get("name") in ("stalls", "idle"):
             child["stats"][cause]["value"] += time_ns

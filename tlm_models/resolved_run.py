@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from tlm_models.dataflows import check_dataflow_params
+from tlm_models.dataflows.approx import approx_params, check_feature_count
 from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic, tiled_block_count
 from tlm_models.dataflows.partition import check_tiled
 from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
@@ -56,6 +57,8 @@ def _check_plan(
     if dataflow in TRAFFIC:
         TRAFFIC[dataflow](workload, info, params)
     elif dataflow == "approx":
+        # A run plans and emits every feature: too many are refused before any plan is built.
+        check_feature_count(workload.head_dim, approx_params(params).degree)
         approx_traffic(workload, info, params)
 
 

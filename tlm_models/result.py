@@ -38,6 +38,25 @@ def _engines_of(replay: dict[str, Any], info: PlatformInfo, kind: str) -> list[d
     return [e for e in engines["children"] if info.engines.get(e["name"]) == kind]
 
 
+def time_breakdown(engines: list[dict[str, Any]], sim_ns: float) -> dict[str, Any] | None:
+    """Where the busiest engine of a kind spent the simulated time (replay_metrics.h): busy
+    issuing each kind of work, busy only draining its pipeline, idle by the cause that ended
+    each gap, and ``idle_no_work`` after its last operation; the parts sum to ``sim_ns``."""
+    timed = [
+        (e, t, i)
+        for e in engines
+        if (t := child(e, "time")) is not None and (i := child(e, "idle")) is not None
+    ]
+    if not timed:
+        return None
+    _, busy_kinds, gaps = max(timed, key=lambda x: stat(x[0], "busy_time"))
+    busy = {name: float(s["value"]) for name, s in busy_kinds["stats"].items()}
+    idle = {name: float(s["value"]) for name, s in gaps["stats"].items()}
+    rest = sim_ns - sum(busy.values()) - sum(idle.values())
+    # The tail after the engine's last operation; rounding of the ns sums aside, never negative.
+    return {"busy": busy, "idle": idle, "idle_no_work": max(rest, 0.0)}
+
+
 def compose_result(
     replay: dict[str, Any], info: PlatformInfo, identity: dict[str, Any], wall_s: float
 ) -> dict[str, Any]:
@@ -76,11 +95,13 @@ def compose_result(
             "busy_fraction": pe_busy,
             "mac_utilization": macs / pe_peak if pe_peak > 0 else None,
             "macs": int(macs),
+            "time": time_breakdown(pe_engines, sim_ns),
         },
         "exp": {
             "busy_fraction": exp_busy,
             "lane_utilization": exps / exp_peak if exp_peak > 0 else None,
             "exps": int(exps),
+            "time": time_breakdown(exp_engines, sim_ns),
         },
         "memory_stall_fraction": _none_if_nan(stat(replay, "memory_stall_fraction")),
         "overlap_efficiency": _none_if_nan(stat(replay, "overlap_efficiency")),

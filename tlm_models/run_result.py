@@ -56,6 +56,8 @@ class PeFigures:
     busy_fraction: float
     mac_utilization: float | None
     macs: int
+    #: busy ns by kind of work, idle ns by cause, idle_no_work ns (result.time_breakdown)
+    time: dict[str, Any] | None = field(default=None, metadata={"omit_if_none": True})
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class ExpFigures:
     busy_fraction: float
     lane_utilization: float | None
     exps: int
+    #: busy ns by kind of work, idle ns by cause, idle_no_work ns (result.time_breakdown)
+    time: dict[str, Any] | None = field(default=None, metadata={"omit_if_none": True})
 
 
 #: Field metadata of a section present only on some results: ``None`` here, absent from the JSON.
@@ -130,9 +134,12 @@ class RunResult:
     peaks: dict[str, float] | None = field(
         default=None, metadata=_SECTION
     )  # the platform's peak MAC/s, exp/s and off-chip bytes/s (tlm_models.diagnosis)
+    resources: dict[str, dict[str, Any]] | None = field(
+        default=None, metadata=_SECTION
+    )  # each resource's busiest component and its use of capacity (tlm_models.resource_use)
     diagnosis: dict[str, Any] | None = field(
         default=None, metadata=_SECTION
-    )  # bottleneck sentence, hints, roofline point (tlm_models.diagnosis)
+    )  # verdict, bottleneck sentence, hints, roofline point (tlm_models.diagnosis)
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
     energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tlm_models.diagnosis import time_parts
 from tlm_models.readable import format_bytes, format_ns
 from tlm_models.tile_result import tile_lines
 
@@ -33,6 +34,7 @@ def format_summary(r: dict[str, Any], title: str) -> str:
         f"{_percent(pe['mac_utilization'])} ({pe['macs']:,} MAC)",
         f"Exp unit               busy {_percent(exp['busy_fraction'])}, lane utilization "
         f"{_percent(exp['lane_utilization'])} ({exp['exps']:,} exp)",
+        *_time_lines(r),
         f"memory stall fraction  {_percent(r['memory_stall_fraction'])} of simulated time",
         f"overlap efficiency     {_percent(r['overlap_efficiency'])} of off-chip I/O time "
         "hidden under compute",
@@ -60,6 +62,17 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     return "\n".join(lines)
 
 
+def _time_lines(r: dict[str, Any]) -> list[str]:
+    """Where the PE array's and the Exp unit's time went (``pe.time``, ``exp.time``)."""
+    lines = []
+    for unit, name in (("pe", "PE array"), ("exp", "Exp unit")):
+        parts = time_parts(r[unit], r["sim_time_ns"])
+        if parts:
+            shown = ", ".join(f"{words} {_percent(share)}" for words, share in parts)
+            lines.append(f"  {name + ' time':<21}{shown}")
+    return lines
+
+
 def _all_layers_lines(totals: dict[str, float] | None) -> list[str]:
     """The model's L layers back to back (one simulated, figures x L), when L > 1."""
     if not totals or totals.get("layers", 1) == 1:
@@ -78,14 +91,25 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     """Energy total, power and EDP, then each component that spent energy (docs/energy.md)."""
     if not energy:
         return []
+    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
+    if len(counted) == len(energy["by_component"]):
+        # Zero joules would read as a measurement: the platform describes no energy at all.
+        return [
+            "energy                 not modelled: no component of the platform has an "
+            "`energy:` table (docs/energy.md); actions are counted"
+        ]
     power = energy["average_power_w"]
+    static = (
+        f"static {energy['static_j'] * 1e3:,.6f} mJ"
+        if energy["static_j"]
+        else "static not modelled (no `leak` entry)"
+    )
     lines = [
         f"energy                 {energy['total_j'] * 1e3:,.6f} mJ (dynamic "
-        f"{energy['dynamic_j'] * 1e3:,.6f} mJ, static {energy['static_j'] * 1e3:,.6f} mJ), "
+        f"{energy['dynamic_j'] * 1e3:,.6f} mJ, {static}), "
         f"average power {'n/a' if power is None else f'{power:,.3f} W'}, "
         f"energy-delay {energy['edp_js'] * 1e6:,.6f} mJ·ms",
     ]
-    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
     for name, comp in energy["by_component"].items():
         if comp["table"]:
             lines.append(f"  {name:<20} {comp['total_j'] * 1e3:>16,.6f} mJ")

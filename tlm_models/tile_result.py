@@ -25,7 +25,8 @@ from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.platform.tiles import tile_prefix
 from tlm_models.readable import format_bytes, format_ns
-from tlm_models.result import child, compose_result, stat
+from tlm_models.resource_use import link_utilization, memory_utilization
+from tlm_models.result import child, compose_result
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -42,33 +43,20 @@ def _mean_stalls(tiles: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]
     return out
 
 
-def memory_utilization(
-    config: PlatformConfig, platform: dict[str, Any], time_ns: float
-) -> dict[str, float]:
-    """Busy share of every off-chip memory's channels over ``time_ns``."""
-    out: dict[str, float] = {}
-    for comp in config.components.values():
-        group = child(platform, comp.name)
-        if comp.spec.memory != "offchip" or group is None or time_ns <= 0:
-            continue
-        channels = [c for c in group["children"] if c["name"].startswith("channel")]
-        busy = sum(stat(c, "busy_time") for c in channels)
-        out[comp.name] = busy / (len(channels) * time_ns) if channels else 0.0
-    return out
-
-
-def link_utilization(
-    config: PlatformConfig, platform: dict[str, Any], time_ns: float
-) -> dict[str, float]:
-    """Busy share of every interconnect output link over ``time_ns`` (``noc.out0``...)."""
-    out: dict[str, float] = {}
-    for comp in config.components.values():
-        group = child(platform, comp.name)
-        if not comp.spec.routes or group is None or time_ns <= 0:
-            continue
-        for link in group["children"]:
-            if link["name"].startswith("out"):
-                out[f"{comp.name}.{link['name']}"] = stat(link, "busy_time") / time_ns
+def _mean_time(tiles: Sequence[dict[str, Any]], unit: str, time_ns: float) -> dict[str, Any] | None:
+    """The mean tile's time breakdown of ``unit`` (pe, exp) over the chip's time: ns per
+    tile, as the stalls; the tail after a tile's last operation, or after it finished before
+    the slowest tile, is ``idle_no_work``."""
+    parts = [t[unit].get("time") for t in tiles]
+    if not parts or any(p is None for p in parts):
+        return None
+    out: dict[str, Any] = {"busy": {}, "idle": {}}
+    for part in parts:
+        for group in ("busy", "idle"):
+            for name, ns in part[group].items():
+                out[group][name] = out[group].get(name, 0.0) + ns / len(parts)
+    spent = sum(out["busy"].values()) + sum(out["idle"].values())
+    out["idle_no_work"] = max(time_ns - spent, 0.0)
     return out
 
 
@@ -160,6 +148,7 @@ def compose_tiles_result(
             "busy_fraction": busy / span if span > 0 else 0.0,
             util_key: done / (count * peak) if peak > 0 else None,
             count_key: done,
+            "time": _mean_time(per_tile, unit, time_ns),
         }
     compute = sum(r["compute_active_ns"] for r in per_tile)
     io = sum(r["io_active_ns"] for r in per_tile)

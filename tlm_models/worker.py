@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.context import ForkServerContext
 from typing import Any, Protocol, TypeVar
 
@@ -147,11 +147,53 @@ def _describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def _start(proc: multiprocessing.process.BaseProcess, progress: ProgressSink | None) -> None:
-    """Starts ``proc``. The first start in a process also starts the forkserver, which loads
-    SystemC and the models first (seconds): ``progress`` keeps ticking meanwhile."""
+@contextlib.contextmanager
+def _without_main(fn: Callable[..., Any]) -> Iterator[None]:
+    """Starts workers without running the caller's ``__main__`` again in them.
+
+    multiprocessing imports the main script in every child it starts (as ``__mp_main__``), so
+    that functions defined there can be unpickled. A script that calls ``simulate`` at module
+    level, without an ``if __name__ == '__main__':`` guard, would then call it again in the
+    child while the child is still starting, and the child dies ('bootstrapping phase').
+    A worker runs a function of an importable module, never one of ``__main__``: the child
+    needs nothing from the script, so it is not told about it. Only ``fn`` defined in
+    ``__main__`` (a caller's own job) keeps the import."""
+    from multiprocessing import spawn
+
+    if getattr(fn, "__module__", None) == "__main__":
+        yield
+        return
+    original = spawn.get_preparation_data
+
+    def without_main(name: str) -> dict[str, Any]:
+        data = original(name)
+        data.pop("init_main_from_path", None)
+        data.pop("init_main_from_name", None)
+        return data
+
+    with _main_lock:
+        spawn.get_preparation_data = without_main
+        try:
+            yield
+        finally:
+            spawn.get_preparation_data = original
+
+
+#: Starts from several threads (a sweep's) swap the preparation function one at a time.
+_main_lock = threading.Lock()
+
+
+def _start(
+    proc: multiprocessing.process.BaseProcess,
+    progress: ProgressSink | None,
+    fn: Callable[..., Any] | None = None,
+) -> None:
+    """Starts ``proc`` (which runs ``fn``). The first start in a process also starts the
+    forkserver, which loads SystemC and the models first (seconds): ``progress`` keeps
+    ticking meanwhile."""
     if progress is None:
-        proc.start()
+        with _without_main(fn or _start):
+            proc.start()
         return
     started = threading.Event()
 
@@ -162,7 +204,8 @@ def _start(proc: multiprocessing.process.BaseProcess, progress: ProgressSink | N
     ticker = threading.Thread(target=tick, name="worker-start", daemon=True)
     ticker.start()
     try:
-        proc.start()
+        with _without_main(fn or _start):
+            proc.start()
     finally:
         started.set()
         ticker.join()
@@ -193,7 +236,7 @@ def run_in_worker(
     with _running_lock:
         _running[ident] = proc
     try:
-        _start(proc, progress)
+        _start(proc, progress, fn)
     except BaseException:
         with _running_lock:
             _running.pop(ident, None)

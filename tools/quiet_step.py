@@ -10,10 +10,32 @@ errors stay visible. Standard library only: it runs before the virtual environme
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import threading
 import time
+
+#: pip's line when it compiles a package for want of a wheel, and when it fetches a file.
+_BUILDING = re.compile(r"Building wheel for (\S+)")
+_DOWNLOADING = re.compile(r"Downloading (\S+) \((\d+(?:\.\d+)?) MB\)")
+#: Downloads at least this large are announced (at 10 MB/s they take a second or more).
+BIG_DOWNLOAD_MB = 10.0
+
+
+def long_wait(line: str) -> str:
+    """A line for a step of pip's output that may take long, or "": a package compiled from
+    source (its index has no wheel for this Python and machine), a large download."""
+    building = _BUILDING.search(line)
+    if building:
+        return (
+            f"building {building.group(1)} from source (the package index has no wheel for "
+            "it here; C++ bindings take minutes)"
+        )
+    download = _DOWNLOADING.search(line)
+    if download and float(download.group(2)) >= BIG_DOWNLOAD_MB:
+        return f"downloading {download.group(1)} ({download.group(2)} MB)"
+    return ""
 
 
 def main(argv: list[str]) -> int:
@@ -32,14 +54,23 @@ def main(argv: list[str]) -> int:
 
     if terminal:
         threading.Thread(target=tick, daemon=True).start()
-    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    prefix = "\r\x1b[2K" if terminal else ""
+    output: list[str] = []
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
+    ) as child:
+        assert child.stdout is not None
+        for line in child.stdout:
+            output.append(line)
+            note = long_wait(line)
+            if note:  # the waits of minutes get a line of their own (and the step goes on)
+                print(f"{prefix}setup:   {note}", flush=True)
     stop.set()
     seconds = time.monotonic() - started
-    prefix = "\r\x1b[2K" if terminal else ""
-    if done.returncode != 0:
+    if child.returncode != 0:
         print(f"{prefix}setup: {what} FAILED after {seconds:.0f} s:", flush=True)
-        sys.stdout.write(done.stdout.decode(errors="replace"))
-        return done.returncode
+        sys.stdout.write("".join(output))
+        return child.returncode
     print(f"{prefix}setup: {what}: done in {seconds:.0f} s", flush=True)
     return 0
 

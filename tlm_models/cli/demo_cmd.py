@@ -27,7 +27,8 @@ from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.study.cost import predicted_ops
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.job import load_job
-from tlm_models.study.report import load_results, render_report, write_report
+from tlm_models.study.report import load_results, render_summary, write_report
+from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import run_sweep
 
 DEMO_DATAFLOWS = ("standard", "flat", "flash2", "attenio")
@@ -191,6 +192,7 @@ def _demo(args: argparse.Namespace) -> int:
     write_timelines(configs, args.out)
     with phase("writing the report and its plots"):
         report = write_report(args.out)
-    print(render_report(load_results(args.out)))
-    print(f"report and plots: {report}")
+    print(render_summary(load_results(args.out)))
+    html = report.parent / HTML_FILE
+    print(f"the whole report and its plots: {report}, {html} (attn-tlm report {args.out} --open)")
     return summary.exit_code

@@ -102,9 +102,31 @@ def suggestion(
     choice = re.match(r"argument [^:]+: invalid choice: '([^']*)' \(choose from (.*)\)", message)
     if choice:
         choices = [c.strip().strip("'") for c in choice.group(2).split(",")]
+        alias = CHOICE_ALIASES.get(re.sub(r"[\s_-]", "", choice.group(1).lower()))
+        if alias in choices:
+            return f"; did you mean '{alias}'?"
         close = difflib.get_close_matches(choice.group(1), choices, n=1)
         return f"; did you mean '{close[0]}'?" if close else ""
     return ""
+
+
+#: Names users give choices (dataflows as the papers and docs spell them, lower-case with
+#: spaces, '-' and '_' removed) -> the choice: a full name is no typo of a short one, and
+#: difflib would match ``flashattention2`` to ``attenio``.
+CHOICE_ALIASES = {
+    "flashattention2": "flash2",
+    "flashattention": "flash2",
+    "flash": "flash2",
+    "fa2": "flash2",
+    "fa": "flash2",
+    "standardattention": "standard",
+    "vanilla": "standard",
+    "naive": "standard",
+    "flatattention": "flat",
+    "approximate": "approx",
+    "approximateattention": "approx",
+    "polynomial": "approx",
+}
 
 
 def _command_of(argv: Sequence[str]) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.platform import load_platform
 from tlm_models.platform.schema import PlatformConfig
+from tlm_models.study.config import resolve_platform
 from tlm_models.units import format_address, format_bandwidth, format_size
 
 
@@ -27,7 +28,12 @@ def register(subparsers: Any) -> None:
         ("show", "print components, address map, bindings and peak figures", _show),
     ):
         action = sub.add_parser(name, help=helptext)
-        action.add_argument("file", metavar="FILE", help="platform YAML file")
+        action.add_argument(
+            "file",
+            metavar="FILE",
+            help="platform YAML file, found as `run --platform` finds it (working directory, "
+            "then the package's platforms/; or a shipped platform's name, e.g. attenio-x4)",
+        )
         add_override_arg(action)
         if name == "show":
             action.add_argument("--json", action="store_true", help="print JSON")
@@ -35,7 +41,7 @@ def register(subparsers: Any) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    config = load_platform(args.file, args.overrides)
+    config = load_platform(resolve_platform(args.file), args.overrides)
     if _has_compute(config):
         # A platform with compute engines is meant to run dataflows: hold it to what `run`
         # requires of one (one element width, one scratchpad and KV buffer), so that check
@@ -54,7 +60,7 @@ def _has_compute(config: PlatformConfig) -> bool:
 
 
 def _show(args: argparse.Namespace) -> int:
-    config = load_platform(args.file, args.overrides)
+    config = load_platform(resolve_platform(args.file), args.overrides)
     if args.json:
         print(json.dumps(config.to_dict(), sort_keys=True, indent=2))
     else:

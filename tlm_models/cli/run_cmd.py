@@ -18,7 +18,6 @@ from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
-from tlm_models.readable import format_duration
 from tlm_models.replay import TimelineWindow
 from tlm_models.resolved_run import resolve_run
 from tlm_models.sim_progress import SimulationProgress
@@ -31,7 +30,7 @@ from tlm_models.study.config import (
     record_workload_words,
     resolve_platform,
 )
-from tlm_models.study.cost import LARGE_RUN_S, estimate_cost
+from tlm_models.study.cost import announce
 from tlm_models.study.grid import expand_grid
 from tlm_models.study.run import run_one
 from tlm_models.summary import format_summary
@@ -135,15 +134,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--stl-clock must be positive, got {args.stl_clock} Hz")
     progress = None
     if not args.json:
-        cost = estimate_cost(run.config)
-        print(f"predicted: {cost.describe()}", file=sys.stderr, flush=True)
-        if cost.wall_s > LARGE_RUN_S:
-            print(
-                f"attn-tlm: warning: a large run (about {format_duration(cost.wall_s)}); "
-                "Ctrl-C stops it",
-                file=sys.stderr,
-                flush=True,
-            )
+        cost = announce(run.config, sys.stderr)
         progress = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
     try:
         result = run_in_worker(

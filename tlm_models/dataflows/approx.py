@@ -46,6 +46,7 @@ from tlm_models.dataflows.feature_groups import (
     feature_group_plan,
 )
 from tlm_models.dataflows.polynomial import (
+    MAX_DEGREE,
     MonomialPlan,
     ScaleRun,
     exp_poly_coefficients,
@@ -168,6 +169,36 @@ def _feature_tiling(d: int, degree: int, r: int, capacity: int) -> ApproxTiling 
         if best is None or sum(cand.row_traffic(d).values()) <= sum(best.row_traffic(d).values()):
             best = cand
     return best
+
+
+#: The most features r = C(d + g, g) a run may have. Every feature of every row is planned and
+#: emitted, so the plan, the trace and its cost prediction grow with r: at d = 64, g = 3
+#: (r = 47,905) predicting the cost of N = 1K takes 5.6 s and 52 MB, at g = 4 (r = 814,385)
+#: 114 s and 208 MB, at g = 5 (r = 11 M) more than 120 s and 1.4 GB (measured on the 2-core
+#: development machine). 2^17 keeps every run up to g = 3 at d = 64 (docs/dataflows.md).
+MAX_FEATURES = 2**17
+
+
+def largest_degree(head_dim: int) -> int:
+    """The largest degree whose feature count stays within ``MAX_FEATURES`` at ``head_dim``."""
+    degree = 1
+    while degree < MAX_DEGREE and feature_count(head_dim, degree + 1) <= MAX_FEATURES:
+        degree += 1
+    return degree
+
+
+def check_feature_count(head_dim: int, degree: int) -> int:
+    """r for ``head_dim`` and ``degree``; a ``UserError`` naming r and the practical degrees
+    when r exceeds ``MAX_FEATURES`` (checked before any plan is built)."""
+    r = feature_count(head_dim, degree)
+    if r > MAX_FEATURES:
+        raise UserError(
+            f"approx with d = {head_dim}, degree = {degree} has r = C({head_dim + degree}, "
+            f"{degree}) = {r:,} features per row, more than the {MAX_FEATURES:,} a run can plan "
+            f"and emit in reasonable time (d = 64, degree = 4: r = 814,385, 114 s only to "
+            f"predict its cost); use degree <= {largest_degree(head_dim)} at d = {head_dim}"
+        )
+    return r
 
 
 def approx_tiling(workload: Workload, capacity: int, degree: int) -> ApproxTiling:
@@ -1136,6 +1167,7 @@ def emit_approx(
     """Polynomial approximate attention trace (params: degree, bound); chunks of ``chunk_ops``."""
     p = approx_params(params)
     d = workload.head_dim
+    check_feature_count(workload.head_dim, p.degree)
     tiling = approx_tiling(workload, platform.capacity_elements(workload.elem_bytes), p.degree)
     coeffs = exp_poly_coefficients(p.degree, p.bound)
     features = tiling.groups is not None

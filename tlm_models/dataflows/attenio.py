@@ -126,7 +126,7 @@ def _row_body(
     # so the Exp unit's second task, p, follows it.
     tpl.vector(VectorOp.MAX, mnext, mcur, a, 1, src1=s)
     dm = tpl.vector(VectorOp.SUB, mcur, mcur, a, 1, src1=mnext, stream=True)
-    alpha = tpl.exp(mcur, mcur, a, 1, stream=True, deps=[dm])
+    alpha = tpl.exp(mcur, mcur, a, 1, stream=True, rescale=True, deps=[dm])
     sub = tpl.vector(VectorOp.SUB, s, s, a, 1, src1=mnext, stream=True)
     p = tpl.exp(s, s, a, 1, stream=True, deps=[sub])
     if rescale == "fused":

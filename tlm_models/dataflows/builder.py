@@ -25,6 +25,7 @@ from tlm_models.trace.record import (
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    RESCALE,
     STREAMED,
     VECTOR_LAZY_ROWS,
     Broadcast,
@@ -46,7 +47,9 @@ class CountBudgetExceeded(Exception):
 @dataclass
 class OpCount:
     """What a trace holds, counted without building it: operations, MACs and exps.
-    Counting stops with ``CountBudgetExceeded`` past ``deadline`` (``time.monotonic``)."""
+    Counting stops with ``CountBudgetExceeded`` past ``deadline`` (``time.process_time``: CPU
+    time, so that on a loaded machine a count reaches as far as on an idle one and a
+    prediction does not fall back to a smaller, less telling count)."""
 
     ops: int = 0
     macs: int = 0
@@ -71,7 +74,7 @@ class OpCount:
             self.exps += rec[5] * rec[6]
 
     def _check_deadline(self) -> None:
-        if time.monotonic() > self.deadline:
+        if time.process_time() > self.deadline:
             raise CountBudgetExceeded(f"counting stopped after {self.ops:,} ops")
 
 
@@ -84,7 +87,7 @@ def counting_ops(budget_s: float = math.inf) -> Iterator[OpCount]:
     """Emitters run inside this yield no records; the builders add what they would have
     emitted to the returned count (the cost estimate before a run: loops cost O(1) each)."""
     global _counting
-    previous, _counting = _counting, OpCount(deadline=time.monotonic() + budget_s)
+    previous, _counting = _counting, OpCount(deadline=time.process_time() + budget_s)
     try:
         yield _counting
     finally:
@@ -341,10 +344,12 @@ class OpSink:
         n: int,
         *,
         stream: bool = False,
+        rescale: bool = False,
         deps: Iterable[DepRef] = (),
     ) -> int:
-        """dst = exp(src) on an m x n block on the Exp unit; ``stream`` as for ``vector``."""
-        code = STREAMED if stream else 0
+        """dst = exp(src) on an m x n block on the Exp unit; ``stream`` and ``rescale`` as for
+        ``vector``."""
+        code = (STREAMED if stream else 0) | (RESCALE if rescale else 0)
         rec = make_record(OpKind.EXP, self.exp_engine, code=code, m=m, n=n, src0=src, dst=dst)
         return self._add(rec, deps)
 

@@ -141,7 +141,7 @@ def _tile_body(
     sub = tpl.vector(VectorOp.SUB, s, s, r, c, src1=mnext, bcast=Broadcast.ROW)
     dm = tpl.vector(VectorOp.SUB, mcur, mcur, r, 1, src1=mnext)
     p = tpl.exp(s, s, r, c, deps=[sub])
-    alpha = tpl.exp(mcur, mcur, r, 1, deps=[dm])
+    alpha = tpl.exp(mcur, mcur, r, 1, rescale=True, deps=[dm])
     tpl.vector(VectorOp.ROWSUM, t.addr, s, r, c, deps=[p])
     tpl.vector(VectorOp.MUL, bufs.l.addr, bufs.l.addr, r, 1, src1=mcur, deps=[alpha])
     tpl.vector(VectorOp.ADD, bufs.l.addr, bufs.l.addr, r, 1, src1=t.addr)

@@ -101,12 +101,14 @@ def rescale_o(
     tpl: Template, bufs: SoftmaxBuffers, rows: int, *, lazy: bool, deps: list[DepRef]
 ) -> None:
     """O *= alpha (row broadcast) before O += P V: every row, or lazily the rows whose
-    running max rose (role "rescale"; the loop sets its row count per tile)."""
+    running max rose (role "rescale"; the loop sets its row count per tile). Both carry the
+    rows they scale (``record.VECTOR_LAZY_ROWS``), which marks them as the rescale in the
+    engines' time breakdown."""
     d = bufs.o.cols
     o, alpha = bufs.o.addr, bufs.m[0].addr
     op = tpl.vector(
         VectorOp.MUL, o, o, rows, d, src1=alpha, bcast=Broadcast.ROW,
-        lazy_rows=0 if lazy else None, deps=deps,
+        lazy_rows=0 if lazy else rows, deps=deps,
     )  # fmt: skip
     if lazy:
         tpl.roles["rescale"] = op

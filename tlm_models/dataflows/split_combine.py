@@ -122,9 +122,12 @@ class SplitRecords:
             b.vector(VectorOp.MAX, mc, mc, h, 1, src1=m_of[s], deps=[loads[s]])
         for s, part in enumerate(parts):
             sub = b.vector(VectorOp.SUB, m_of[s], m_of[s], h, 1, src1=mc)
-            a = b.exp(m_of[s], m_of[s], h, 1, deps=[sub])
+            a = b.exp(m_of[s], m_of[s], h, 1, rescale=True, deps=[sub])
             b.vector(VectorOp.MUL, l_of[s], l_of[s], h, 1, src1=m_of[s], deps=[a])
-            b.vector(VectorOp.MUL, part, part, h, d, src1=m_of[s], bcast=Broadcast.ROW, deps=[a])
+            b.vector(
+                VectorOp.MUL, part, part, h, d, src1=m_of[s], bcast=Broadcast.ROW, lazy_rows=h,
+                deps=[a],
+            )  # fmt: skip
         for s in range(1, len(parts)):
             b.vector(VectorOp.ADD, l_of[0], l_of[0], h, 1, src1=l_of[s])
             b.vector(VectorOp.ADD, parts[0], parts[0], h, d, src1=parts[s])

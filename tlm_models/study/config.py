@@ -328,13 +328,17 @@ def format_tokens(n: int) -> str:
 
 
 def resolve_platform(path: str) -> Path:
-    """Finds a platform file: absolute, else relative to the working directory, else the repo.
+    """Finds a platform file: absolute, else relative to the working directory, else the repo,
+    else a shipped platform's name (``attenio-x4``).
 
     The fallback lets the default ``platforms/attenio.yaml`` work from any directory.
     """
     candidate = Path(path).expanduser()
     local = candidate.is_absolute() or candidate.exists()
     found = candidate if local else _REPOSITORY / candidate
+    named = _REPOSITORY / "platforms" / f"{path}.yaml"
+    if not found.is_file() and "/" not in path and not path.endswith(".yaml") and named.is_file():
+        found = named  # a platform's name: `attenio-x4` is platforms/attenio-x4.yaml
     if not found.is_file():
         tried = [candidate] if candidate.is_absolute() else [Path.cwd() / candidate, found]
         places = " and ".join(str(p) for p in dict.fromkeys(tried))

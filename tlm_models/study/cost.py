@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
+from typing import TextIO
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.builder import CountBudgetExceeded, OpCount, counting_ops
@@ -26,6 +27,7 @@ __all__ = [
     "LARGE_RUN_S",
     "REPLAY_OPS_PER_S",
     "CostEstimate",
+    "announce",
     "estimate_cost",
     "predicted_ops",
     "roofline_ns",
@@ -84,9 +86,18 @@ def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: flo
 
 
 @functools.lru_cache(maxsize=64)
+def _tile_infos(path: str, overrides: tuple[str, ...]) -> tuple[PlatformInfo, ...]:
+    """Each compute tile's figures (one for an untiled platform), loaded once per platform and
+    overrides (a sweep asks 50 times)."""
+    config = load_platform(path, overrides)
+    if config.tiles is None:
+        return (config.info(),)
+    return tuple(config.tile_info(i) for i in range(config.tile_count))
+
+
 def _platform_info(path: str, overrides: tuple[str, ...]) -> PlatformInfo:
-    """Platform figures, loaded once per platform and overrides (a sweep asks 50 times)."""
-    return load_platform(path, overrides).info()
+    """The figures of the platform (its first tile's on a tiled one)."""
+    return _tile_infos(path, overrides)[0]
 
 
 def _length(config: RunConfig) -> int:
@@ -108,11 +119,15 @@ def _workload_at(config: RunConfig, info: PlatformInfo, length: int) -> Workload
     return replace(config, seq_len=nq, kv_len=nk, window=window).workload(info.elem_bytes)
 
 
-def _count(config: RunConfig, info: PlatformInfo, length: int, budget_s: float) -> OpCount:
-    workload = _workload_at(config, info, length)
+def _count(
+    config: RunConfig, infos: tuple[PlatformInfo, ...], length: int, budget_s: float
+) -> OpCount:
+    """The operations of every tile's share (each tile emits its own trace)."""
+    workload = _workload_at(config, infos[0], length)
     with counting_ops(budget_s) as count:
-        for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
-            pass
+        for info in infos:
+            for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
+                pass
     return count
 
 
@@ -122,12 +137,16 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     Raises what the emitter raises for a configuration that cannot run (a UserError)."""
     from tlm_models.study.run import bounds_bytes
 
-    info = _platform_info(str(config.platform_path()), config.overrides)
+    infos = _tile_infos(str(config.platform_path()), config.overrides)
+    info = infos[0]
     n = _length(config)
     counts: list[tuple[int, OpCount]] = []
     while n >= 1:
         try:
-            counts.append((n, _count(config, info, n, budget_s if n > _MIN_COUNTED_N else 60.0)))
+            # Each tile's share is counted: the budget grows with them, so that a tiled
+            # run is counted at the same length as an untiled one would be.
+            budget = budget_s * len(infos) if n > _MIN_COUNTED_N else 60.0
+            counts.append((n, _count(config, infos, n, budget)))
         except CountBudgetExceeded:
             n //= 2
             continue
@@ -154,7 +173,10 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
         exps=round(exps),
         counted_at=at,
         seq_len=_length(config),
-        roofline_ns=roofline_ns(info, macs, exps, bounds.get("closed_form", 0.0)),
+        # The tiles' compute rates add up; the off-chip bandwidth is shared (info's is all).
+        roofline_ns=roofline_ns(
+            info, macs / len(infos), exps / len(infos), bounds.get("closed_form", 0.0)
+        ),
     )
 
 
@@ -162,3 +184,20 @@ def predicted_ops(config: RunConfig) -> float:
     """A sweep's cost weight of ``config``: its predicted operation count (a shorter count
     budget than a single run's: a sweep estimates every configuration before its ETA shows)."""
     return float(estimate_cost(config, budget_s=0.2).ops)
+
+
+def announce(config: RunConfig, stream: TextIO) -> CostEstimate:
+    """Prints the predicted cost of ``config`` and, when it is long, a warning (``attn-tlm run``
+    and ``simulate(progress=True)``); returns the estimate for the progress bar."""
+    from tlm_models.readable import format_duration
+
+    cost = estimate_cost(config)
+    print(f"predicted: {cost.describe()}", file=stream, flush=True)
+    if cost.wall_s > LARGE_RUN_S:
+        print(
+            f"attn-tlm: warning: a large run (about {format_duration(cost.wall_s)}); "
+            "Ctrl-C stops it",
+            file=stream,
+            flush=True,
+        )
+    return cost

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
 from tlm_models.study.energy_report import component_energy_mj, energy_records, pj_per_flop
-from tlm_models.study.plots import _LEGEND_BELOW, _PALETTE, _grid, _save
+from tlm_models.study.plots import _PALETTE, _grid, _save
 from tlm_models.study.variants import Variant, format_tokens, label_of, labels_in, metric
 
 
@@ -17,6 +20,23 @@ def _total_mj(record: dict[str, Any]) -> float:
 
 def _pj_per_flop(record: dict[str, Any]) -> float:
     return pj_per_flop(record) or 0.0
+
+
+#: Panels a row in the stacked energy grid (each 4.2 in wide: 12.6 in, 1,386 px at 110 dpi).
+PANELS_PER_ROW = 3
+
+
+def _figure_legend(fig: Figure, panels: list[Axes]) -> None:
+    """One legend under the figure with every series of every panel, each once: the legend
+    of one panel left out the dataflows that had no point there (Standard and FLAT)."""
+    handles: dict[str, Any] = {}
+    for ax in panels:
+        for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(name, handle)
+    fig.legend(
+        list(handles.values()), list(handles), loc="outside lower center", fontsize=8,
+        ncol=min(len(handles), 4),
+    )  # fmt: skip
 
 
 def plot_energy(variant: Variant, directory: Path, suffix: str = "") -> list[tuple[str, str]]:
@@ -29,8 +49,15 @@ def plot_energy(variant: Variant, directory: Path, suffix: str = "") -> list[tup
     )
     components = list(component_energy_mj(records))
     colors = {name: _PALETTE(i % 10) for i, name in enumerate(components)}
-    fig, axes = _grid(1, len(shapes), width=4.2)
-    for ax, (n, d) in zip(axes[0], shapes, strict=True):
+    # A grid of at most PANELS_PER_ROW panels a row: one row of every (N, d) was a strip
+    # 5,082 pixels wide whose tick labels ran into each other.
+    cols = min(PANELS_PER_ROW, len(shapes))
+    grid_rows = -(-len(shapes) // cols)
+    fig, axes = _grid(grid_rows, cols, width=4.2, height=3.4)
+    panels = [ax for row in axes for ax in row]
+    for ax in panels[len(shapes) :]:
+        ax.set_visible(False)
+    for ax, (n, d) in zip(panels, shapes, strict=False):
         rows = [r for r in records if (int(r["seq_len"]), int(r["head_dim"])) == (n, d)]
         by_label = {label_of(r): r for r in rows}
         ordered = [by_label[label] for label in labels_in(rows)]
@@ -40,12 +67,11 @@ def plot_energy(variant: Variant, directory: Path, suffix: str = "") -> list[tup
             heights = parts.get(name, [0.0] * len(ordered))
             ax.bar(range(len(ordered)), heights, bottom=bottom, color=colors[name], label=name)
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-        ax.set_xticks(range(len(ordered)), [label_of(r) for r in ordered], rotation=20)
+        ax.set_xticks(range(len(ordered)), [label_of(r) for r in ordered], rotation=30, ha="right")
         ax.set_ylabel("Energy (mJ)")
         ax.set_title(f"N = {format_tokens(n)}, d = {d}")
         ax.grid(axis="y", alpha=0.3)
-    handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", fontsize=8, ncol=min(len(names), 4))
+    _figure_legend(fig, panels)
     fig.suptitle(f"Energy by component — {variant.title()}", fontsize=11)
     stacked = f"energy-stacked{suffix}.png"
     _save(fig, directory / stacked)
@@ -78,7 +104,7 @@ def plot_energy(variant: Variant, directory: Path, suffix: str = "") -> list[tup
             ax.set_ylabel(ylabel)
             ax.set_title(f"d = {d}")
             ax.grid(alpha=0.3)
-    axes[-1][0].legend(**_LEGEND_BELOW)
+    _figure_legend(fig, [ax for row in axes for ax in row])  # every dataflow, any panel
     fig.suptitle(f"Energy against N — {variant.title()}", fontsize=11)
     against_n = f"energy-vs-n{suffix}.png"
     _save(fig, directory / against_n)

@@ -79,6 +79,12 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
         "(4·N²·d without a mask).",
         "",
     ]
+    if not any(metric(r, "energy.static_j") for r in records):
+        lines += [
+            "Static energy is not modelled: no component's table has a `leak` entry (the "
+            "paper's Table 3 gives no leakage split), so the tables have no static column.",
+            "",
+        ]
     shapes = sorted(
         {(int(r["seq_len"]), int(r["head_dim"])) for r in records}, key=lambda s: (s[1], s[0])
     )
@@ -89,9 +95,13 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
         by_label = {label_of(r): r for r in rows}
         ordered = [by_label[label] for label in labels_in(rows)]
         parts = component_energy_mj(ordered)
+        # Static energy is leak power x time: without a `leak` entry anywhere it is not
+        # modelled, and a column of zeros would read as a measurement.
+        static = any(metric(r, "energy.static_j") for r in ordered)
         header = [
-            "Dataflow", "Energy (mJ)", "Dynamic (mJ)", "Static (mJ)", "Avg. power (W)",
-            "EDP (mJ·ms)", "pJ / attention FLOP", *(f"{name} (mJ)" for name in parts),
+            "Dataflow", "Energy (mJ)", "Dynamic (mJ)", *(["Static (mJ)"] if static else []),
+            "Avg. power (W)", "EDP (mJ·ms)", "pJ / attention FLOP",
+            *(f"{name} (mJ)" for name in parts),
         ]  # fmt: skip
         lines += [
             f"### {shape_words(rows, seq_len)}, d = {head_dim}",
@@ -105,7 +115,7 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
                 label_of(record),
                 _fmt(metric(record, "energy.total_j"), 1e3, 3),
                 _fmt(metric(record, "energy.dynamic_j"), 1e3, 3),
-                _fmt(metric(record, "energy.static_j"), 1e3, 3),
+                *([_fmt(metric(record, "energy.static_j"), 1e3, 3)] if static else []),
                 _fmt(metric(record, "energy.average_power_w"), 1.0, 3),
                 _fmt(edp, 1e6, 3),
                 _fmt(pj_per_flop(record), 1.0, 3),

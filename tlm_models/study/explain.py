@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tlm_models.diagnosis import STALL_WORDS
+from tlm_models.diagnosis import STALL_WORDS, WORK_WORDS
 from tlm_models.readable import format_bytes, format_ns
 from tlm_models.study.variants import format_tokens, label_of, labels_in, metric
 
@@ -103,3 +103,35 @@ def stall_shares(record: dict[str, Any], engine: str) -> dict[str, float]:
 def stall_words(cause: str) -> str:
     """``waiting for off-chip loads`` for ``load_data``."""
     return STALL_WORDS.get(cause, cause)
+
+
+#: The parts of a compute engine's time (``pe.time``, ``exp.time``) in the order tables and
+#: plots show them: busy by kind of work, drain, idle by cause, idle with nothing left.
+TIME_PARTS = (
+    *("mac", "elementwise", "row", "rescale", "move", "exp", "drain"),
+    *(f"idle.{cause}" for cause in STALL_CAUSES),
+    "idle_no_work",
+)
+
+
+def time_shares(record: dict[str, Any], engine: str) -> dict[str, float] | None:
+    """Each part of ``engine``'s time as a share of simulated time (they sum to 1), or None
+    for a result without the breakdown."""
+    sim = metric(record, "sim_time_ns") or 0.0
+    breakdown = dict(record.get(engine) or {}).get("time")
+    if not breakdown or sim <= 0:
+        return None
+    shares = {kind: float(ns) / sim for kind, ns in breakdown["busy"].items()}
+    shares |= {f"idle.{cause}": float(ns) / sim for cause, ns in breakdown["idle"].items()}
+    shares["idle_no_work"] = float(breakdown["idle_no_work"]) / sim
+    return shares
+
+
+def time_words(part: str) -> str:
+    """``rescaling`` for ``rescale``, ``idle waiting for off-chip loads`` for
+    ``idle.load_data``."""
+    if part.startswith("idle."):
+        return f"idle {stall_words(part.removeprefix('idle.'))}"
+    if part == "idle_no_work":
+        return "idle, nothing left to do"
+    return WORK_WORDS.get(part, part)

@@ -64,6 +64,8 @@ __all__ = [
 TIMELINE_DIR = "timelines"
 _MIB = 2**20
 _PALETTE = plt.get_cmap("tab10")
+#: One colour for each part of an engine's time (explain.TIME_PARTS: 14).
+_PARTS_PALETTE = plt.get_cmap("tab20")
 #: Legends of many series go under their panel, clear of the lines.
 _LEGEND_BELOW: dict[str, Any] = {
     "fontsize": 8,
@@ -170,7 +172,7 @@ def plot_variant(variant: Variant, directory: Path, suffix: str = "") -> list[tu
         save(fig, stem, caption)
     if any(r.get("stalls") for r in records):
         fig = plot_stalls(records)
-        save(fig, "stalls", "What the PE array waits for")
+        save(fig, "stalls", "Where the PE array's time goes: work, drain and what it waits for")
     if any(r.get("peaks") for r in records):
         fig = plot_roofline(records, colors)
         save(fig, "roofline", "Roofline: attained MAC rate against arithmetic intensity")
@@ -195,9 +197,17 @@ def _log_when_wide(ax: Axes, values: Sequence[float]) -> None:
 
 
 def plot_stalls(records: Sequence[dict[str, Any]]) -> Figure:
-    """Per dataflow at each d's largest N: the PE array's time split into busy and idle by
-    cause (stacked to 100 % of simulated time)."""
-    from tlm_models.study.explain import STALL_CAUSES, stall_shares, stall_words
+    """Per dataflow at each d's largest N: the PE array's time split into busy by kind of work
+    (matmuls, element-wise, row reductions, rescaling, moves, drain) and idle by cause,
+    stacked to 100 % of simulated time; results without that breakdown show busy as one."""
+    from tlm_models.study.explain import (
+        STALL_CAUSES,
+        TIME_PARTS,
+        stall_shares,
+        stall_words,
+        time_shares,
+        time_words,
+    )
 
     largest: dict[int, int] = {}
     for r in records:
@@ -208,6 +218,17 @@ def plot_stalls(records: Sequence[dict[str, Any]]) -> Figure:
     for ax, d in zip(axes[0], dims, strict=True):
         chosen = [r for r in records if int(r["head_dim"]) == d and int(r["seq_len"]) == largest[d]]
         labels = [label_of(r) for r in chosen]
+        broken = [time_shares(r, "pe") for r in chosen]
+        if all(b is not None for b in broken):
+            left = [0.0] * len(chosen)
+            for i, part in enumerate(TIME_PARTS):
+                widths = [100.0 * (b or {}).get(part, 0.0) for b in broken]
+                if max(widths, default=0.0) < 0.05:
+                    continue
+                ax.barh(labels, widths, left=left, color=_PARTS_PALETTE(i), label=time_words(part))
+                left = [a + b for a, b in zip(left, widths, strict=True)]
+            _finish_share_axes(ax, d, largest[d])
+            continue
         left = [100.0 * (metric(r, "pe.busy_fraction") or 0.0) for r in chosen]
         ax.barh(labels, left, color="0.45", label="busy (executing)")
         for cause in STALL_CAUSES:
@@ -216,11 +237,7 @@ def plot_stalls(records: Sequence[dict[str, Any]]) -> Figure:
                 continue
             ax.barh(labels, widths, left=left, color=cause_colors[cause], label=stall_words(cause))
             left = [a + b for a, b in zip(left, widths, strict=True)]
-        ax.set_xlim(0, 100)
-        ax.invert_yaxis()
-        ax.set_xlabel("Share of simulated time (%)")
-        ax.set_title(f"d = {d}, N = {format_tokens(largest[d])}")
-        ax.grid(axis="x", alpha=0.3)
+        _finish_share_axes(ax, d, largest[d])
     handles: dict[str, Any] = {}
     for ax in axes[0]:
         for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -229,6 +246,14 @@ def plot_stalls(records: Sequence[dict[str, Any]]) -> Figure:
         list(handles.values()), list(handles), loc="outside lower center", fontsize=8, ncol=4
     )
     return fig
+
+
+def _finish_share_axes(ax: Axes, d: int, n: int) -> None:
+    ax.set_xlim(0, 100)
+    ax.invert_yaxis()
+    ax.set_xlabel("Share of simulated time (%)")
+    ax.set_title(f"d = {d}, N = {format_tokens(n)}")
+    ax.grid(axis="x", alpha=0.3)
 
 
 def plot_roofline(records: Sequence[dict[str, Any]], colors: dict[str, Any]) -> Figure:

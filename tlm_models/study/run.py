@@ -29,6 +29,7 @@ from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
 from tlm_models.resolved_run import ResolvedRun, resolve_run
+from tlm_models.resource_use import resource_use
 from tlm_models.result import compose_result
 from tlm_models.stl_export import EXACT_REASON, write_stl_files
 from tlm_models.study.approx_study import approx_error
@@ -233,6 +234,7 @@ def finish_result(
         result["model"] = config.model
     result["all_layers"] = all_layers(result, config.layers)
     result["peaks"] = peaks or peaks_of(info)
+    result["resources"] = resource_use(platform, platform_stats, result, result["peaks"])
     result["diagnosis"] = diagnose(result, _pe_mapping(platform))
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = replay_wall_s

@@ -42,7 +42,12 @@ class Variant:
         parts = [self.platform, *self.overrides]
         if self.heads != 1:
             parts.append(f"{self.heads} heads")
-        parts += self.workload
+        # The tables and plots under this title show one layer (``all_layers`` has the L):
+        # "96 layers" alone read as if the figures were the model's.
+        parts += [
+            f"per layer of {w.removesuffix(' layers')}" if w.endswith(" layers") else w
+            for w in self.workload
+        ]
         return ", ".join(parts)
 
     def ok_records(self) -> list[dict[str, Any]]:

@@ -88,9 +88,13 @@ MATMUL_SCALE_ROWS = 0x4
 MATMUL_FLAGS = MATMUL_TRANS_B | MATMUL_ACCUMULATE | MATMUL_SCALE_ROWS
 #: vector, exp, matmul: the operation streams from its producers (forwarding).
 STREAMED = 0x80
-#: vector mul with row broadcast only: a lazy rescale, leaving the rows whose factor is exactly
-#: 1 as they are; ``k`` = the rows whose factor is not 1, which the engine reads and writes.
+#: vector mul with row broadcast only: a rescale of O by the row factors, charging the ``k``
+#: rows whose factor is not 1 (a lazy rescale) or all ``m`` rows (``rescale=separate``): the
+#: engine reads and writes those rows. The engines' time breakdown counts it as rescaling.
 VECTOR_LAZY_ROWS = 0x40
+#: exp only (the same bit): the operation is part of the online-softmax correction (the exp of
+#: m_old - m); a statistics tag that changes no timing (the engines' time breakdown).
+RESCALE = 0x40
 BROADCAST_SHIFT = 4
 
 # Lower-case names as the text form, checks, statistics and timelines print them.

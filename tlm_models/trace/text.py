@@ -38,6 +38,7 @@ from tlm_models.trace.record import (
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
+    RESCALE,
     STREAMED,
     VECTOR_LAZY_ROWS,
     VECTOR_OP_NAMES,
@@ -55,9 +56,9 @@ MATMUL_FLAG_NAMES = {
     MATMUL_SCALE_ROWS: "scale_rows",
     STREAMED: "stream",
 }
-#: The flag vector and exp records take (forwarding).
-STREAM_FLAG = {STREAMED: "stream"}
-#: A vector record's flags: forwarding, and the lazy rescale (rows to multiply in k).
+#: The flags exp records take: forwarding, and the rescale tag (statistics only).
+STREAM_FLAG = {STREAMED: "stream", RESCALE: "rescale"}
+#: A vector record's flags: forwarding, and the rescale of k rows (lazy or every row).
 VECTOR_FLAG_NAMES = {STREAMED: "stream", VECTOR_LAZY_ROWS: "lazy_rows"}
 
 # Raw record fields settable on any line, with their upper bounds.
@@ -476,6 +477,12 @@ def _flags(text: str, names: dict[int, str], where: str) -> int:
     return code
 
 
+def _flag_field(code: int) -> list[str]:
+    """``flags=stream,rescale`` of a vector or exp record (nothing without flags)."""
+    names = [name for bit, name in STREAM_FLAG.items() if code & bit]
+    return [f"flags={','.join(names)}"] if names else []
+
+
 def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
     """Friendly spelling of ``code`` when one exists, else ``code=``; may consume ``k`` and
     the strides (``src2``)."""
@@ -486,8 +493,8 @@ def _code_fields(kind: int, code: int, values: dict[str, int]) -> list[str]:
             fields.append(f"src2={src2(values['src_stride'], values['dst_stride']):#x}")
             values["src_stride"] = values["dst_stride"] = 0
         return fields
-    if kind == OpKind.EXP and code in (0, STREAMED):
-        return ["flags=stream"] if code else []
+    if kind == OpKind.EXP and not code & ~(STREAMED | RESCALE):
+        return _flag_field(code)
     if kind == OpKind.VECTOR and (code & 0x0F) in VECTOR_OP_NAMES:
         bcast = (code >> BROADCAST_SHIFT) & 0x3
         fields = [f"op={VECTOR_OP_NAMES[code & 0x0F]}"]

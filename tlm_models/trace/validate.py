@@ -23,6 +23,7 @@ from tlm_models.trace.record import (
     MATMUL_SCALE_ROWS,
     NO_TENSOR,
     RECORD_DTYPE,
+    RESCALE,
     STREAMED,
     VECTOR_LAZY_ROWS,
     Broadcast,
@@ -181,7 +182,7 @@ class TraceChecker:
                     | (((code & 0x0F) == _MASK) & ((code >> BROADCAST_SHIFT) & 0x3 != _SCALAR)),
                     np.where(
                         kind == _EXP,
-                        (code & ~np.uint8(STREAMED)) != 0,
+                        (code & ~np.uint8(STREAMED | RESCALE)) != 0,
                         # a load's code: the posts of its cross-tile token (k) it waits for
                         np.where((kind == _LOAD) & (k != 0), code == 0, code != 0),
                     ),

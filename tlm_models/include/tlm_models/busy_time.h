@@ -18,6 +18,8 @@ class BusyTime {
   }
 
   Ticks total() const { return total_; }
+  // The end of the union so far (0 before the first interval).
+  Ticks covered_until() const { return covered_until_; }
   void reset() { total_ = 0; }
 
  private:

@@ -53,6 +53,36 @@ inline StallCause dependency_stall_cause(std::uint8_t waiting, std::uint8_t dep)
   return static_cast<OpKind>(dep) == OpKind::exp ? StallCause::exp_result : StallCause::pe_result;
 }
 
+// What a compute engine's busy time went to (docs/replayer.md, "Time breakdown"): each
+// operation's share of the busy union is charged to the kind of work it does.
+enum class WorkKind : unsigned {
+  mac = 0,          // matmuls (a scaled matmul's row scaling takes no cycles of its own)
+  elementwise = 1,  // add, sub, mul, div, max, fma, mask outside the rescale
+  row = 2,          // row reductions: rowmax, rowsum
+  rescale = 3,      // the exp of m_old - m (kRescale) and O scaled by it (kVectorLazyRows)
+  move = 4,         // copies between on-chip buffers
+  exp = 5,          // the softmax exponentials
+};
+constexpr unsigned kWorkKinds = 6;
+
+inline const char* work_kind_name(WorkKind w) {
+  static constexpr const char* names[kWorkKinds] = {"mac",     "elementwise", "row",
+                                                    "rescale", "move",        "exp"};
+  return names[static_cast<unsigned>(w)];
+}
+
+inline WorkKind work_kind(const TraceOp& op) {
+  if (is_rescale(op)) return WorkKind::rescale;
+  if (static_cast<OpKind>(op.kind) == OpKind::matmul) return WorkKind::mac;
+  if (static_cast<OpKind>(op.kind) == OpKind::exp) return WorkKind::exp;
+  switch (vector_op(op)) {
+    case VectorOp::copy: return WorkKind::move;
+    case VectorOp::rowmax:
+    case VectorOp::rowsum: return WorkKind::row;
+    default: return WorkKind::elementwise;
+  }
+}
+
 struct EngineMetrics {
   std::string name;
   EngineKind kind = EngineKind::dma;
@@ -65,6 +95,20 @@ struct EngineMetrics {
   std::array<Ticks, kStallCauses> stall{};
   Ticks bandwidth_wait = 0;  // dma: summed TickTiming::bandwidth_wait
   Ticks dma_credits = 0;     // dma: head operation ready but its channel still occupied
+  // pe, exp: issuing time by work kind ([start, engine_free) of each operation: an in-order
+  // engine issues one operation at a time, so these never overlap); the rest of the busy
+  // union is drain (results leaving the pipeline, nothing issuing); the gaps of the union by
+  // the cause that ended them. issuing + drain + gaps + the idle tail after the last
+  // operation = sim_time.
+  std::array<Ticks, kWorkKinds> work{};
+  Ticks issued_until = 0;
+  std::array<Ticks, kStallCauses> gap{};
+
+  Ticks issuing() const {
+    Ticks sum = 0;
+    for (Ticks t : work) sum += t;
+    return sum;
+  }
   // Recent history, for the stall of the next operation.
   bool started = false;
   Ticks last_free = 0;
@@ -113,6 +157,7 @@ class ReplayMetrics {
 
     EngineMetrics& e = engines_[engine];
     charge_stall(e, op, start, deps_ready, binding_dep_kind);
+    if (e.kind != EngineKind::dma) charge_time(e, op, start, timing, deps_ready, binding_dep_kind);
     ++e.ops;
     e.busy.add(start, done);
     all_.add(start, done);
@@ -221,6 +266,40 @@ class ReplayMetrics {
     e.stall[static_cast<unsigned>(StallCause::lookahead)] += start - ready;
   }
 
+  // The operation's share of the engine's busy union (what it adds to it) by work kind, and
+  // the gap before it, if any, by the cause charge_stall gives it.
+  void charge_time(EngineMetrics& e, const TraceOp& op, Ticks start, const TickTiming& timing,
+                   Ticks deps_ready, std::uint8_t binding_dep_kind) {
+    const Ticks covered = e.started ? e.busy.covered_until() : first_start_;
+    if (start > covered) {
+      const Ticks ready = deps_ready < covered ? covered : (deps_ready > start ? start : deps_ready);
+      e.gap[static_cast<unsigned>(dependency_stall_cause(op.kind, binding_dep_kind))] += ready - covered;
+      e.gap[static_cast<unsigned>(StallCause::lookahead)] += start - ready;
+    }
+    const Ticks from = start > e.issued_until ? start : e.issued_until;
+    const Ticks free = timing.engine_free < timing.done ? timing.engine_free : timing.done;
+    if (free <= from) return;
+    e.work[static_cast<unsigned>(work_kind(op))] += free - from;
+    e.issued_until = free;
+  }
+
+  void collect_time(StatsGroup& g, const EngineMetrics& e) const {
+    StatsGroup& t = g.child("time");
+    for (unsigned w = 0; w < kWorkKinds; ++w) {
+      const bool exp_kind = w == static_cast<unsigned>(WorkKind::exp);
+      const bool both = w == static_cast<unsigned>(WorkKind::rescale);
+      if (both || exp_kind == (e.kind == EngineKind::exp))
+        t.add(work_kind_name(static_cast<WorkKind>(w)), ticks_to_ns(e.work[w]), "ns",
+              "issuing this kind of work (operand reads and interlocks included)");
+    }
+    t.add("drain", ticks_to_ns(e.busy.total() - e.issuing()), "ns",
+          "busy only draining results from the pipeline (nothing issuing)");
+    StatsGroup& gaps = g.child("idle");
+    for (unsigned c = 0; c < kStallCauses; ++c)
+      gaps.add(stall_cause_name(static_cast<StallCause>(c)), ticks_to_ns(e.gap[c]), "ns",
+               "gaps of the busy union charged to this cause");
+  }
+
   void collect_engine(StatsGroup& g, const EngineMetrics& e) const {
     const Ticks sim = sim_time();
     g.add("ops", static_cast<double>(e.ops), "ops",
@@ -244,6 +323,7 @@ class ReplayMetrics {
     for (unsigned c = 0; c < kStallCauses; ++c)
       s.add(stall_cause_name(static_cast<StallCause>(c)), ticks_to_ns(e.stall[c]), "ns",
             "idle time charged to this cause");
+    if (e.kind != EngineKind::dma) collect_time(g, e);
     if (e.kind == EngineKind::dma) {
       s.add("bandwidth", ticks_to_ns(e.bandwidth_wait), "ns",
             "busy: summed bandwidth_wait of transfers (not idle time)");

@@ -26,6 +26,11 @@ constexpr std::uint8_t kMatmulScaleRows = 0x4;
 // vector, exp and matmul: the operation streams from its producers (forwarding): it may
 // start once they have written their first elements instead of their whole results.
 constexpr std::uint8_t kStreamed = 0x80;
+// exp: the operation is part of the online-softmax correction (the exp of m_old - m). A
+// statistics tag only: it changes no timing, so that the time an engine spends rescaling can be
+// told apart from the softmax it would do anyway. On vector records the same bit is
+// kVectorLazyRows (below): the rescale of O, which is rescaling by construction.
+constexpr std::uint8_t kRescale = 0x40;
 
 // vector op codes: low 4 bits of TraceOp::code
 enum class VectorOp : std::uint8_t {
@@ -53,10 +58,11 @@ enum class Broadcast : std::uint8_t {
   scalar = 3,  // s1 = the float32 whose bits are stored in TraceOp::k
 };
 constexpr std::uint8_t kVectorOpMask = 0x0f;
-// vector mul with Broadcast::row only: a lazy rescale. Rows whose factor src1[i] is exactly 1
-// are left as they are (multiplying by 1 changes nothing), and k holds how many rows have a
-// factor other than 1 (an online softmax's rows whose running max rose): the rows the engine
-// reads, multiplies and writes back.
+// vector mul with Broadcast::row only: the rescale of O by its rows' factors. Rows whose factor
+// src1[i] is exactly 1 are left as they are (multiplying by 1 changes nothing), and k holds how
+// many rows have a factor other than 1 (a lazy rescale: an online softmax's rows whose running
+// max rose; every row, k = m, for a rescale that scales them all): the rows the engine reads,
+// multiplies and writes back.
 constexpr std::uint8_t kVectorLazyRows = 0x40;
 constexpr unsigned kBroadcastShift = 4;
 
@@ -84,6 +90,12 @@ struct TraceOp {
 static_assert(sizeof(TraceOp) == 64, "trace records are 64 bytes");
 static_assert(offsetof(TraceOp, src0) == 32, "record layout is part of the file format");
 
+// The online-softmax correction: an exp tagged kRescale or a vector rescale of O's rows.
+inline bool is_rescale(const TraceOp& op) {
+  const auto kind = static_cast<OpKind>(op.kind);
+  if (kind == OpKind::exp) return (op.code & kRescale) != 0;
+  return kind == OpKind::vector && (op.code & kVectorLazyRows) != 0;
+}
 inline VectorOp vector_op(const TraceOp& op) { return static_cast<VectorOp>(op.code & kVectorOpMask); }
 // A mask record's geometry (VectorOp::mask): the fields an element-wise op leaves unused.
 inline std::int32_t mask_diagonal(const TraceOp& op) { return static_cast<std::int32_t>(op.src_stride); }
