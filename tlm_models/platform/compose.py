@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from tlm_models.errors import UserError
+from tlm_models.output_file import write_output
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.loader import Location, Node, PlatformError, load_tree
 from tlm_models.platform.overrides import apply_overrides
@@ -177,7 +178,7 @@ class Platform:
         """Writes the platform as a YAML file that ``Platform.load`` reads back."""
         self.config  # noqa: B018 -- never write a platform that does not validate
         out = Path(path)
-        out.write_text(yaml.safe_dump(self._data, sort_keys=False))
+        write_output(out, yaml.safe_dump(self._data, sort_keys=False), "platform")
         return out
 
     def __repr__(self) -> str:
