@@ -44,6 +44,7 @@ MAX_JSON_DEPTH = 64
 #: while int() of it stays instant (Python refuses over 4,300 digits with a traceback).
 MAX_JSON_INT_DIGITS = 100
 
+
 class InputRefused(Exception):
     """A file that is not read: not a regular file, or larger than its cap (the message
     names neither the path nor what the file is; the caller adds them)."""
