@@ -594,10 +594,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
         probe->blocked = true;
       return 0;
     }
-    if (addr >= p_.size) return 0;
+    if (addr >= p_.size || !admit_debug(t)) return 0;
     std::uint64_t n = std::min<std::uint64_t>(t.get_data_length(), p_.size - addr);
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
-    if (t.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
     if (storage_)
       storage_->access(write, addr, t.get_data_ptr(), n, ByteEnables{});
     else if (!write)
