@@ -161,6 +161,15 @@ def read_json(path: Path, what: str, max_bytes: int) -> Any:
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]?|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
+def escape_controls(text: str) -> str:
+    """``text`` with every control character but tab and newline shown as its escape (``\\x1b``):
+    an error message quoting a hostile value stays one inert line."""
+    return _CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def printable(text: str) -> str:
     """``text`` without terminal escape sequences or control characters (tab and newline
     stay): a file's description or a model's name cannot move the cursor or retitle the

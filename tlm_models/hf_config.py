@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tlm_models.bounded_input import read_json
+from tlm_models.bounded_input import printable, read_json
 from tlm_models.errors import UserError
 from tlm_models.model_presets import ModelAttention
 
@@ -74,7 +74,8 @@ def read_model_config(file: str | Path) -> ModelAttention:
     if data.get("sliding_window") is not None and data.get("use_sliding_window") is not False:
         window = _positive(path, "sliding_window", data["sliding_window"])
     layers = _required(path, data, "num_hidden_layers")
-    name = str(data.get("_name_or_path") or data.get("model_type") or path.stem)
+    # Echoed in summaries and reports: no terminal escape sequence of the file reaches a terminal.
+    name = printable(str(data.get("_name_or_path") or data.get("model_type") or path.stem))[:200]
     return ModelAttention(
         name=name,
         title=name,

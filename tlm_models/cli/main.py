@@ -153,8 +153,10 @@ def _silence_stdout() -> None:
 
 
 def _error_line(text: str) -> None:
+    from tlm_models.bounded_input import escape_controls  # the error path only
+
     with contextlib.suppress(OSError, ValueError):
-        print(f"attn-tlm: {text}", file=sys.stderr, flush=True)
+        print(f"attn-tlm: {escape_controls(text)}", file=sys.stderr, flush=True)
 
 
 class _NamedStdout:

@@ -14,8 +14,10 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from tlm_models.bounded_input import printable
 from tlm_models.energy.table import EnergyTable, parse_table
 from tlm_models.errors import shorten
+from tlm_models.platform.bounded_yaml import MAX_SCALAR_CHARS
 from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
@@ -106,6 +108,23 @@ class _Checker:
 
     def text(self, node: Node, key: str, what: str) -> str | None:
         if isinstance(node.value, str):
+            # The file's own limit holds for a `--set` value too (which is read as text when
+            # it is longer), and text is echoed: no escape sequence may reach a terminal.
+            if len(node.value) > MAX_SCALAR_CHARS:
+                self.error(
+                    node.loc,
+                    key,
+                    f"{what} of {len(node.value)} characters (at most {MAX_SCALAR_CHARS})",
+                )
+                return None
+            if printable(node.value) != node.value:
+                self.error(
+                    node.loc,
+                    key,
+                    f"{what} holds control characters or terminal escape sequences "
+                    f"({shorten(node.value)})",
+                )
+                return None
             return node.value
         self.error(node.loc, key, f"expected {what} (text), found {_found(node.value)}")
         return None
@@ -184,7 +203,23 @@ class _Checker:
                 result[name] = config
             else:
                 self.broken.add(name)
+        self.unique_roles(result, entries)
         return result
+
+    def unique_roles(self, components: dict[str, ComponentConfig], nodes: dict[str, Node]) -> None:
+        """Each role names one memory: the dataflows place tiles in the scratchpad and K/V rows
+        in the K/V buffer, and two candidates would leave the choice to file order."""
+        holders: dict[str, list[str]] = {}
+        for comp in components.values():
+            if comp.role is not None:
+                holders.setdefault(comp.role, []).append(comp.name)
+        for role, names in holders.items():
+            for name in names[1:]:
+                self.error(
+                    nodes[name].where,
+                    f"components.{name}.role",
+                    f"role '{role}' is already '{names[0]}''s; each role names one memory",
+                )
 
     def component(self, name: str, node: Node, key: str) -> ComponentConfig | None:
         entries = self.mapping(node, key, "a component with 'type' and parameters")

@@ -192,7 +192,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     Ticks end = start + duration;
     account_banks(addr, len, start, end);
     port_bytes_[port] += len;
-    Ticks ready = end + latency_;
+    Ticks ready = add_ticks(end, latency_);
     latency_stats_.record(ready - arrival);
     if (write) {
       ++writes_;
