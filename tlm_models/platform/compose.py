@@ -22,7 +22,7 @@ from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.loader import Location, Node, PlatformError, load_tree
 from tlm_models.platform.overrides import apply_overrides
 from tlm_models.platform.schema import PlatformConfig
-from tlm_models.platform.validate import validate
+from tlm_models.platform.validate import MAX_COMPONENTS, validate
 
 __all__ = ["Platform"]
 
@@ -92,6 +92,13 @@ class Platform:
         """A platform from data shaped like a platform file (``name``, ``components``, ...)."""
         if not isinstance(data, dict):
             raise UserError(f"a platform is a mapping of sections, found {type(data).__name__}")
+        components = data.get("components")
+        if isinstance(components, dict) and len(components) > MAX_COMPONENTS:
+            # Refused before the copy and the conversion, which alone take minutes at 10^6.
+            raise UserError(
+                f"{len(components):,} components, more than the {MAX_COMPONENTS:,} a platform "
+                "may have"
+            )
         platform = cls(str(data.get("name", "")))
         platform._data = copy.deepcopy(data)
         platform._source = source or f"<platform {data.get('name', '')}>"

@@ -62,6 +62,11 @@ _SOCKET_REF = re.compile(r"^\s*([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\[(\d+)\])?\s*$"
 _ENGINE_PATH = re.compile(r"^\s*([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*)\[(\d+)\])?\s*$")
 
 
+#: Components in a platform's `components` (tiles are copies of a template, not counted): a
+#: chip of 64 tiles of 8 components is 512; 10,000 keeps validation under a second where a
+#: million generated ones took minutes.
+MAX_COMPONENTS = 10_000
+
 def suggest(word: str, choices: Iterable[str]) -> str:
     """`; did you mean 'x'?` for the closest choice, or nothing."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
@@ -186,6 +191,14 @@ class _Checker:
         if not entries:
             if entries is not None:
                 self.error(node.loc, "components", "a platform needs at least one component")
+            return {}
+        if len(entries) > MAX_COMPONENTS:
+            self.error(
+                node.loc,
+                "components",
+                f"{len(entries):,} components, more than the {MAX_COMPONENTS:,} a platform "
+                "may have",
+            )
             return {}
         result: dict[str, ComponentConfig] = {}
         for name, comp in entries.items():
