@@ -26,6 +26,7 @@ from tlm_models.bounded_input import MAX_JSON_DEPTH, printable
 from tlm_models.cli.main import main
 from tlm_models.errors import UserError
 from tlm_models.output_file import atomic_output, write_output
+from tlm_models.result import SC_TIME_RANGE_NS, check_time_range
 from tlm_models.study.config import RunConfig
 from tlm_models.study.grid import GridSpec, expand_grid
 from tlm_models.study.job import JobFunction, JobOutcome
@@ -418,3 +419,75 @@ def test_ctrl_c_at_any_moment_of_a_run_prints_one_line(tmp_path: Path, delay_s: 
 def test_echoed_text_loses_terminal_escape_sequences() -> None:
     hostile = "model\x1b]0;owned\x07 \x1b[2J\x1b[31mred\x1b[0m\rback\x9b6n"
     assert printable(hostile) == "model0;owned redback6n"
+
+
+def test_a_run_past_the_systemc_time_range_stops_with_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Seven HBM latencies of 10^7 s pass 2^64 ps at the second (it wrapped to an early
+    time before, and the run went on with accesses served at once, exit 0)."""
+    code = main([*RUN, "--set", "hbm.latency=10000000s", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert "simulated time passed 2^64 ticks" in err and "213.5 days" in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_an_extrapolated_time_beyond_the_range_is_refused() -> None:
+    check_time_range(SC_TIME_RANGE_NS * 0.999)
+    with pytest.raises(UserError, match=r"reached 224.9 days, beyond the 213.5 days"):
+        check_time_range(224.9 * 86400e9)
+
+
+def _check(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err
+    return err
+
+
+def test_platform_check_refuses_what_run_would(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["platform", "check", str(ROOT / "platforms" / "attenio.yaml"), "--set"]
+    err = _check([*base, "sram.role=kv_buffer"], capsys)
+    assert "role 'kv_buffer' is already 'sram''s" in err
+    err = _check([*base, "description=" + "x" * 5000], capsys)
+    assert "description of 5000 characters (at most 4096)" in err
+    err = _check([*base, "name=a\x1b]0;owned\x07b"], capsys)
+    assert "control characters or terminal escape sequences" in err
+    assert "\x1b" not in err and "\x07" not in err, repr(err)
+
+
+def test_a_model_name_cannot_reach_the_terminal_raw(tmp_path: Path) -> None:
+    from tlm_models.hf_config import read_model_config
+
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps(
+            {
+                "_name_or_path": "evil\x1b[2J\x1b]0;title\x07",
+                "num_attention_heads": 4,
+                "hidden_size": 256,
+                "num_hidden_layers": 2,
+            }
+        )
+    )
+    assert read_model_config(path).name == "evil0;title"
+
+
+def test_oversized_grids_and_platforms_are_refused_at_once() -> None:
+    from tlm_models.platform.compose import Platform
+
+    spec = GridSpec(
+        dataflows=("flash2", "attenio"),
+        seq_lens=tuple(range(1, 1001)),
+        head_dims=tuple(range(1, 101)),
+        platforms=("p.yaml",),
+    )
+    started = time.monotonic()
+    with pytest.raises(UserError, match=r"200,000 configurations, more than the 100,000"):
+        expand_grid(spec)
+    components = {f"c{i}": {"type": "sram"} for i in range(20_000)}
+    with pytest.raises(UserError, match=r"20,000 components, more than the 10,000"):
+        Platform.from_dict({"name": "x", "components": components})
+    assert time.monotonic() - started < BOUND_S
