@@ -66,6 +66,8 @@ _ENGINE_PATH = re.compile(r"^\s*([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*)\[(\d+)\])?\s*$
 #: chip of 64 tiles of 8 components is 512; 10,000 keeps validation under a second where a
 #: million generated ones took minutes.
 MAX_COMPONENTS = 10_000
+#: A tile's copy of a template component is named with its tile's prefix (tiles.tile_prefix).
+_TILE_PREFIX = re.compile(r"tile\d+_")
 
 def suggest(word: str, choices: Iterable[str]) -> str:
     """`; did you mean 'x'?` for the closest choice, or nothing."""
@@ -220,13 +222,16 @@ class _Checker:
         return result
 
     def unique_roles(self, components: dict[str, ComponentConfig], nodes: dict[str, Node]) -> None:
-        """Each role names one memory: the dataflows place tiles in the scratchpad and K/V rows
-        in the K/V buffer, and two candidates would leave the choice to file order."""
-        holders: dict[str, list[str]] = {}
+        """Each role names one memory (of the chip, or of each tile: `tile3_kvbuf`): the
+        dataflows place tiles in the scratchpad and K/V rows in the K/V buffer, and two
+        candidates would leave the choice to file order."""
+        holders: dict[tuple[str, str], list[str]] = {}
         for comp in components.values():
             if comp.role is not None:
-                holders.setdefault(comp.role, []).append(comp.name)
-        for role, names in holders.items():
+                tile = _TILE_PREFIX.match(comp.name)
+                scope = tile.group() if tile else ""
+                holders.setdefault((scope, comp.role), []).append(comp.name)
+        for (_scope, role), names in holders.items():
             for name in names[1:]:
                 self.error(
                     nodes[name].where,
