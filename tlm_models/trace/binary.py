@@ -66,8 +66,13 @@ class BinaryTraceWriter:
         # Only a regular file is written, through a temporary renamed into place once on disk.
         self._output = atomic_output(self.path, "trace", binary=True)
         self._file: IO[bytes] | None = self._output.__enter__()
-        self._file.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(self._block)))
-        self._file.write(self._block)
+        try:
+            self._file.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(self._block)))
+            self._file.write(self._block)
+        except BaseException as exc:
+            self._file = None
+            self._output.__exit__(type(exc), exc, exc.__traceback__)  # removes the temporary
+            raise
 
     def write(self, chunk: np.ndarray) -> None:
         """Append records; ``chunk`` is a 1-D array of RECORD_DTYPE (any memory layout)."""
