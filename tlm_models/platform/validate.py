@@ -69,6 +69,7 @@ MAX_COMPONENTS = 10_000
 #: A tile's copy of a template component is named with its tile's prefix (tiles.tile_prefix).
 _TILE_PREFIX = re.compile(r"tile\d+_")
 
+
 def suggest(word: str, choices: Iterable[str]) -> str:
     """`; did you mean 'x'?` for the closest choice, or nothing."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
