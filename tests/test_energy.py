@@ -261,7 +261,7 @@ def test_energy_cli_export_ert_and_run_option(
     )  # fmt: skip
     assert config_of(args).overrides == ("pe.energy.add=0.5 pJ", "pe.energy.add=1pJ")
     assert main(["energy", "export", str(ert)]) == 2
-    assert "ert.yaml:1: not a result JSON" in capsys.readouterr().err
+    assert "ert.yaml: the result JSON is not valid JSON" in capsys.readouterr().err
     result.write_text(json.dumps({"sim_time_ns": 1.0}))
     assert main(["energy", "export", str(result)]) == 2
     assert "has no 'energy' section" in capsys.readouterr().err

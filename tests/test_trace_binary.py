@@ -89,7 +89,7 @@ def _with_header(raw, change):
         (lambda r: b"NOTATRC\0" + r[8:], "not an attn-tlm binary trace"),
         (lambda r: r[:8] + struct.pack("<I", 7) + r[12:], "version 7 is not supported"),
         (lambda r: r[:12] + struct.pack("<I", 1 << 30) + r[16:], "header claims"),
-        (lambda r: r[:16] + b"x" + r[17:], "not valid UTF-8 JSON"),
+        (lambda r: r[:16] + b"x" + r[17:], "trace header is not valid JSON"),
         (lambda r: _with_header(r, lambda d: d.pop("engines")), "missing key(s) engines"),
         (lambda r: _with_header(r, lambda d: d.update(window=0)), "'window' is 0"),
         (lambda r: _with_header(r, lambda d: d.update(op_count=11)), "op_count is 11"),
@@ -114,5 +114,5 @@ def test_cut_record_names_index_and_sizes(tmp_path):
 
 
 def test_missing_file_is_user_error(tmp_path):
-    with pytest.raises(UserError, match="cannot read trace"):
+    with pytest.raises(UserError, match="cannot read the trace"):
         read_binary(tmp_path / "absent.bin")

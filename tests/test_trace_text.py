@@ -132,7 +132,7 @@ def test_errors_name_file_line_and_field(body, line, message):
         ("dataflow: x\nengines: a a\n", "duplicate names"),
         ("dataflow: x\nengines: a\ncolour: red\n", "t.txt:3: unknown header key 'colour'"),
         ("dataflow: x\nengines: a\nwindow: 0\n", "'window' is 0"),
-        ("dataflow: x\nengines: a\nparams: {\n", "t.txt:3: params must be a JSON object"),
+        ("dataflow: x\nengines: a\nparams: {\n", "t.txt:3: the params object is not valid JSON"),
         ("dataflow: x\nengines: a\nformat: other 1\n", "t.txt:3: format is 'other 1'"),
         ("dataflow: x\nengines: a\ntensor: Q offchip base=0\n", "t.txt:3: tensor 'Q' needs"),
         ("dataflow: x\nengines: a\ntensor: Q nowhere base=0 shape=1\n", "'space' is 'nowhere'"),
@@ -147,5 +147,5 @@ def test_header_errors(text, message):
 def test_read_text_reports_bad_encoding(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"dataflow: \xff\n")
-    with pytest.raises(UserError, match=r"bad\.txt: text trace is not UTF-8"):
+    with pytest.raises(UserError, match=r"bad\.txt: the text trace is not UTF-8"):
         read_text(path)

@@ -202,7 +202,9 @@ def test_hugging_face_config_errors_name_the_file_and_key(tmp_path: Path) -> Non
         read_model_config(path)
     bad = tmp_path / "broken.json"
     bad.write_text("{\n  oops", encoding="utf-8")
-    with pytest.raises(UserError, match=r"broken.json:2: not JSON"):
+    with pytest.raises(
+        UserError, match=r"broken.json: the model config is not valid JSON: .* \(line 2 "
+    ):
         read_model_config(bad)
     with pytest.raises(UserError, match="cannot read"):
         read_model_config(tmp_path / "missing.json")

@@ -6,9 +6,16 @@ the models itself and reports the real error of its own run.
 
 from __future__ import annotations
 
+import signal
 import sys
 
-from tlm_models.warm import warm_up
+# The forkserver shares the terminal's process group, so Ctrl-C reaches it too; it ignores
+# SIGINT only once its preloading is over, and a Ctrl-C during the warm-up printed a
+# traceback. The caller stops the workers itself (it kills them), and each worker inherits
+# this setting, so an interrupt prints exactly the caller's one line.
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+from tlm_models.warm import warm_up  # noqa: E402 -- after the signal is ignored
 
 try:
     warm_up()

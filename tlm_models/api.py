@@ -19,6 +19,7 @@ from tlm_models.dataflows import emit as _emit
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
 from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
+from tlm_models.output_file import check_output
 from tlm_models.platform.compose import Platform
 from tlm_models.resolved_run import ResolvedRun, resolve_run, resolve_runs
 from tlm_models.run_result import RunResult
@@ -113,6 +114,7 @@ def simulate(
 
     run = _resolve(dataflow, workload, platform, overrides, params, layers, model)
     out = os.fspath(timeline) if timeline is not None else None
+    check_output(out, "timeline")  # before the simulation, not after it
     if not progress:
         return RunResult.from_dict(run_in_worker(run_one, run, out))
     from tlm_models.sim_progress import SimulationProgress
@@ -298,4 +300,5 @@ def replay_trace(
         raise UserError(f"{path}: no such trace file")
     plat = _platform(platform, overrides)
     out = os.fspath(timeline) if timeline is not None else None
+    check_output(out, "timeline")  # before the simulation, not after it
     return RunResult.from_dict(run_in_worker(replay_trace_file, path, plat.config, (), out))

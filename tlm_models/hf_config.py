@@ -9,14 +9,17 @@ Qwen2 ships it) and ``num_hidden_layers``. GPT-2-style spellings (``n_head``, ``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from tlm_models.bounded_input import printable, read_json
 from tlm_models.errors import UserError
 from tlm_models.model_presets import ModelAttention
 
-__all__ = ["read_model_config"]
+__all__ = ["MAX_CONFIG_BYTES", "read_model_config"]
+
+#: A Hugging Face config.json is a few KiB (Llama-3-405B's: 1 KiB); 1 MiB is far above any.
+MAX_CONFIG_BYTES = 1 << 20
 
 _SPELLINGS = {
     "num_attention_heads": ("num_attention_heads", "n_head"),
@@ -44,14 +47,7 @@ def _required(path: Path, data: dict[str, Any], name: str) -> int:
 def read_model_config(file: str | Path) -> ModelAttention:
     """The attention shape a config.json describes; UserError naming the file and key."""
     path = Path(file)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read the model config: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not a UTF-8 text file (expected a config.json)") from None
+    data = read_json(path, "model config", MAX_CONFIG_BYTES)
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a JSON object (a config.json), found {data!r:.40}")
     heads = _required(path, data, "num_attention_heads")
@@ -78,7 +74,8 @@ def read_model_config(file: str | Path) -> ModelAttention:
     if data.get("sliding_window") is not None and data.get("use_sliding_window") is not False:
         window = _positive(path, "sliding_window", data["sliding_window"])
     layers = _required(path, data, "num_hidden_layers")
-    name = str(data.get("_name_or_path") or data.get("model_type") or path.stem)
+    # Echoed in summaries and reports: no terminal escape sequence of the file reaches a terminal.
+    name = printable(str(data.get("_name_or_path") or data.get("model_type") or path.stem))[:200]
     return ModelAttention(
         name=name,
         title=name,

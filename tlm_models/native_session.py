@@ -78,7 +78,7 @@ _SIGNATURES: dict[str, tuple[Any, list[Any]]] = {
 }
 
 #: attn_step's answers.
-DONE, NEEDS_INPUT, RAN_DRY, RUNNING = 0, 1, 2, 3
+DONE, NEEDS_INPUT, RAN_DRY, RUNNING, TIME_RANGE = 0, 1, 2, 3, 4
 
 #: Loaded libraries by file. Usually one; a platform with a component type this process has not
 #: registered (a user's, arriving with the platform in a worker) loads one built for it too.
@@ -152,6 +152,8 @@ class NativeSession:
         return bytes(self.lib.attn_error(self.handle)).decode(errors="replace")
 
     def _check(self, code: int) -> None:
+        if code == TIME_RANGE:  # the platform's figures, not a fault of the simulation
+            raise UserError(self._error())
         if code != 0:
             raise SimulationError(self._error())
 
@@ -231,8 +233,8 @@ class NativeSession:
 
     def step(self, slice_ns: float) -> int:
         code = int(self.lib.attn_step(self.handle, slice_ns))
-        if code < 0:
-            raise SimulationError(self._error())
+        if code < 0 or code == TIME_RANGE:
+            self._check(code)
         return code
 
     def run_for(self, ns: float) -> None:

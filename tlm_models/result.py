@@ -8,9 +8,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 
 SCHEMA = "attn-tlm.result/1"
+#: The longest simulated time SystemC can hold: 2^64 steps of the 1 ps resolution the models
+#: run at (213.5 days). A fast-forwarded run extrapolates past it in floating point where an
+#: exact run would stop (native/session_api.cpp), so both refuse a time beyond it.
+SC_TIME_RANGE_NS = 2.0**64 / 1000.0
 
 
 def stat(group: dict[str, Any], name: str) -> float:
@@ -25,6 +30,17 @@ def child(group: dict[str, Any], name: str) -> dict[str, Any] | None:
             found: dict[str, Any] = c
             return found
     return None
+
+
+def check_time_range(sim_ns: float) -> None:
+    """UserError when a run's simulated time is beyond what SystemC can hold (an extrapolated
+    time: an exact run stops at the range, native/session_api.cpp)."""
+    if sim_ns >= SC_TIME_RANGE_NS:
+        raise UserError(
+            f"simulated time reached {sim_ns * 1e-9 / 86400:.1f} days, beyond the "
+            f"{SC_TIME_RANGE_NS * 1e-9 / 86400:.1f} days (2^64 ps) SystemC can hold at its 1 ps "
+            "resolution; the platform's latencies or clocks make the run longer than that"
+        )
 
 
 def _none_if_nan(x: float) -> float | None:
@@ -62,6 +78,7 @@ def compose_result(
 ) -> dict[str, Any]:
     """The contract result: identity fields, times, bytes, utilizations, stalls, speed."""
     sim_ns = stat(replay, "sim_time")
+    check_time_range(sim_ns)
     sim_s = sim_ns * 1e-9
     pe_engines = _engines_of(replay, info, "pe")
     exp_engines = _engines_of(replay, info, "exp")

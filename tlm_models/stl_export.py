@@ -25,6 +25,7 @@ import numpy as np
 
 from tlm_models.errors import UserError
 from tlm_models.native_session import ticks_per_second
+from tlm_models.output_file import atomic_output
 from tlm_models.platform.info import MemoryRegion
 from tlm_models.platform.schema import PlatformConfig
 
@@ -91,7 +92,7 @@ def write_stl(path: Path, requests: np.ndarray, base: int, clock_hz: float = 1e9
         f"# off-chip requests of an attn-tlm run: {len(r)} requests, times in cycles of "
         f"{clock_hz:g} Hz\n"
     )
-    with open(path, "w", encoding="ascii") as f:
+    with atomic_output(path, "STL export") as f:
         f.write(header)
         if len(lines):
             f.write("\n".join(lines.tolist()) + "\n")

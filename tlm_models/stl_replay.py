@@ -22,6 +22,7 @@ import numpy as np
 
 from tlm_models.errors import UserError
 from tlm_models.native_session import NativeSession, ticks_per_second
+from tlm_models.output_file import atomic_output
 from tlm_models.platform import load_platform
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.stl_export import offchip_regions
@@ -154,7 +155,7 @@ def write_latencies(path: Path, latencies_ns: list[float]) -> None:
         np.char.add(np.arange(len(latencies_ns)).astype(str), ","),
         np.char.mod("%.3f", np.asarray(latencies_ns, dtype=np.float64)),
     )
-    with open(path, "w", encoding="ascii") as f:
+    with atomic_output(path, "latencies") as f:
         f.write("request,latency_ns\n")
         if len(lines):
             f.write("\n".join(lines.tolist()) + "\n")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tlm_models.output_file import atomic_output
 from tlm_models.trace.record import KIND_NAMES
 
 #: Layout of one timeline entry as the C++ replayer writes it (see docs/replayer.md).
@@ -110,8 +111,6 @@ def to_chrome_json(timeline: Timeline) -> dict[str, Any]:
 
 
 def write_chrome_json(timeline: Timeline, path: Path) -> None:
-    """Writes the timeline atomically (a temporary file renamed into place)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w") as f:
+    """Writes the timeline atomically (only to a regular file; tlm_models.output_file)."""
+    with atomic_output(path, "timeline") as f:
         json.dump(to_chrome_json(timeline), f, separators=(",", ":"))
-    tmp.replace(path)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tlm_models.output_file import write_output
 from tlm_models.timeline import Timeline
 
 TIMESCALE_PS = 1
@@ -86,6 +87,4 @@ def write_vcd(timeline: Timeline, path: Path) -> None:
             lines.append(f"#{time_ps}")
             current = time_ps
         lines.append(f"{value}{ident}")
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(path)
+    write_output(path, "\n".join(lines) + "\n", "waveform")

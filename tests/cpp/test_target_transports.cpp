@@ -7,6 +7,8 @@
 // - each malformed payload class (byte-enable pointer with length 0, streaming width 0 or
 //   below the length, no data pointer, data length 0, an unknown command) gets its error
 //   response on both paths, without a crash.
+// - a debug access (transport_dbg) with no data pointer or no length transfers 0 bytes and
+//   touches nothing, and the checker reports the null pointer;
 // Targets: HbmMemory (bandwidth and bank level), Sram, Interconnect (to an Sram), and the
 // AttentionAccelerator's register target.
 #include <cstdint>
@@ -503,6 +505,53 @@ TEST_CASE(accelerator_registers_answer_malformed_payloads) {
   for (Malformed& m : classes)
     if (std::string(m.what) == "data length 0") m.expected = tlm::TLM_BURST_ERROR_RESPONSE;
   check_malformed(dut.acc.ctrl, classes);
+}
+
+TEST_CASE(debug_access_without_data_transfers_nothing) {
+  tlm_models::HbmMemory hbm("hbm", hbm_params(false)), bank("bank", hbm_params(true));
+  tlm_models::Sram sram("sram", sram_params());
+  Fabric fabric("fabric", kFabricBase);
+  Accelerator acc("acc");
+  struct Dbg : sc_core::sc_module {
+    std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<Dbg>>> sockets;
+    std::vector<std::uint64_t> bases;
+    std::vector<unsigned> returned;
+    explicit Dbg(sc_core::sc_module_name n, std::vector<std::uint64_t> b)
+        : sc_core::sc_module(n), bases(std::move(b)) {
+      for (std::size_t i = 0; i < bases.size(); ++i)
+        sockets.push_back(std::make_unique<tlm_utils::simple_initiator_socket<Dbg>>(
+            sc_core::sc_gen_unique_name("socket")));
+      SC_HAS_PROCESS(Dbg);
+      SC_THREAD(run);
+    }
+    void run() {
+      unsigned char buf[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+      for (std::size_t s = 0; s < sockets.size(); ++s) {
+        for (tlm::tlm_command cmd : {tlm::TLM_READ_COMMAND, tlm::TLM_WRITE_COMMAND}) {
+          tlm_generic_payload t;
+          prepare(t, cmd, bases[s], nullptr, 8);  // no data array: nothing to copy
+          returned.push_back((*sockets[s])->transport_dbg(t));
+          prepare(t, cmd, bases[s], buf, 0);  // no length
+          returned.push_back((*sockets[s])->transport_dbg(t));
+        }
+      }
+    }
+  } dbg("dbg", {0, 0, 0, kFabricBase, 0});
+  std::vector<std::unique_ptr<tlm_models::ProtocolChecker>> checkers;
+  for (int i = 0; i < 5; ++i)
+    checkers.push_back(std::make_unique<tlm_models::ProtocolChecker>(
+        sc_core::sc_gen_unique_name("checker")));
+  sc_core::sc_report_handler::set_actions(tlm_models::kProtocolCheckerMsg, sc_core::SC_DO_NOTHING);
+  for (int i = 0; i < 5; ++i) dbg.sockets[i]->bind(checkers[i]->in);
+  checkers[0]->out.bind(hbm.target);
+  checkers[1]->out.bind(bank.target);
+  checkers[2]->out.bind(sram.target);
+  checkers[3]->out.bind(fabric.noc.in);
+  checkers[4]->out.bind(acc.acc.ctrl);
+  sc_core::sc_start();
+  CHECK_EQ(dbg.returned.size(), 20u);
+  for (unsigned n : dbg.returned) CHECK_EQ(n, 0u);
+  for (const auto& c : checkers) CHECK_EQ(c->violations(), 2u);  // the null read and write
 }
 
 CHECK_MAIN

@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from tlm_models.errors import UserError
+from tlm_models.bounded_input import read_json
+from tlm_models.output_file import write_output
 from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
 
 
@@ -32,18 +32,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ert.set_defaults(func=_ert)
 
 
+#: A result JSON is tens of KiB (a tiled run's per-tile statistics included); 64 MiB is far above.
+MAX_RESULT_BYTES = 64 << 20
+
+
 def _export(args: argparse.Namespace) -> int:
     from tlm_models.energy.accelergy import action_counts_yaml
 
-    try:
-        result = json.loads(Path(args.result).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{args.result}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{args.result}:{exc.lineno}: not a result JSON: {exc.msg}") from None
+    result = read_json(Path(args.result), "result JSON", MAX_RESULT_BYTES)
     text = action_counts_yaml(result)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_output(args.out, text, "action counts")
     else:
         print(text, end="")
     return 0

@@ -8,13 +8,14 @@ one message on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import importlib
 import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO, cast
 
 from tlm_models.errors import SimulationError, UserError
 
@@ -167,28 +168,88 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
 
 
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null so the interpreter's final flush does not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _error_line(text: str) -> None:
+    from tlm_models.bounded_input import escape_controls  # the error path only
+
+    with contextlib.suppress(OSError, ValueError):
+        print(f"attn-tlm: {escape_controls(text)}", file=sys.stderr, flush=True)
+
+
+class _NamedStdout:
+    """Standard output whose write errors name it (a bare OSError names no file)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _named(self, exc: OSError) -> OSError:
+        if isinstance(exc, BrokenPipeError) or exc.filename is not None:
+            return exc
+        return OSError(exc.errno, exc.strerror, "standard output")
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise self._named(exc) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    for name, value in BLAS_THREADS.items():
-        os.environ.setdefault(name, value)  # before numpy is imported, here and in the workers
-    arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(_command_of(arguments) or "")
-    args = parser.parse_args(arguments)
+    """Runs one command; every way out is an exit code and at most one line on stderr (a
+    Ctrl-C at any moment, from parsing to the last write, included)."""
+    stdout = sys.stdout
+    sys.stdout = cast(TextIO, _NamedStdout(stdout))
     try:
+        return _main(argv)
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        for name, value in BLAS_THREADS.items():
+            os.environ.setdefault(name, value)  # before numpy is imported, here and in workers
+        arguments = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(_command_of(arguments) or "")
+        args = parser.parse_args(arguments)
         code: int = args.func(args)
+        # Written here, inside the handlers: stdout on a full disk or a closed pipe fails on
+        # this flush, not silently at the interpreter's exit.
+        sys.stdout.flush()
     except UserError as exc:
-        print(f"attn-tlm: error: {exc}", file=sys.stderr)
+        _error_line(f"error: {exc}")
         return UserError.exit_code
     except SimulationError as exc:
-        print(f"attn-tlm: simulation failed: {exc}", file=sys.stderr)
+        _error_line(f"simulation failed: {exc}")
         return SimulationError.exit_code
     except KeyboardInterrupt:
-        print("attn-tlm: interrupted", file=sys.stderr)
+        _error_line("interrupted")
         return 130
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`): not an error of ours. Point stdout at /dev/null
-        # so the interpreter's final flush does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # The reader went away (e.g. `| head`): not an error of ours.
+        _silence_stdout()
         return 141
+    except OSError as exc:
+        # A file-system error no check foresaw (a disk filling up while writing, stdout on
+        # /dev/full): one line naming the file, never a traceback.
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        _silence_stdout()
+        _error_line(f"error: {where}{exc.strerror or exc}")
+        return UserError.exit_code
     return code
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
+from tlm_models.output_file import check_output
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
 from tlm_models.sim_progress import SimulationProgress
@@ -214,6 +215,9 @@ def _replay(args: argparse.Namespace) -> int:
         raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
     if not Path(args.trace).is_file():
         raise UserError(f"{args.trace}: no such trace file")
+    check_output(args.timeline, "timeline")
+    check_output(args.vcd, "waveform")
+    check_output(args.latencies, "latencies")
     fmt = detect_format(args.trace)
     if args.latencies and fmt not in ("stl", "rstl"):
         raise UserError("--latencies applies to STL memory traces (.stl, .rstl)")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tlm_models.errors import UserError
+from tlm_models.output_file import write_output
 from tlm_models.study.job import DEFAULT_JOB, load_job
 
 REPORT = "attenio-report.md"
@@ -76,6 +77,6 @@ def _reproduce(args: argparse.Namespace) -> int:
         text += "\n## Not run: the plan does not fit\n\n"
         text += "".join(f"- {c.label()} N = {c.seq_len}, d = {c.head_dim}, "
                         f"{' '.join(c.overrides)}: {why}\n" for c, why in unfit)  # fmt: skip
-    report.write_text(text, encoding="utf-8")
+    write_output(report, text, "report")
     print(f"report: {report}", file=sys.stderr)
     return summary.exit_code

@@ -18,6 +18,8 @@ from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
+from tlm_models.output_file import check_output
+from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow
 from tlm_models.resolved_run import resolve_run
 from tlm_models.sim_progress import SimulationProgress
@@ -118,6 +120,16 @@ def config_of(args: argparse.Namespace) -> RunConfig:
     )
 
 
+def check_outputs(args: argparse.Namespace, platform: PlatformConfig) -> None:
+    """Every file the run will write can be written (UserError naming the first that cannot)."""
+    check_output(args.timeline, "timeline")
+    check_output(args.vcd, "waveform")
+    if args.export_stl:
+        memories = [r.name for r in offchip_regions(platform)]
+        for stl in stl_paths(Path(args.export_stl), memories).values():
+            check_output(stl, "STL export")
+
+
 def _title(r: dict[str, Any]) -> str:
     words = record_workload_words(r)
     shape = f"N = {r['seq_len']:,}, d = {r['head_dim']}, heads = {r['heads']}"
@@ -132,6 +144,7 @@ def _run(args: argparse.Namespace) -> int:
     window = parse_window(args.timeline_window) if args.timeline_window else TimelineWindow()
     if args.stl_clock <= 0:
         raise UserError(f"--stl-clock must be positive, got {args.stl_clock} Hz")
+    check_outputs(args, run.platform)  # a bad output path is refused before simulating
     progress = None
     if not args.json:
         cost = announce(run.config, sys.stderr)

@@ -8,6 +8,7 @@ import sys
 
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
+from tlm_models.output_file import check_output
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.io import OpenedTrace, format_for_name, open_trace, write_trace
 from tlm_models.trace.stats import TraceStats, trace_stats
@@ -79,6 +80,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _convert(args: argparse.Namespace) -> int:
     fmt = format_for_name(args.output)
+    check_output(args.output, "trace")
     trace = _open_operation_trace(args.input)
     count = write_trace(args.output, trace.header, trace.chunks(), fmt)
     print(f"{args.output}: wrote {count} records ({fmt})")

@@ -65,6 +65,9 @@ struct Session {
   std::string text;  // the last string handed out; valid until the next call that sets it
 };
 
+// attn_step's answers; kTimeRange (from any call) is a run longer than SystemC's time holds.
+enum : int { kDone = 0, kNeedsInput = 1, kRanDry = 2, kRunning = 3, kTimeRange = 4 };
+
 template <class F>
 int guarded(Session* s, F&& f) {
   try {
@@ -74,7 +77,7 @@ int guarded(Session* s, F&& f) {
   } catch (...) {
     s->error = "unknown C++ exception";
   }
-  return -1;
+  return tlm_models::time_range_exceeded() ? kTimeRange : -1;
 }
 
 int fail(Session* s, std::string message) {
@@ -165,7 +168,28 @@ void take_snapshot(Session* s, std::uint64_t pos, tlm_models::Ticks start) {
 extern "C" {
 
 // Status codes of attn_step.
-enum : int { kDone = 0, kNeedsInput = 1, kRanDry = 2, kRunning = 3 };
+
+// SystemC keeps simulated time as a 64-bit count of its resolution (2^64 ps, 213.5 days, at
+// the 1 ps the models use) and wraps silently beyond it: an event notified past the range
+// lands before the current time, and the kernel's clock then jumps back. Either sign is
+// checked around every slice; the session's error names the figure.
+bool time_range_exceeded(Session* s, const sc_core::sc_time& before) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  bool wrapped = now < before;
+  if (!wrapped && sc_core::sc_pending_activity_at_future_time()) {
+    // The distance to the next event is below the room left, unless that event wrapped.
+    const sc_core::sc_time gap =
+        sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext());
+    wrapped = gap > sc_core::sc_max_time() - now;
+  }
+  if (wrapped) {
+    s->error = "simulated time passed " + sc_core::sc_max_time().to_string() +
+               " (2^64 steps of the " + sc_core::sc_get_time_resolution().to_string() +
+               " time resolution, the most SystemC can hold) at " + now.to_string() +
+               "; the platform's latencies or clocks make the run longer than that";
+  }
+  return wrapped;
+}
 
 Session* attn_session_new(const char* name) {
   sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL,
@@ -383,10 +407,16 @@ int attn_step(Session* s, double slice_ns) {
     const sc_core::sc_time slice(slice_ns, sc_core::SC_NS);
     // Before the first call the kernel has not made its processes runnable yet.
     if (s->started && !sc_core::sc_pending_activity()) return select_unfinished(s);
+    const sc_core::sc_time before = sc_core::sc_time_stamp();
+    if (s->started && time_range_exceeded(s, before)) return static_cast<int>(kTimeRange);
     const sc_core::sc_time gap =
         s->started ? sc_core::sc_time_to_pending_activity(sc_core::sc_get_curr_simcontext()) : slice;
-    sc_core::sc_start(gap > slice ? gap : slice, sc_core::SC_EXIT_ON_STARVATION);
+    // The slice ends within the range: a run that reaches its end stops there, checked above.
+    const sc_core::sc_time room = sc_core::sc_max_time() - before;
+    const sc_core::sc_time step = gap > slice ? gap : slice;
+    sc_core::sc_start(step < room ? step : room, sc_core::SC_EXIT_ON_STARVATION);
     s->started = true;
+    if (time_range_exceeded(s, before)) return static_cast<int>(kTimeRange);
     if (sc_core::sc_get_status() == sc_core::SC_STOPPED) return select_unfinished(s);
     return static_cast<int>(kRunning);
   });

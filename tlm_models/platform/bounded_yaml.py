@@ -10,13 +10,13 @@ Scalars are limited in length too, so no number conversion can run away.
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tlm_models.bounded_input import InputRefused, read_capped
 
 __all__ = [
     "MAX_DEPTH",
@@ -94,17 +94,13 @@ def _check_events(text: str) -> None:
 
 
 def read_limited(path: Path) -> str:
-    """The UTF-8 text of a regular file of at most MAX_FILE_BYTES. A device, pipe or directory
-    is refused before it is opened (reading /dev/zero or a FIFO would never end); raises
-    YamlLimitError, OSError or UnicodeDecodeError."""
-    info = os.stat(path)
-    if not stat.S_ISREG(info.st_mode):
-        raise YamlLimitError("not a regular file (a device, pipe or directory)")
-    with path.open("rb") as f:
-        data = f.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise YamlLimitError(f"larger than the {MAX_FILE_BYTES} B a file may have")
-    return data.decode("utf-8")
+    """The UTF-8 text of a regular file of at most MAX_FILE_BYTES, read through the bounded
+    reader (a device, pipe or directory is refused without blocking: reading /dev/zero or a
+    FIFO would never end); raises YamlLimitError, OSError or UnicodeDecodeError."""
+    try:
+        return read_capped(path, MAX_FILE_BYTES).decode("utf-8")
+    except InputRefused as exc:
+        raise YamlLimitError(str(exc)) from None
 
 
 def compose_bounded(text: str) -> yaml.Node | None:

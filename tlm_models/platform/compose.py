@@ -17,11 +17,12 @@ from typing import Any
 import yaml
 
 from tlm_models.errors import UserError
+from tlm_models.output_file import write_output
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.loader import Location, Node, PlatformError, load_tree
 from tlm_models.platform.overrides import apply_overrides
 from tlm_models.platform.schema import PlatformConfig
-from tlm_models.platform.validate import validate
+from tlm_models.platform.validate import MAX_COMPONENTS, validate
 
 __all__ = ["Platform"]
 
@@ -91,6 +92,13 @@ class Platform:
         """A platform from data shaped like a platform file (``name``, ``components``, ...)."""
         if not isinstance(data, dict):
             raise UserError(f"a platform is a mapping of sections, found {type(data).__name__}")
+        components = data.get("components")
+        if isinstance(components, dict) and len(components) > MAX_COMPONENTS:
+            # Refused before the copy and the conversion, which alone take minutes at 10^6.
+            raise UserError(
+                f"{len(components):,} components, more than the {MAX_COMPONENTS:,} a platform "
+                "may have"
+            )
         platform = cls(str(data.get("name", "")))
         platform._data = copy.deepcopy(data)
         platform._source = source or f"<platform {data.get('name', '')}>"
@@ -177,7 +185,7 @@ class Platform:
         """Writes the platform as a YAML file that ``Platform.load`` reads back."""
         self.config  # noqa: B018 -- never write a platform that does not validate
         out = Path(path)
-        out.write_text(yaml.safe_dump(self._data, sort_keys=False))
+        write_output(out, yaml.safe_dump(self._data, sort_keys=False), "platform")
         return out
 
     def __repr__(self) -> str:

@@ -189,7 +189,9 @@ def _expand_include(
         )
         return failed
     including_path, including_display = including
-    target = (including_path.parent / include.value).resolve()
+    # os.path.realpath, not Path.resolve: a symbolic-link loop stays a path (that then cannot
+    # be read, a diagnostic) instead of raising RuntimeError.
+    target = Path(os.path.realpath(including_path.parent / include.value))
     display = os.path.normpath(os.path.join(os.path.dirname(including_display), include.value))
     if target in stack:
         chain = " -> ".join(p.name for p in (*stack, target))
@@ -224,7 +226,7 @@ def _expand_include(
 def load_tree(path: str | os.PathLike[str]) -> LoadedTree:
     """Reads a platform file into a node tree, expanding component includes."""
     display = os.fspath(path)
-    real = Path(path).resolve()
+    real = Path(os.path.realpath(path))  # a link loop is reported on reading, as above
     diagnostics: list[Diagnostic] = []
     root = _compose(real, display, diagnostics)
     if root is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import yaml
 
+from tlm_models.bounded_input import printable
 from tlm_models.errors import shorten
 from tlm_models.platform.bounded_yaml import YamlLimitError, compose_bounded
 from tlm_models.platform.loader import Diagnostic, Location, Node, Scalar
@@ -48,7 +49,7 @@ def parse_override(text: str) -> Override | Diagnostic:
 
 def _shown(text: str) -> str:
     """The override as an error shows it: whole unless it is absurdly long."""
-    return text if len(text) <= 80 else shorten(text, 80)
+    return text if len(text) <= 80 and printable(text) == text else shorten(text, 80)
 
 
 def _scalar(raw: str) -> Scalar:

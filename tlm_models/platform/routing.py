@@ -36,19 +36,33 @@ def route_address_map(
     if _routing_cycle(outs, error, source):
         return []
 
+    # What each component reaches and each target's out ports, worked out once: a platform
+    # with thousands of windows onto a few targets (or a mesh of many routers) is checked in
+    # time linear in its windows, not windows x ports x routers.
+    reached: dict[str, set[str]] = {}
+
     def reach(name: str) -> set[str]:
-        found = {name}
-        for _, downstream, _ in outs.get(name, []):
-            found |= reach(downstream)
-        return found
+        if name not in reached:
+            found = {name}
+            for _, downstream, _ in outs.get(name, []):
+                found |= reach(downstream)
+            reached[name] = found
+        return reached[name]
+
+    ports_to: dict[str, dict[str, list[int]]] = {}
+
+    def ports_reaching(target: str) -> dict[str, list[int]]:
+        if target not in ports_to:
+            ports_to[target] = {}
+            for ic, ports in outs.items():
+                hits = sorted(idx for idx, down, _ in ports if target in reach(down))
+                if hits:
+                    ports_to[target][ic] = hits
+        return ports_to[target]
 
     routes: list[Route] = []
     for entry in address_map:
-        by_interconnect: dict[str, list[int]] = {}
-        for ic, ports in outs.items():
-            hits = sorted(idx for idx, down, _ in ports if entry.target in reach(down))
-            if hits:
-                by_interconnect[ic] = hits
+        by_interconnect = ports_reaching(entry.target)
         for ic in entry.via:
             if ic not in by_interconnect:
                 error(

@@ -14,8 +14,10 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 
+from tlm_models.bounded_input import printable
 from tlm_models.energy.table import EnergyTable, parse_table
 from tlm_models.errors import shorten
+from tlm_models.platform.bounded_yaml import MAX_SCALAR_CHARS
 from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
@@ -58,6 +60,14 @@ ADDRESS_ALIGNMENT = 64
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SOCKET_REF = re.compile(r"^\s*([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\[(\d+)\])?\s*$")
 _ENGINE_PATH = re.compile(r"^\s*([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*)\[(\d+)\])?\s*$")
+
+
+#: Components in a platform's `components` (tiles are copies of a template, not counted): a
+#: chip of 64 tiles of 8 components is 512; 10,000 keeps validation under a second where a
+#: million generated ones took minutes.
+MAX_COMPONENTS = 10_000
+#: A tile's copy of a template component is named with its tile's prefix (tiles.tile_prefix).
+_TILE_PREFIX = re.compile(r"tile\d+_")
 
 
 def suggest(word: str, choices: Iterable[str]) -> str:
@@ -106,6 +116,23 @@ class _Checker:
 
     def text(self, node: Node, key: str, what: str) -> str | None:
         if isinstance(node.value, str):
+            # The file's own limit holds for a `--set` value too (which is read as text when
+            # it is longer), and text is echoed: no escape sequence may reach a terminal.
+            if len(node.value) > MAX_SCALAR_CHARS:
+                self.error(
+                    node.loc,
+                    key,
+                    f"{what} of {len(node.value)} characters (at most {MAX_SCALAR_CHARS})",
+                )
+                return None
+            if printable(node.value) != node.value:
+                self.error(
+                    node.loc,
+                    key,
+                    f"{what} holds control characters or terminal escape sequences "
+                    f"({shorten(node.value)})",
+                )
+                return None
             return node.value
         self.error(node.loc, key, f"expected {what} (text), found {_found(node.value)}")
         return None
@@ -168,6 +195,14 @@ class _Checker:
             if entries is not None:
                 self.error(node.loc, "components", "a platform needs at least one component")
             return {}
+        if len(entries) > MAX_COMPONENTS:
+            self.error(
+                node.loc,
+                "components",
+                f"{len(entries):,} components, more than the {MAX_COMPONENTS:,} a platform "
+                "may have",
+            )
+            return {}
         result: dict[str, ComponentConfig] = {}
         for name, comp in entries.items():
             key = f"components.{name}"
@@ -184,7 +219,26 @@ class _Checker:
                 result[name] = config
             else:
                 self.broken.add(name)
+        self.unique_roles(result, entries)
         return result
+
+    def unique_roles(self, components: dict[str, ComponentConfig], nodes: dict[str, Node]) -> None:
+        """Each role names one memory (of the chip, or of each tile: `tile3_kvbuf`): the
+        dataflows place tiles in the scratchpad and K/V rows in the K/V buffer, and two
+        candidates would leave the choice to file order."""
+        holders: dict[tuple[str, str], list[str]] = {}
+        for comp in components.values():
+            if comp.role is not None:
+                tile = _TILE_PREFIX.match(comp.name)
+                scope = tile.group() if tile else ""
+                holders.setdefault((scope, comp.role), []).append(comp.name)
+        for (_scope, role), names in holders.items():
+            for name in names[1:]:
+                self.error(
+                    nodes[name].where,
+                    f"components.{name}.role",
+                    f"role '{role}' is already '{names[0]}''s; each role names one memory",
+                )
 
     def component(self, name: str, node: Node, key: str) -> ComponentConfig | None:
         entries = self.mapping(node, key, "a component with 'type' and parameters")

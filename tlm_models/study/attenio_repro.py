@@ -21,6 +21,7 @@ from typing import Any
 
 from tlm_models.dataflows.flash2 import flash2_tiling
 from tlm_models.dataflows.workload import Workload
+from tlm_models.output_file import save_figure
 from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.study.energy_report import pj_per_flop
 from tlm_models.study.variants import format_tokens, metric
@@ -505,5 +506,5 @@ def plot_crossover(
     axes[0].set_ylabel("HBM bandwidth (GB/s)")
     axes[0].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    save_figure(fig, png, dpi=110)
     plt.close(fig)

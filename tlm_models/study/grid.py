@@ -12,6 +12,7 @@ parameter for the named dataflow only (an unscoped ``--param degree=2`` applies 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -139,6 +140,13 @@ def workload_fields(spec: GridSpec) -> list[WorkloadFields]:
     return points
 
 
+#: The most configurations one sweep runs: each is a simulation in its own process (0.3 s at
+#: the least, minutes for long sequences), so 100,000 are over 8 hours of one core even at
+#: the least; a grid beyond it is almost always a mistyped list, and set-up alone (keys,
+#: resume, CSV) would take minutes before the first result.
+MAX_GRID_CONFIGS = 100_000
+
+
 def expand_grid(spec: GridSpec) -> list[RunConfig]:
     """All configurations of ``spec`` in a fixed order (platforms outermost, then settings,
     dataflows, dataflow parameters, workloads); a bad workload is a UserError naming it."""
@@ -151,6 +159,17 @@ def expand_grid(spec: GridSpec) -> list[RunConfig]:
     params_by_dataflow = {df: _params_for(df, spec.params) for df in spec.dataflows}
 
     setting_values = [[f"{s.key}={value}" for value in s.values] for s in spec.settings]
+    size = (
+        len(spec.platforms)
+        * math.prod(len(values) for values in setting_values)
+        * sum(len(params_by_dataflow[dataflow]) for dataflow in spec.dataflows)
+        * len(points)
+    )
+    if size > MAX_GRID_CONFIGS:
+        raise UserError(
+            f"the grid has {size:,} configurations, more than the {MAX_GRID_CONFIGS:,} one sweep "
+            "may have; split it into several sweeps (several --out directories)"
+        )
     configs: list[RunConfig] = []
     for platform in spec.platforms:
         for overrides in itertools.product(*setting_values):

@@ -9,7 +9,6 @@ Timelines are Chrome trace JSON: ``{"traceEvents": [{"name", "ph": "X", "ts", "d
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -24,7 +23,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from tlm_models.bounded_input import read_json
 from tlm_models.errors import UserError
+from tlm_models.output_file import save_figure
 from tlm_models.study.approx_study import (
     TradeoffRow,
     approx_records,
@@ -467,16 +468,18 @@ def _dataflow_order(path: Path) -> tuple[int, str]:
     return (DATAFLOWS.index(stem) if stem in DATAFLOWS else len(DATAFLOWS), stem)
 
 
+#: A timeline keeps at most 200,000 events per run (about 100 B each in JSON, replay.py); a
+#: tiled run's file has one window per tile: 256 MiB is far above any the package writes.
+MAX_TIMELINE_BYTES = 256 << 20
+
+
 def _read_trace(
     path: Path,
 ) -> tuple[dict[tuple[Any, Any], str], list[dict[str, Any]], tuple[float, float] | None, str]:
     """The (pid, tid) rows with their names, in first-seen order, the complete events, the
     recorded window in µs and the run's name (``otherData.window_ns`` / ``run``, when the
     file says; else None and "")."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not a Chrome trace JSON file ({exc})") from None
+    data = read_json(path, "Chrome trace JSON file", MAX_TIMELINE_BYTES)
     raw = data.get("traceEvents", []) if isinstance(data, dict) else data
     if not isinstance(raw, list):
         raise UserError(f"{path}: 'traceEvents' is not a list")
@@ -625,8 +628,8 @@ def _grid(rows: int, cols: int, width: float = 5.0, height: float = 3.6) -> tupl
 
 
 def _save(fig: Figure, png: Path) -> None:
-    fig.savefig(png, dpi=110)
-    fig.savefig(png.with_suffix(".svg"))
+    save_figure(fig, png, dpi=110)
+    save_figure(fig, png.with_suffix(".svg"))
     plt.close(fig)
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
+from tlm_models.output_file import check_output, write_output
 from tlm_models.readable import format_bytes, format_ns
 from tlm_models.study.approx_study import (
     SlopeSeries,
@@ -84,6 +85,8 @@ def write_report(directory: Path, plots: bool = True) -> Path:
     """Writes ``directory``/report.md, its HTML version report.html (plots inline) and the
     plots, unless ``plots`` is False."""
     records = load_results(directory)
+    check_output(directory / REPORT_FILE, "report")  # before the plots, which take seconds
+    check_output(directory / HTML_FILE, "report")
     figures: dict[str, list[tuple[str, str]]] = {}
     if plots:
         from tlm_models.study.plots import write_plots  # matplotlib loads only when needed
@@ -91,9 +94,9 @@ def write_report(directory: Path, plots: bool = True) -> Path:
         figures = write_plots(directory, records)
     path = directory / REPORT_FILE
     text = render_report(records, figures)
-    path.write_text(text, encoding="utf-8")
+    write_output(path, text, "report")
     page = markdown_to_html(text, f"Attention study — {directory.name}")
-    (directory / HTML_FILE).write_text(page, encoding="utf-8")
+    write_output(directory / HTML_FILE, page, "report")
     return path
 
 

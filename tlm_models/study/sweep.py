@@ -12,17 +12,20 @@ import json
 import os
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from tlm_models.errors import UserError
+from tlm_models.output_file import check_output_directory
 from tlm_models.study.config import RunConfig
 from tlm_models.study.executor_local import LocalExecutor
 from tlm_models.study.job import JobFunction, JobOutcome, load_job
 from tlm_models.study.progress import Progress
 from tlm_models.study.store import TORN_FILE, ResultStore, error_record, result_record
+from tlm_models.study.sweep_lock import sweep_lock
 from tlm_models.study.table import CSV_FILE, write_csv
 
 __all__ = ["SweepExecutor", "SweepSummary", "run_sweep"]
@@ -78,10 +81,35 @@ def run_sweep(
     """
     keys = [config.key() for config in configs]
     if len(set(keys)) != len(keys):
-        twice = next(key for key in keys if keys.count(key) > 1)
+        twice = next(key for key, count in Counter(keys).items() if count > 1)
         raise UserError(f"the sweep lists one configuration twice: {twice}")
-    job = load_job() if job is None else job
-    executor = LocalExecutor() if executor is None else executor
+    check_output_directory(out_dir, "sweep directory")
+    with sweep_lock(out_dir):
+        return _run_locked(
+            configs,
+            keys,
+            out_dir,
+            load_job() if job is None else job,
+            LocalExecutor() if executor is None else executor,
+            retry_failed,
+            stream,
+            interactive,
+            cost_of,
+        )
+
+
+def _run_locked(
+    configs: Sequence[RunConfig],
+    keys: list[str],
+    out_dir: Path,
+    job: JobFunction,
+    executor: SweepExecutor,
+    retry_failed: bool,
+    stream: TextIO | None,
+    interactive: bool | None,
+    cost_of: Callable[[RunConfig], float] | None,
+) -> SweepSummary:
+    """run_sweep's work, while this process holds the directory's sweep lock."""
     store = ResultStore(out_dir)
     torn = store.set_aside_torn_tail()
     if torn:
@@ -107,9 +135,8 @@ def run_sweep(
     )
     progress.failed = sum(1 for c in configs if not wanted(c) and "error" in latest[c.key()])
     progress.done -= progress.failed
-    out_dir.mkdir(parents=True, exist_ok=True)
-    if latest:
-        write_csv(out_dir / CSV_FILE, latest.values())
+    if latest or (out_dir / CSV_FILE).exists():
+        write_csv(out_dir / CSV_FILE, latest.values())  # the table follows results.jsonl
 
     ran = 0
 

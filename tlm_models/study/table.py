@@ -10,12 +10,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows.workload import MASKS, PHASES
+from tlm_models.output_file import write_output
 from tlm_models.study.config import DATAFLOWS
 
 __all__ = ["CSV_FILE", "flatten", "sort_records", "workload_rank", "write_csv"]
@@ -121,6 +121,4 @@ def write_csv(path: Path, records: Iterable[dict[str, Any]]) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow(row)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text.getvalue(), encoding="utf-8")
-    os.replace(temporary, path)
+    write_output(path, text.getvalue(), "results table")

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tlm_models.output_file import save_figure
 from tlm_models.readable import format_bytes, format_ns
 from tlm_models.tile_result import tile_cells
 
@@ -195,6 +196,6 @@ def plot_tile_scaling(series: Sequence[TileSeries], png: Path, title: str = "") 
     ax.set_ylabel("speedup over the fewest tiles (×)")
     ax.set_title(title or "Speedup against tiles; thin lines: off-chip bandwidth roofline")
     ax.legend(fontsize=6)
-    fig.savefig(png, dpi=120)
-    fig.savefig(png.with_suffix(".svg"))
+    save_figure(fig, png, dpi=120)
+    save_figure(fig, png.with_suffix(".svg"))
     plt.close(fig)

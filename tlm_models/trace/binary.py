@@ -7,6 +7,7 @@ an interrupted run never leaves a truncated file that looks valid.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import struct
@@ -17,7 +18,15 @@ from typing import IO
 
 import numpy as np
 
+from tlm_models.bounded_input import (
+    InputRefused,
+    decode_utf8,
+    loads_json,
+    open_regular,
+    open_regular_file,
+)
 from tlm_models.errors import UserError
+from tlm_models.output_file import atomic_output
 from tlm_models.trace.header import FORMAT_VERSION, TraceHeader
 from tlm_models.trace.header_codec import header_from_dict, header_to_dict
 from tlm_models.trace.record import RECORD_DTYPE
@@ -53,11 +62,17 @@ class BinaryTraceWriter:
         self.path = Path(path)
         self.header = header
         self.op_count = 0
-        self._tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         self._block = _header_block(header, 0)
-        self._file: IO[bytes] | None = open(self._tmp, "wb")  # noqa: SIM115 (closed in close())
-        self._file.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(self._block)))
-        self._file.write(self._block)
+        # Only a regular file is written, through a temporary renamed into place once on disk.
+        self._output = atomic_output(self.path, "trace", binary=True)
+        self._file: IO[bytes] | None = self._output.__enter__()
+        try:
+            self._file.write(_PREFIX.pack(MAGIC, FORMAT_VERSION, len(self._block)))
+            self._file.write(self._block)
+        except BaseException as exc:
+            self._file = None
+            self._output.__exit__(type(exc), exc, exc.__traceback__)  # removes the temporary
+            raise
 
     def write(self, chunk: np.ndarray) -> None:
         """Append records; ``chunk`` is a 1-D array of RECORD_DTYPE (any memory layout)."""
@@ -74,22 +89,23 @@ class BinaryTraceWriter:
             return
         f, self._file = self._file, None
         try:
+            end = f.tell()
             f.seek(_PREFIX.size)
             f.write(_header_block(self.header, self.op_count, len(self._block)))
-            f.close()
-            os.replace(self._tmp, self.path)
-        except BaseException:
-            f.close()
-            self._tmp.unlink(missing_ok=True)
+            f.seek(end)  # the output's size check compares the file with where writing ended
+        except BaseException as exc:
+            self._output.__exit__(type(exc), exc, exc.__traceback__)
             raise
+        self._output.__exit__(None, None, None)
         self.header.op_count = self.op_count
 
     def abort(self) -> None:
         """Drop the partial file; the destination is left untouched."""
         if self._file is not None:
-            self._file.close()
             self._file = None
-            self._tmp.unlink(missing_ok=True)
+            error = UserError(f"{self.path}: the trace was not finished")
+            with contextlib.suppress(UserError):
+                self._output.__exit__(UserError, error, None)
 
     def __enter__(self) -> BinaryTraceWriter:
         return self
@@ -155,17 +171,17 @@ def read_binary(path: str | os.PathLike[str]) -> tuple[TraceHeader, np.ndarray]:
 def is_binary_trace(path: str | os.PathLike[str]) -> bool:
     """True if the file starts with the binary trace magic."""
     try:
-        with open(path, "rb") as f:
+        with open_regular_file(path) as f:
             return f.read(len(MAGIC)) == MAGIC
-    except OSError:
+    except (OSError, InputRefused):
         return False
 
 
 def read_header(path: Path) -> tuple[TraceHeader, int, int]:
     """The header, the byte offset of the first record and the number of records."""
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
+        with open_regular(path, "trace") as f:
+            size = os.fstat(f.fileno()).st_size
             prefix = f.read(_PREFIX.size)
             if len(prefix) < _PREFIX.size:
                 raise UserError(
@@ -192,12 +208,7 @@ def read_header(path: Path) -> tuple[TraceHeader, int, int]:
             block = f.read(length)
     except OSError as exc:
         raise UserError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
-    try:
-        decoded = json.loads(block.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: trace header is not valid UTF-8 JSON: {exc}") from None
-    except RecursionError:
-        raise UserError(f"{path}: trace header JSON is nested too deeply") from None
+    decoded = loads_json(decode_utf8(block, str(path), "trace header"), str(path), "trace header")
     header = header_from_dict(decoded, str(path))
     if data_offset % ALIGN:
         raise UserError(

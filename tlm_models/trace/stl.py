@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tlm_models.bounded_input import open_regular
 from tlm_models.errors import UserError
 
 STL_DTYPE = np.dtype([("time_ps", "<u8"), ("is_write", "?"), ("address", "<u8"), ("length", "<u4")])
@@ -59,7 +60,7 @@ def read_stl(
     line = 1
     last_time = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "STL trace") as f:
             rest = b""
             while True:
                 block = f.read(block_bytes)

@@ -24,7 +24,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from tlm_models.bounded_input import loads_json, read_text_bounded
 from tlm_models.errors import UserError
+from tlm_models.output_file import atomic_output
 from tlm_models.trace.header import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, TraceHeader
 from tlm_models.trace.header_codec import header_from_dict
 from tlm_models.trace.record import (
@@ -90,18 +92,16 @@ _FIELD_ORDER = ("m", "n", "k", "src0", "src1", "dst", "src_stride", "dst_stride"
 # ----------------------------------------------------------------------------------- reading
 
 
+#: The text form is for small, hand-written or hand-read traces (about 100 B an operation, all
+#: parsed in memory): 256 MiB is some 2.5 M operations, minutes of parsing. Larger traces are
+#: binary, which is read in place.
+MAX_TEXT_TRACE_BYTES = 256 << 20
+
+
 def read_text(path: str | os.PathLike[str]) -> tuple[TraceHeader, np.ndarray]:
     """Parse a text trace into its header and a RECORD_DTYPE array."""
     path = Path(path)
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError as exc:
-        raise UserError(
-            f"{path}: text trace is not UTF-8: {exc.reason} at byte {exc.start}"
-        ) from None
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read trace: {exc.strerror or exc}") from None
+    lines = read_text_bounded(path, "text trace", MAX_TEXT_TRACE_BYTES).splitlines()
     return parse_text(lines, str(path))
 
 
@@ -207,12 +207,7 @@ def _parse_header(
             data[key] = _int(value, f"{name}:{lineno}: {key}", _U64)
     if "params" in lines:
         lineno, value = lines["params"]
-        try:
-            data["params"] = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{name}:{lineno}: params must be a JSON object: {exc}") from None
-        except RecursionError:
-            raise UserError(f"{name}:{lineno}: params JSON is nested too deeply") from None
+        data["params"] = loads_json(value, f"{name}:{lineno}", "params object")
     data["tensors"] = [_parse_tensor(v, f"{name}:{n}", data["elem_bytes"]) for n, v in tensor_lines]
     where = f"{name}:{lines['dataflow'][0]}"
     return header_from_dict(data, where)
@@ -408,16 +403,8 @@ def write_text(
     path: str | os.PathLike[str], header: TraceHeader, chunks: Iterable[np.ndarray]
 ) -> int:
     """Write a trace in text form; returns the number of operations written."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            count = dump_text(f, header, chunks)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return count
+    with atomic_output(path, "trace") as f:
+        return dump_text(f, header, chunks)
 
 
 def dump_text(out: TextIO, header: TraceHeader, chunks: Iterable[np.ndarray]) -> int:

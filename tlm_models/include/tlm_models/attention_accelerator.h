@@ -591,7 +591,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   unsigned ctrl_transport_dbg(tlm::tlm_generic_payload& t) {
     const std::uint64_t addr = t.get_address();
     const unsigned len = t.get_data_length();
-    if (addr % 4 != 0 || addr >= kRegisterSpace) return 0;
+    if (addr % 4 != 0 || addr >= kRegisterSpace || !admit_debug(t)) return 0;
     unsigned done = 0;
     for (; done + 4 <= len && addr + done < kRegisterSpace; done += 4) {
       const auto off = static_cast<std::uint32_t>(addr + done);

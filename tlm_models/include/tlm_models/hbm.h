@@ -364,7 +364,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
                 : bank_level_    ? serve_banks(arrival, addr, len, write)
                                  : serve_channels(arrival, addr, len, write);
     if (!fronts_.empty()) now = now_ticks();
-    Ticks ready = std::max(end + latency_, now);
+    Ticks ready = std::max(add_ticks(end, latency_), now);
     latency_stats_.record(ready - arrival);
     if (storage_)
       storage_->access(write, addr, t.get_data_ptr(), len, ByteEnables::of(t));
@@ -412,7 +412,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
                                write, now, train_ends_.data());
     for (std::size_t k = 0; k < n; ++k) {
       BurstTrain::Burst& b = train.bursts[k];
-      const Ticks ready = std::max(train_ends_[k] + latency_, now);
+      const Ticks ready = std::max(add_ticks(train_ends_[k], latency_), now);
       latency_stats_.record(ready - b.arrival);
       b.done = ready;
     }
@@ -536,7 +536,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   void run_completed(std::uint32_t tag, Ticks end) {
     InFlight& f = *in_flight_[tag];
     f.end = std::max(f.end, end);
-    if (--f.runs == 0) f.done.notify(from_ticks(f.end + latency_ - now_ticks()));
+    if (--f.runs == 0) f.done.notify(from_ticks(add_ticks(f.end, latency_) - now_ticks()));
   }
 
   // Queued mode: the runs of serve_banks, each entering its bank queue (after the requests
@@ -576,7 +576,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     if (--f.runs > 0) {
       sc_core::wait(f.done);
     } else {
-      const Ticks ready = f.end + latency_;
+      const Ticks ready = add_ticks(f.end, latency_);
       if (ready > now_ticks()) sc_core::wait(from_ticks(ready - now_ticks()));
     }
     free_in_flight_.push_back(tag);
@@ -594,10 +594,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
         probe->blocked = true;
       return 0;
     }
-    if (addr >= p_.size) return 0;
+    if (addr >= p_.size || !admit_debug(t)) return 0;
     std::uint64_t n = std::min<std::uint64_t>(t.get_data_length(), p_.size - addr);
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
-    if (t.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
     if (storage_)
       storage_->access(write, addr, t.get_data_ptr(), n, ByteEnables{});
     else if (!write)

@@ -58,6 +58,17 @@ inline bool admit_payload(tlm::tlm_generic_payload& t) {
   return true;
 }
 
+// What every target checks before it serves a debug access (transport_dbg): a read or a write
+// of at least one byte has a data array to copy to or from. The debug transport has no
+// response status; a request that cannot be served transfers nothing, so the target returns 0
+// bytes (an ignore command, a zero length or a null data pointer alike) and never touches the
+// array. Returns true when the access may be served.
+inline bool admit_debug(const tlm::tlm_generic_payload& t) {
+  const tlm::tlm_command cmd = t.get_command();
+  return (cmd == tlm::TLM_READ_COMMAND || cmd == tlm::TLM_WRITE_COMMAND) &&
+         t.get_data_length() > 0 && t.get_data_ptr() != nullptr;
+}
+
 // What a memory of `size` bytes checks before it times a request. A malformed payload (see
 // admit_payload) is answered with its error; an ignore command completes with OK and no
 // access; streaming (see reject_streaming) and any byte of [address, address + length) beyond

@@ -92,17 +92,19 @@ class PipelinedIssue {
       port_.read(blocks.reads[i].address, blocks.reads[i].elements);
     port_.write(blocks.write.address, blocks.write.elements);
 
-    Ticks issue_end = start + c.issue * period_;
+    // Checked sums: a slow clock on a long run must not wrap past SystemC's time range.
+    Ticks issue_end = after_cycles(start, c.issue, period_);
     // The last input granule arrives at inputs_done; what depends on it issues after that.
-    if (streamed_inputs_done) issue_end = max_ticks(issue_end, inputs_done + c.tail * period_);
-    const Ticks compute_end = issue_end + c.latency * period_;
+    if (streamed_inputs_done)
+      issue_end = max_ticks(issue_end, after_cycles(inputs_done, c.tail, period_));
+    const Ticks compute_end = after_cycles(issue_end, c.latency, period_);
     const Ticks done = max_ticks(compute_end, port_.completion());
     // Operands are read before the next operation is taken, so a later operation of this engine
     // that overwrites them (write-after-read) never races the reads.
     const Ticks engine_free = max_ticks(issue_end, port_.read_completion());
     Ticks first = done;
     if (c.first != 0) {
-      const Ticks first_out = start + (c.first + c.latency) * period_;
+      const Ticks first_out = after_cycles(start, std::uint64_t{c.first} + c.latency, period_);
       if (first_out < done) first = first_out;
     }
     scoreboard_.add(blocks.write.address, bytes(blocks.write), done, first);

@@ -149,6 +149,9 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
     const tlm::tlm_command c = t.get_command();
     if (c != tlm::TLM_READ_COMMAND && c != tlm::TLM_WRITE_COMMAND && c != tlm::TLM_IGNORE_COMMAND)
       violation(&t, "transport_dbg with invalid command value " + std::to_string(static_cast<int>(c)));
+    if (c != tlm::TLM_IGNORE_COMMAND && t.get_data_length() > 0 && t.get_data_ptr() == nullptr)
+      violation(&t, "transport_dbg of " + std::to_string(t.get_data_length()) +
+                        " bytes with a null data pointer");
     const unsigned n = out->transport_dbg(t);
     if (n > t.get_data_length())
       violation(&t, "transport_dbg returned " + std::to_string(n) + " bytes for a data length of " +

@@ -192,7 +192,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     Ticks end = start + duration;
     account_banks(addr, len, start, end);
     port_bytes_[port] += len;
-    Ticks ready = end + latency_;
+    Ticks ready = add_ticks(end, latency_);
     latency_stats_.record(ready - arrival);
     if (write) {
       ++writes_;
@@ -328,7 +328,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
 
   unsigned transport_dbg(int, tlm::tlm_generic_payload& t) {
     std::uint64_t addr = t.get_address();
-    if (addr >= p_.capacity || t.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+    if (addr >= p_.capacity || !admit_debug(t)) return 0;
     std::uint64_t n = std::min<std::uint64_t>(t.get_data_length(), p_.capacity - addr);
     bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
     if (!data_.empty())

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include <systemc>
 
@@ -85,6 +87,35 @@ class ByteRate {
  private:
   long double ticks_per_byte_ = 0;
 };
+
+// Set once a model's time went beyond SystemC's range: the session reports the run's end as the
+// platform's doing (a user error), not as a crash (native/session_api.cpp).
+inline bool& time_range_exceeded() {
+  static bool exceeded = false;
+  return exceeded;
+}
+
+// a + b for times in ticks, where the sum would wrap past 2^64 ticks (213.5 days at 1 ps, the
+// most SystemC's time holds) and become an early time that looks valid: the run stops with an
+// error naming the figure instead.
+inline Ticks add_ticks(Ticks a, Ticks b) {
+  const Ticks sum = a + b;
+  if (sum < a) {
+    time_range_exceeded() = true;
+    throw std::overflow_error(
+        "simulated time passed 2^64 ticks of the " + sc_core::sc_get_time_resolution().to_string() +
+        " time resolution (213.5 days at 1 ps, the most SystemC can hold) at " +
+        sc_core::sc_time_stamp().to_string() +
+        "; the platform's latencies or clocks make the run longer than that");
+  }
+  return sum;
+}
+
+// start + cycles * period, checked like add_ticks (a slow clock times a long operation).
+inline Ticks after_cycles(Ticks start, std::uint64_t cycles, Ticks period) {
+  if (period != 0 && cycles > ~Ticks{0} / period) return add_ticks(~Ticks{0}, 1);  // throws
+  return add_ticks(start, cycles * period);
+}
 
 inline std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return a / b + (a % b != 0); }
 
