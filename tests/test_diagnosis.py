@@ -202,3 +202,21 @@ def test_a_platform_without_pe_mapping_gets_the_hint_for_attenio(tmp_path: Path)
     assert not any("pe.mapping" in hint for hint in fast["diagnosis"]["hints"])
     # The worker reported progress from the replay loop: the first report comes at once.
     assert reports.updates and reports.updates[0] == (0.0, reports.updates[0][1])
+
+
+def test_transfers_queued_far_below_the_roof_point_at_concentrated_addresses() -> None:
+    """Standard as published: its score-panel rows sit a power-of-two pitch apart and queue on
+    3-4 of 16 channels; a larger DMA window changes nothing (docs/study.md), so the hint must
+    not propose one. The DMA's queued time (its `bandwidth` stall) tells the two apart."""
+    queued = {"bandwidth": 4_000_000.0, "dma_credits": 3_000_000.0}
+    result = _result(
+        io_active_ns=9_500_000.0,
+        memory_stall_fraction=0.7,
+        overlap_efficiency=0.2,
+        pe={"busy_fraction": 0.3, "mac_utilization": 0.25, "macs": 1},
+        stalls={"dma0": queued, "pe": {"load_data": 7_000_000.0}},
+    )
+    diagnosis = diagnose(result, "broadcast")
+    assert diagnosis["verdict"] == "latency_bound_transfers"
+    assert "42.1 % of their in-flight time queued" in diagnosis["hints"][0]
+    assert not any("max_outstanding" in hint for hint in diagnosis["hints"])

@@ -85,6 +85,10 @@ _SHAPE_GAP = 2.0
 #: Off-chip bytes within this factor of the compulsory minimum are the minimum (rounding of
 #: partial rows aside, a dataflow at the floor moves it exactly).
 _AT_FLOOR = 1.01
+#: DMA channels that spend this share of the in-flight time queued behind other traffic are
+#: held up in the memory, not by their own window: with the bandwidth roof far away, its requests
+#: concentrate on part of the memory (a few channels or banks).
+_QUEUED = 0.25
 
 
 def peaks_of(info: PlatformInfo) -> dict[str, float]:
@@ -268,6 +272,15 @@ def diagnose(result: dict[str, Any], pe_mapping: str | None = None) -> dict[str,
 _SYSTOLIC = ("output_stationary", "weight_stationary", "input_stationary")
 
 
+def _queued_share(result: dict[str, Any]) -> float:
+    """The DMA channels' time queued behind other traffic (their ``bandwidth`` stalls,
+    docs/replayer.md), summed over the channels, as a share of the in-flight time."""
+    io_active = float(result.get("io_active_ns") or 0.0)
+    stalls = dict(result.get("stalls") or {})
+    queued = sum(float(c["bandwidth"]) for c in stalls.values() if c and "bandwidth" in c)
+    return queued / io_active if io_active > 0 else 0.0
+
+
 def _at_compulsory(result: dict[str, Any]) -> tuple[bool, float | None]:
     """Whether the run moves no more than the compulsory minimum, and that minimum."""
     floor = (result.get("bounds") or {}).get("compulsory")
@@ -298,7 +311,23 @@ def _hints(result: dict[str, Any], verdict: str, pe_mapping: str | None) -> list
     memory_waits = (
         stall is not None and stall >= 0.5 and overlap is not None and overlap < 0.5
     ) or verdict == "offchip_bandwidth"
-    if verdict == "latency_bound_transfers":
+    queued = _queued_share(result)
+    if verdict == "latency_bound_transfers" and queued >= _QUEUED:
+        fewer = (
+            ""
+            if at_floor or not floor
+            else f" or fewer bytes ({total / floor:.1f}x the compulsory {format_bytes(floor)})"
+        )
+        hints.append(
+            f"The transfers spend {_share(queued)} of their in-flight time queued behind other "
+            "traffic while the memory as a whole is far from its bandwidth roof: the requests "
+            "concentrate on a few memory channels or banks (rows whose pitch is a multiple of "
+            "the channel interleave x channels all start on one channel: docs/study.md, "
+            "'Why Standard and FLAT as published reach only 20-25 % of the bandwidth roof'). "
+            "More requests in flight would queue there too; addresses spread over the "
+            f"channels (a padded row pitch, an address hash){fewer} would help."
+        )
+    elif verdict == "latency_bound_transfers":
         fewer = (
             ""
             if at_floor or not floor
