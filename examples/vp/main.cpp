@@ -4,13 +4,17 @@
 //                     -> [0x2_0000_0000, +4 KiB) accelerator.ctrl
 //   accelerator.sys_port -> bus;  accelerator.irq -> cpu.irq
 //
-// Usage: attn_vp [--fetch-block N] [TRACE.bin]
+// Usage: attn_vp [--fetch-block N] [TRACE.bin | --job DIR]
 //   Without a trace it runs a hand-built attention block. --fetch-block sets the records per
 //   command-fetch read (default 64; the stream executes while later blocks are fetched).
+//   --job DIR runs a job written by `attn-tlm vp-job --platform platforms/vp-soc.yaml --out DIR`
+//   (job_dir.h): its stream, tensors and register base.
 // Prints `key value` lines: the counter registers the driver read, the exact replay
 // measurements (sim_time_ps, busy_ns.<engine>), then every statistic of the accelerator's
 // replay as `replay.<path> <value>`, the same tree a Python replay returns, for comparison with
-// a replay of the same trace on platforms/vp-soc.yaml.
+// a replay of the same trace on platforms/vp-soc.yaml. The accelerator, the bus and the memory
+// are built from that same YAML: vp_soc_params.h is its generated header
+// (`attn-tlm config --params platforms/vp-soc.yaml`).
 #include <cstdio>
 #include <exception>
 #include <stdexcept>
@@ -21,9 +25,11 @@
 
 #include "command_stream.h"
 #include "driver_cpu.h"
+#include "job_dir.h"
 #include "tlm_models/attention_accelerator.h"
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
+#include "vp_soc_params.h"
 
 namespace {
 
@@ -31,17 +37,11 @@ constexpr std::uint64_t kMemorySize = std::uint64_t{4} << 30;
 constexpr std::uint64_t kRegisterBase = 0x2'0000'0000;
 constexpr std::uint64_t kTensorBase = 0x100000;
 
-tlm_models::HbmMemory::Params memory_params() {
-  tlm_models::HbmMemory::Params p;  // the AttenIO paper's HBM: 16 x 8 GB/s
-  p.size = kMemorySize;
-  p.storage = true;
-  return p;
-}
-
 // The command line: optional `--fetch-block N`, then an optional trace file.
 struct Options {
-  unsigned fetch_block = tlm_models::AttentionAccelerator::Params{}.fetch_block;
+  unsigned fetch_block = vp_soc::accelerator().fetch_block;
   std::string trace;
+  std::string job_dir;
 };
 
 Options parse_options(int argc, char** argv) {
@@ -53,17 +53,22 @@ Options parse_options(int argc, char** argv) {
       const unsigned long n = std::stoul(argv[++i]);
       if (n == 0 || n > 0xFFFFFFFFul) throw std::runtime_error("--fetch-block must be 1..2^32-1");
       o.fetch_block = static_cast<unsigned>(n);
+    } else if (arg == "--job") {
+      if (i + 1 >= argc) throw std::runtime_error("--job needs the directory attn-tlm vp-job wrote");
+      o.job_dir = argv[++i];
     } else if (o.trace.empty() && arg.compare(0, 2, "--") != 0) {
       o.trace = arg;
     } else {
       throw std::runtime_error("unexpected argument '" + arg +
-                               "' (usage: attn_vp [--fetch-block N] [TRACE.bin])");
+                               "' (usage: attn_vp [--fetch-block N] [TRACE.bin | --job DIR])");
     }
   }
+  if (!o.trace.empty() && !o.job_dir.empty()) throw std::runtime_error("give a trace or --job, not both");
   return o;
 }
 
 DriverJob make_job(const Options& opts, const tlm_models::AttentionAccelerator::Params& ap) {
+  if (!opts.job_dir.empty()) return read_job_dir(opts.job_dir);
   DriverJob job;
   job.regs = kRegisterBase;
   CommandStream cs;
@@ -100,7 +105,7 @@ void print_stats(const tlm_models::StatsGroup& g, const std::string& prefix) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  tlm_models::AttentionAccelerator::Params ap;
+  tlm_models::AttentionAccelerator::Params ap = vp_soc::accelerator();
   DriverJob job;
   try {
     const Options opts = parse_options(argc, argv);
@@ -111,9 +116,10 @@ int sc_main(int argc, char** argv) {
     return 2;
   }
 
-  tlm_models::Interconnect bus("bus", tlm_models::Interconnect::Params{});
-  tlm_models::HbmMemory memory("memory", memory_params());
+  tlm_models::Interconnect bus("bus", vp_soc::bus());
+  tlm_models::HbmMemory memory("memory", vp_soc::memory());
   tlm_models::AttentionAccelerator acc("acc", ap);
+  const std::uint64_t register_base = job.regs;
   DriverCpu cpu("cpu", std::move(job));
   sc_core::sc_signal<bool> irq("irq");
 
@@ -122,7 +128,7 @@ int sc_main(int argc, char** argv) {
   bus.out.bind(memory.target);
   bus.out.bind(acc.ctrl);
   bus.add_route(0, kMemorySize, 0);
-  bus.add_route(kRegisterBase, 0x1000, 1);
+  bus.add_route(register_base, 0x1000, 1);
   acc.irq.bind(irq);
   cpu.irq.bind(irq);
 
