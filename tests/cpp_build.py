@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "build" / "cpp-tests"
 # Test fixtures (check.h, mock engines, test targets) that benchmarks include too.
 TEST_HEADERS = ROOT / "tests" / "cpp"
+# The example VP's parts (vp_families.h), which the tests of third-party habits reuse.
+EXAMPLE_HEADERS = ROOT / "examples" / "vp"
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 
@@ -32,9 +34,10 @@ def build_cpp_test(source: Path, extra_sources: list[Path] | None = None) -> Pat
     """Returns the path of the built binary for ``source``, building it when stale."""
     sc = systemc_paths()
     flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", f"-I{TEST_HEADERS}"]
+    flags.append(f"-I{EXAMPLE_HEADERS}")
     flags += sc.cflags()
     headers = sorted(INCLUDE_DIR.rglob("*.h")) + sorted(source.parent.glob("*.h"))
-    headers += sorted(TEST_HEADERS.glob("*.h"))
+    headers += sorted(TEST_HEADERS.glob("*.h")) + sorted(EXAMPLE_HEADERS.glob("*.h"))
     digest = _digest([source, *(extra_sources or []), *headers], flags)
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     binary = BUILD_DIR / f"{source.stem}-{digest}"

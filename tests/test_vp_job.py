@@ -115,6 +115,25 @@ def test_job_runs_in_the_vp_as_attn_tlm_run(job_dir: Path) -> None:
     assert int(vp["sim_time_ps"]) == round(result["sim_time_ns"] * 1000)
 
 
+def test_job_through_each_vp_family(job_dir: Path) -> None:
+    """The same job through the three families' adapters, a protocol checker on every link:
+    the same bytes everywhere; riscv-vp's habits (streaming width 0, unset response status)
+    tolerated and counted, none elsewhere; riscv-vp and vcml (a bus that adds no time) agree to
+    the picosecond, lt is attn-tlm run's (test above)."""
+    runs = {family: _vp(job_dir, "--family", family) for family in ("lt", "vcml", "riscv-vp")}
+    for family, vp in runs.items():
+        assert int(vp["status"]) == 2 and int(vp["error_code"]) == 0, family
+        assert int(vp["protocol.violations"]) == 0, family
+        assert vp["bytes_read"] == runs["lt"]["bytes_read"] != "0"
+        assert vp["bytes_written"] == runs["lt"]["bytes_written"]
+        habits = family == "riscv-vp"
+        assert (int(vp["protocol.tolerated"]) > 0) == habits, family
+        assert (int(vp["compat.zero_streaming_width"]) > 0) == habits, family
+        assert (int(vp["compat.incomplete_responses"]) > 0) == habits, family
+    assert runs["riscv-vp"]["sim_time_ps"] == runs["vcml"]["sim_time_ps"]
+    assert runs["riscv-vp"]["cycles"] == runs["vcml"]["cycles"]
+
+
 @pytest.mark.parametrize(
     ("platform", "extra", "message"),
     [

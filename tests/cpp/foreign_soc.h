@@ -1,8 +1,8 @@
 // Stand-ins for the parts of third-party virtual prototypes that the models meet at their
 // sockets, with the habits found in widely used open-source VPs: a system bus that translates
-// addresses (the target sees address - base) and knows no extension, a RAM that copies bytes
-// but leaves the response status as it found it, and a CPU whose payloads carry streaming
-// width 0. They exist to test the models' tolerance of those habits, not as models.
+// addresses (the target sees address - base) and knows no extension (the example VP's,
+// vp_families.h), a RAM that copies bytes but leaves the response status as it found it, and a
+// CPU whose payloads carry streaming width 0. They exist to test the models' tolerance of those habits, not as models.
 #ifndef TLM_MODELS_TESTS_FOREIGN_SOC_H
 #define TLM_MODELS_TESTS_FOREIGN_SOC_H
 
@@ -15,70 +15,15 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "vp_families.h"
+
 namespace foreign {
 
-// A bus that routes [base, base + size) to output `out` with the address made local
-// (address - base) on every path, b_transport, transport_dbg and DMI, and adds no time.
-struct TranslatingBus : sc_core::sc_module {
-  tlm_utils::multi_passthrough_target_socket<TranslatingBus> in;
-  tlm_utils::multi_passthrough_initiator_socket<TranslatingBus> out;
-
-  struct Range {
-    std::uint64_t base, size;
-    unsigned out;
-  };
-
-  explicit TranslatingBus(sc_core::sc_module_name name) : sc_core::sc_module(name), in("in"), out("out") {
-    in.register_b_transport(this, &TranslatingBus::b_transport);
-    in.register_transport_dbg(this, &TranslatingBus::transport_dbg);
-    in.register_get_direct_mem_ptr(this, &TranslatingBus::get_dmi);
-  }
-
-  void map(std::uint64_t base, std::uint64_t size, unsigned out_index) {
-    ranges_.push_back(Range{base, size, out_index});
-  }
-
- private:
-  const Range* find(std::uint64_t addr) const {
-    for (const Range& r : ranges_)
-      if (addr >= r.base && addr - r.base < r.size) return &r;
-    return nullptr;
-  }
-
-  void b_transport(int, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    const Range* r = find(t.get_address());
-    if (!r) {
-      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
-      return;
-    }
-    t.set_address(t.get_address() - r->base);
-    out[static_cast<int>(r->out)]->b_transport(t, delay);
-  }
-
-  unsigned transport_dbg(int, tlm::tlm_generic_payload& t) {
-    const Range* r = find(t.get_address());
-    if (!r) return 0;
-    t.set_address(t.get_address() - r->base);
-    return out[static_cast<int>(r->out)]->transport_dbg(t);
-  }
-
-  bool get_dmi(int, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
-    const Range* r = find(t.get_address());
-    if (!r) return false;
-    t.set_address(t.get_address() - r->base);
-    const bool ok = out[static_cast<int>(r->out)]->get_direct_mem_ptr(t, dmi);
-    dmi.set_start_address(dmi.get_start_address() + r->base);
-    dmi.set_end_address(dmi.get_end_address() + r->base);
-    return ok;
-  }
-
-  std::vector<Range> ranges_;
-};
+// A bus that hands each target address - base and adds no time (examples/vp/vp_families.h).
+using TranslatingBus = ::TranslatingBus;
 
 // A RAM that copies bytes in b_transport and transport_dbg; with `sets_status` false it never
 // touches the response status (a payload it serves comes back TLM_INCOMPLETE_RESPONSE).

@@ -88,6 +88,22 @@ TEST_CASE(streaming_width_zero_is_the_data_length) {
   CHECK_EQ(s.checker.violations(), 3u);
 }
 
+// Told to tolerate streaming width 0, the checker counts the same three payloads instead.
+TEST_CASE(checker_tolerates_streaming_width_zero_when_told) {
+  using WidthZeroSoc = AcceleratorSoc<foreign::Cpu>;
+  sc_core::sc_report_handler::set_actions(tlm_models::kZeroStreamingWidthMsg, sc_core::SC_DO_NOTHING);
+  WidthZeroSoc s([](foreign::Cpu& cpu) {
+    CHECK_EQ(cpu.read32(WidthZeroSoc::kRegs + Acc::kId), Acc::kIdValue);
+    CHECK_EQ(cpu.write32(WidthZeroSoc::kRegs + Acc::kCommandCount, 9), tlm::TLM_OK_RESPONSE);
+    CHECK_EQ(cpu.read32(WidthZeroSoc::kRegs + Acc::kCommandCount), 9u);
+  });
+  tlm_models::ProtocolChecker::Tolerance tolerance;
+  tolerance.zero_streaming_width = true;
+  s.checker.set_tolerance(tolerance);
+  s.run();
+  CHECK_EQ(s.checker.tolerated(), 3u);
+}
+
 // The SRAM takes streaming width 0 the same way; a width below the length is still a burst error.
 TEST_CASE(sram_streaming_width_zero) {
   sc_core::sc_report_handler::set_actions(tlm_models::kZeroStreamingWidthMsg, sc_core::SC_LOG);

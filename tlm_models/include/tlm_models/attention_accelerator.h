@@ -8,9 +8,10 @@
 // rules and the driver sequence are in docs/integration.md.
 //
 // Inside: DMA channels and the command fetcher share `dma_noc`, which routes the off-chip
-// window [0, offchip_size) unchanged to `sys_port` and [sram_base, sram_base + capacity) to the
-// internal SRAM; the PE array and the Exp unit reach the SRAM through `compute_noc` — the same
-// structure as platforms/attenio.yaml.
+// window [0, offchip_size) unchanged to `sys_port`, [sram_base, sram_base + capacity) to the
+// internal SRAM and the KV buffer's window to the KV buffer; the PE array and the Exp unit reach
+// both through `compute_noc` — the structure of platforms/attenio.yaml, whose parameters are
+// Params{}'s defaults.
 #ifndef TLM_MODELS_ATTENTION_ACCELERATOR_H
 #define TLM_MODELS_ATTENTION_ACCELERATOR_H
 
