@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "build" / "cpp-tests"
 # Test fixtures (check.h, mock engines, test targets) that benchmarks include too.
 TEST_HEADERS = ROOT / "tests" / "cpp"
+# The example VP's parts (vp_families.h), which the tests of third-party habits reuse.
+EXAMPLE_HEADERS = ROOT / "examples" / "vp"
 CXXFLAGS = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 
@@ -41,13 +43,13 @@ SOURCES = [
 
 def _flags(source: Path) -> list[str]:
     flags = [*CXXFLAGS, f"-I{INCLUDE_DIR}", f"-I{source.parent}", f"-I{TEST_HEADERS}"]
-    return flags + systemc_paths().cflags()
+    return [*flags, f"-I{EXAMPLE_HEADERS}", *systemc_paths().cflags()]
 
 
 def binary_path(source: Path, extra_sources: list[Path] | None = None) -> Path:
     """Where the binary of ``source`` (with these sources, headers and flags) is cached."""
     headers = sorted(INCLUDE_DIR.rglob("*.h")) + sorted(source.parent.glob("*.h"))
-    headers += sorted(TEST_HEADERS.glob("*.h"))
+    headers += sorted(TEST_HEADERS.glob("*.h")) + sorted(EXAMPLE_HEADERS.glob("*.h"))
     digest = _digest([source, *(extra_sources or []), *headers], _flags(source))
     return BUILD_DIR / f"{source.stem}-{digest}"
 

@@ -4,15 +4,26 @@
 //                     -> [0x2_0000_0000, +4 KiB) accelerator.ctrl
 //   accelerator.sys_port -> bus;  accelerator.irq -> cpu.irq
 //
-// Usage: attn_vp [--fetch-block N] [TRACE.bin]
+// Usage: attn_vp [--fetch-block N] [TRACE.bin | --job DIR]
 //   Without a trace it runs a hand-built attention block. --fetch-block sets the records per
 //   command-fetch read (default 64; the stream executes while later blocks are fetched).
+//   --job DIR runs a job written by `attn-tlm vp-job --platform platforms/vp-soc.yaml --out DIR`
+//   (job_dir.h): its stream, tensors and register base.
+//   --family lt | riscv-vp | vcml builds the SoC the way that family of VPs does
+//   (vp_families.h): lt is the default above; riscv-vp and vcml use an address-translating bus
+//   that adds no time with the memory at kForeignMemoryBase and a function-call interrupt
+//   controller, riscv-vp also a CPU that leaves the streaming width at 0 and a RAM that leaves
+//   the response status unset. A protocol checker sits on every link (riscv-vp's two habits
+//   tolerated and counted) and its counts are printed.
 // Prints `key value` lines: the counter registers the driver read, the exact replay
 // measurements (sim_time_ps, busy_ns.<engine>), then every statistic of the accelerator's
 // replay as `replay.<path> <value>`, the same tree a Python replay returns, for comparison with
-// a replay of the same trace on platforms/vp-soc.yaml.
+// a replay of the same trace on platforms/vp-soc.yaml. The accelerator, the bus and the memory
+// are built from that same YAML: vp_soc_params.h is its generated header
+// (`attn-tlm config --params platforms/vp-soc.yaml`).
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,27 +32,30 @@
 
 #include "command_stream.h"
 #include "driver_cpu.h"
+#include "job_dir.h"
+#include "tlm_models/irq_adapters.h"
+#include "tlm_models/protocol_checker.h"
+#include "vp_families.h"
 #include "tlm_models/attention_accelerator.h"
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
+#include "vp_soc_params.h"
 
 namespace {
 
 constexpr std::uint64_t kMemorySize = std::uint64_t{4} << 30;
 constexpr std::uint64_t kRegisterBase = 0x2'0000'0000;
 constexpr std::uint64_t kTensorBase = 0x100000;
-
-tlm_models::HbmMemory::Params memory_params() {
-  tlm_models::HbmMemory::Params p;  // the AttenIO paper's HBM: 16 x 8 GB/s
-  p.size = kMemorySize;
-  p.storage = true;
-  return p;
-}
+// Where riscv-vp and vcml families map the memory (local address 0): jobs for them are written
+// with --tensors-at at or above it.
+constexpr std::uint64_t kForeignMemoryBase = 0x1000'0000;
 
 // The command line: optional `--fetch-block N`, then an optional trace file.
 struct Options {
-  unsigned fetch_block = tlm_models::AttentionAccelerator::Params{}.fetch_block;
+  unsigned fetch_block = vp_soc::accelerator().fetch_block;
   std::string trace;
+  std::string job_dir;
+  std::string family = "lt";
 };
 
 Options parse_options(int argc, char** argv) {
@@ -53,17 +67,29 @@ Options parse_options(int argc, char** argv) {
       const unsigned long n = std::stoul(argv[++i]);
       if (n == 0 || n > 0xFFFFFFFFul) throw std::runtime_error("--fetch-block must be 1..2^32-1");
       o.fetch_block = static_cast<unsigned>(n);
+    } else if (arg == "--family") {
+      if (i + 1 >= argc) throw std::runtime_error("--family needs lt, riscv-vp or vcml");
+      o.family = argv[++i];
+      if (o.family != "lt" && o.family != "riscv-vp" && o.family != "vcml")
+        throw std::runtime_error("--family must be lt, riscv-vp or vcml, not '" + o.family + "'");
+    } else if (arg == "--job") {
+      if (i + 1 >= argc) throw std::runtime_error("--job needs the directory attn-tlm vp-job wrote");
+      o.job_dir = argv[++i];
     } else if (o.trace.empty() && arg.compare(0, 2, "--") != 0) {
       o.trace = arg;
     } else {
       throw std::runtime_error("unexpected argument '" + arg +
-                               "' (usage: attn_vp [--fetch-block N] [TRACE.bin])");
+                               "' (usage: attn_vp [--fetch-block N] [--family F] [TRACE.bin | --job DIR])");
     }
   }
+  if (!o.trace.empty() && !o.job_dir.empty()) throw std::runtime_error("give a trace or --job, not both");
+  if (o.family != "lt" && o.job_dir.empty())
+    throw std::runtime_error("--family " + o.family + " runs a job (--job DIR, written with --tensors-at 0x1000_0000)");
   return o;
 }
 
 DriverJob make_job(const Options& opts, const tlm_models::AttentionAccelerator::Params& ap) {
+  if (!opts.job_dir.empty()) return read_job_dir(opts.job_dir);
   DriverJob job;
   job.regs = kRegisterBase;
   CommandStream cs;
@@ -100,32 +126,84 @@ void print_stats(const tlm_models::StatsGroup& g, const std::string& prefix) {
 }  // namespace
 
 int sc_main(int argc, char** argv) {
-  tlm_models::AttentionAccelerator::Params ap;
+  tlm_models::AttentionAccelerator::Params ap = vp_soc::accelerator();
   DriverJob job;
+  std::string family;
   try {
     const Options opts = parse_options(argc, argv);
     ap.fetch_block = opts.fetch_block;
+    family = opts.family;
     job = make_job(opts, ap);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attn_vp: %s\n", e.what());
     return 2;
   }
 
-  tlm_models::Interconnect bus("bus", tlm_models::Interconnect::Params{});
-  tlm_models::HbmMemory memory("memory", memory_params());
+  const bool riscv = family == "riscv-vp";
+  ap.accept_incomplete_response = riscv;
   tlm_models::AttentionAccelerator acc("acc", ap);
+  tlm_models::HbmMemory memory("memory", vp_soc::memory());
+  const std::uint64_t register_base = job.regs;
   DriverCpu cpu("cpu", std::move(job));
-  sc_core::sc_signal<bool> irq("irq");
+  cpu.zero_streaming_width = cpu.accept_incomplete_response = riscv;
+  sc_core::sc_signal<bool> acc_irq("acc_irq"), cpu_irq("cpu_irq");
 
-  cpu.socket.bind(bus.in);
-  acc.sys_port.bind(bus.in);
-  bus.out.bind(memory.target);
-  bus.out.bind(acc.ctrl);
-  bus.add_route(0, kMemorySize, 0);
-  bus.add_route(kRegisterBase, 0x1000, 1);
-  acc.irq.bind(irq);
-  cpu.irq.bind(irq);
+  // A protocol checker on every link: CPU and accelerator to the bus, bus to memory and registers.
+  tlm_models::ProtocolChecker::Tolerance tolerance;
+  tolerance.zero_streaming_width = tolerance.incomplete_response = riscv;
+  std::vector<std::unique_ptr<tlm_models::ProtocolChecker>> checkers;
+  for (const char* name : {"check_cpu", "check_acc", "check_memory", "check_registers"}) {
+    checkers.push_back(std::make_unique<tlm_models::ProtocolChecker>(name));
+    checkers.back()->set_tolerance(tolerance);
+  }
+  tlm_models::ProtocolChecker &cpu_link = *checkers[0], &acc_link = *checkers[1];
+  tlm_models::ProtocolChecker &mem_link = *checkers[2], &reg_link = *checkers[3];
+  cpu.socket.bind(cpu_link.in);
+  acc.sys_port.bind(acc_link.in);
+  reg_link.out.bind(acc.ctrl);
+  cpu.irq.bind(cpu_irq);
 
+  std::unique_ptr<tlm_models::Interconnect> lt_bus;
+  std::unique_ptr<TranslatingBus> foreign_bus;
+  std::unique_ptr<UnsetStatus> unset_status;
+  std::unique_ptr<InterruptController> intc;
+  std::unique_ptr<tlm_models::IrqToCallback> to_intc;
+  if (family == "lt") {
+    lt_bus = std::make_unique<tlm_models::Interconnect>("bus", vp_soc::bus());
+    cpu_link.out.bind(lt_bus->in);
+    acc_link.out.bind(lt_bus->in);
+    lt_bus->out.bind(mem_link.in);
+    lt_bus->out.bind(reg_link.in);
+    lt_bus->add_route(0, kMemorySize, 0);
+    lt_bus->add_route(register_base, 0x1000, 1);
+    mem_link.out.bind(memory.target);
+    acc.irq.bind(cpu_irq);
+  } else {
+    foreign_bus = std::make_unique<TranslatingBus>("bus");
+    cpu_link.out.bind(foreign_bus->in);
+    acc_link.out.bind(foreign_bus->in);
+    foreign_bus->out.bind(mem_link.in);
+    foreign_bus->out.bind(reg_link.in);
+    foreign_bus->map(kForeignMemoryBase, kMemorySize - kForeignMemoryBase, 0);
+    foreign_bus->map(register_base, 0x1000, 1);
+    if (riscv) {
+      unset_status = std::make_unique<UnsetStatus>("unset_status");
+      mem_link.out.bind(unset_status->in);
+      unset_status->out.bind(memory.target);
+    } else {
+      mem_link.out.bind(memory.target);
+    }
+    // The accelerator's line -> a function call into the interrupt controller -> the CPU's line.
+    intc = std::make_unique<InterruptController>("intc");
+    InterruptController* ic = intc.get();
+    to_intc = std::make_unique<tlm_models::IrqToCallback>("to_intc", [ic](bool level) { ic->trigger(level); });
+    acc.irq.bind(acc_irq);
+    to_intc->irq.bind(acc_irq);
+    intc->cpu_line.irq.bind(cpu_irq);
+  }
+
+  // The tolerated habits are counted and printed below rather than reported on stdout.
+  sc_core::sc_report_handler::set_actions(tlm_models::kZeroStreamingWidthMsg, sc_core::SC_DO_NOTHING);
   sc_core::sc_start();
 
   if (!cpu.completed()) {
@@ -151,6 +229,17 @@ int sc_main(int argc, char** argv) {
   acc.collect_stats(stats);
   for (const auto& c : stats.children())
     if (c->name() == "replay") print_stats(*c, "replay.");
+  std::uint64_t violations = 0, tolerated = 0;
+  for (const auto& c : checkers) {
+    violations += c->violations();
+    tolerated += c->tolerated();
+  }
+  std::printf("protocol.violations %llu\nprotocol.tolerated %llu\n",
+              static_cast<unsigned long long>(violations), static_cast<unsigned long long>(tolerated));
+  std::printf("compat.zero_streaming_width %llu\ncompat.incomplete_responses %llu\n",
+              static_cast<unsigned long long>(acc.zero_streaming_width_payloads() +
+                                              memory.zero_streaming_width_payloads()),
+              static_cast<unsigned long long>(acc.incomplete_responses()));
   if (!acc.error_message().empty()) std::fprintf(stderr, "attn_vp: %s\n", acc.error_message().c_str());
-  return cpu.results().at("status") == 2 ? 0 : 1;
+  return cpu.results().at("status") == 2 && violations == 0 ? 0 : 1;
 }

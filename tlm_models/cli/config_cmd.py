@@ -3,6 +3,9 @@
 Like ``pybind11 --includes``: ``--includes`` prints compiler flags, ``--cmakedir`` the directory
 of the CMake package (``find_package(attn_tlm)``), ``--pkgconfig`` the directory of
 ``attn-tlm.pc``. Several options print one line each, in the order given on the command line.
+``--params PLATFORM`` prints a C++ header of the platform's ``Params`` initialisers instead
+(tlm_models/platform/cpp_params.py), so that a C++ virtual prototype and the Python side build
+the same components from the same YAML.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import shlex
 from pathlib import Path
 
 from tlm_models import INCLUDE_DIR
+from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.errors import UserError
 
 SHARE_DIR = Path(__file__).resolve().parent.parent / "share"
@@ -47,6 +51,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     for flag, what, text in options:
         parser.add_argument(flag, dest="queries", action="append_const", const=what, help=text)
+    parser.add_argument(
+        "--params",
+        metavar="PLATFORM",
+        help="print a C++ header of PLATFORM's Params initialisers (one function per component, "
+        "and accelerator() for an accelerator-shaped platform)",
+    )
+    add_override_arg(parser)
     parser.set_defaults(func=_config, queries=None)
 
 
@@ -63,10 +74,28 @@ def answer(query: str) -> str:
     raise ValueError(f"unknown config query {query!r}")
 
 
+def params_header_for(platform: str, overrides: list[str] | tuple[str, ...] = ()) -> str:
+    """The ``--params`` header of a platform file."""
+    from tlm_models.platform import load_platform
+    from tlm_models.platform.cpp_params import params_header
+    from tlm_models.study.config import resolve_platform
+
+    return params_header(load_platform(resolve_platform(platform), overrides), platform)
+
+
 def _config(args: argparse.Namespace) -> int:
     queries: list[str] | None = args.queries
+    if args.params is not None:
+        if queries:
+            raise UserError("config: --params prints a header; give it without other options")
+        print(params_header_for(args.params, args.overrides), end="")
+        return 0
+    if args.overrides:
+        raise UserError("config: --set applies to --params only")
     if not queries:
-        raise UserError("config: give at least one of --includes, --libs, --cmakedir, --pkgconfig")
+        raise UserError(
+            "config: give at least one of --includes, --libs, --cmakedir, --pkgconfig, --params"
+        )
     for query in queries:
         print(answer(query))
     return 0

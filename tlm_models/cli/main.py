@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "replay a trace on a platform and report where the time goes",
     ),
     "energy": ("tlm_models.cli.energy_cmd", "export action counts, import an Accelergy ERT"),
+    "vp-job": (
+        "tlm_models.cli.vp_job_cmd",
+        "write a dataflow's command stream, tensors and C header for a virtual prototype",
+    ),
     "reproduce": (
         "tlm_models.cli.reproduce_cmd",
         "run a published study as a preset (resumable), with its report",

@@ -8,9 +8,10 @@
 // rules and the driver sequence are in docs/integration.md.
 //
 // Inside: DMA channels and the command fetcher share `dma_noc`, which routes the off-chip
-// window [0, offchip_size) unchanged to `sys_port` and [sram_base, sram_base + capacity) to the
-// internal SRAM; the PE array and the Exp unit reach the SRAM through `compute_noc` — the same
-// structure as platforms/attenio.yaml.
+// window [0, offchip_size) unchanged to `sys_port`, [sram_base, sram_base + capacity) to the
+// internal SRAM and the KV buffer's window to the KV buffer; the PE array and the Exp unit reach
+// both through `compute_noc` — the structure of platforms/attenio.yaml, whose parameters are
+// Params{}'s defaults.
 #ifndef TLM_MODELS_ATTENTION_ACCELERATOR_H
 #define TLM_MODELS_ATTENTION_ACCELERATOR_H
 
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,7 @@
 #include "tlm_models/exp_unit.h"
 #include "tlm_models/interconnect.h"
 #include "tlm_models/operand_extents.h"
+#include "tlm_models/payload_access.h"
 #include "tlm_models/pe_array.h"
 #include "tlm_models/replayer.h"
 #include "tlm_models/sram.h"
@@ -52,14 +55,39 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     unsigned fetch_ahead = 2;   // fetched blocks the scheduler may not have taken yet
     unsigned max_commands = 1u << 20;  // largest COMMAND_COUNT accepted (64 B of buffer each)
     sc_core::sc_time register_latency = sc_core::sc_time(1, sc_core::SC_NS);
+    // Compatibility: take a response that system memory left at TLM_INCOMPLETE_RESPONSE as
+    // TLM_OK_RESPONSE (some open-source VPs' RAMs never set the status). Off by default: the
+    // base protocol makes it an error, and a real error must not pass unseen. Counted in
+    // incomplete_responses().
+    bool accept_incomplete_response = false;
     DmaEngine::Params dma;
     PeArray::Params pe;
     ExpUnit::Params exp;
     Sram::Params sram;
     Interconnect::Params dma_noc;
     Interconnect::Params compute_noc;
+    // The KV buffer: a small SRAM of its own on both NoCs at
+    // [kv_buffer_base, kv_buffer_base + kv_buffer.capacity), where AttenIO keeps the row of K or
+    // V that is broadcast to the PE array; has_kv_buffer = false builds none.
+    bool has_kv_buffer = true;
+    std::uint64_t kv_buffer_base = (std::uint64_t{1} << 32) + (std::uint64_t{1} << 20);
+    Sram::Params kv_buffer;
 
+    // The defaults are platforms/attenio.yaml's accelerator, the AttenIO paper's machine
+    // (`attn-tlm config --params platforms/attenio.yaml` generates the same values, checked by
+    // tests/test_platform_params_header.py): 2 DMA channels of 8 KiB bursts x 8 outstanding, a
+    // broadcast 64 x 32 PE array, 128 exp lanes, 512 KiB SRAM with two 4 KiB ports, a 256 B KV
+    // buffer, dma_noc 256 B and compute_noc 8 KiB per cycle at 1 GHz. Where each value comes
+    // from: the comments of platforms/attenio.yaml.
     Params() {
+      dma.max_burst = 8192;
+      dma.max_outstanding = 8;
+      pe.mapping = "broadcast";
+      sram.port_width = 4096;
+      kv_buffer.capacity = 256;
+      kv_buffer.banks = 1;
+      kv_buffer.ports = 2;
+      kv_buffer.port_width = 256;
       dma_noc.width = 256;
       compute_noc.width = 8192;
     }
@@ -73,6 +101,12 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
       if (fetch_block == 0) return "fetch_block must be at least 1 record";
       if (fetch_ahead == 0) return "fetch_ahead must be at least 1 block";
       if (max_commands == 0) return "max_commands must be at least 1";
+      if (has_kv_buffer) {
+        if (!kv_buffer.check().empty()) return "kv_buffer: " + kv_buffer.check();
+        if (kv_buffer_base < offchip_size) return "kv_buffer_base must lie above the off-chip window";
+        if (kv_buffer_base < sram_base + sram.capacity && sram_base < kv_buffer_base + kv_buffer.capacity)
+          return "the KV buffer's window overlaps the SRAM's";
+      }
       if (dma.channels + 2 > kMaxEngines)
         return "dma.channels must be at most " + std::to_string(kMaxEngines - 2);
       for (const std::string& e : {dma.check(), pe.check(), exp.check(), sram.check(),
@@ -169,6 +203,13 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     exp_.sram_port.bind(compute_noc_.in);
     compute_noc_.out.bind(sram_.target);
     compute_noc_.add_route(p.sram_base, p.sram.capacity, 0);
+    if (p.has_kv_buffer) {
+      kv_buffer_.reset(new Sram("kv_buffer", p.kv_buffer));
+      dma_noc_.out.bind(kv_buffer_->target);
+      dma_noc_.add_route(p.kv_buffer_base, p.kv_buffer.capacity, 2);
+      compute_noc_.out.bind(kv_buffer_->target);
+      compute_noc_.add_route(p.kv_buffer_base, p.kv_buffer.capacity, 1);
+    }
 
     // Engine indices of the command stream: DMA channels first, then the PE array, the Exp unit.
     for (unsigned i = 0; i < p.dma.channels; ++i)
@@ -202,6 +243,10 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   const std::string& error_message() const { return error_message_; }
   // The exact replay measurements behind the counters (times in ticks, not cycles).
   const ReplayMetrics& metrics() const { return replayer_.metrics(); }
+  // Register accesses that arrived with streaming width 0, served as width 4 (payload_access.h).
+  std::uint64_t zero_streaming_width_payloads() const { return zero_width_; }
+  // System-memory responses left INCOMPLETE and taken as OK (Params::accept_incomplete_response).
+  std::uint64_t incomplete_responses() const { return incomplete_responses_; }
   sc_core::sc_time start_time() const { return from_ticks(start_ticks_); }
   sc_core::sc_time completion_time() const { return from_ticks(end_ticks_); }
 
@@ -215,6 +260,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     pe_.collect_stats(g.child("pe"));
     exp_.collect_stats(g.child("exp"));
     sram_.collect_stats(g.child("sram"));
+    if (kv_buffer_) kv_buffer_->collect_stats(g.child("kv_buffer"));
     dma_noc_.collect_stats(g.child("dma_noc"));
     compute_noc_.collect_stats(g.child("compute_noc"));
   }
@@ -224,6 +270,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     pe_.reset_stats();
     exp_.reset_stats();
     sram_.reset_stats();
+    if (kv_buffer_) kv_buffer_->reset_stats();
     dma_noc_.reset_stats();
     compute_noc_.reset_stats();
   }
@@ -309,6 +356,12 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     }
     replayer_.end_of_input();
     if (!replayer_.finished()) sc_core::wait(replayer_.done_event());
+    // A failing engine ends the replay at once, while operations issued before it (counted as
+    // done) may still be completing: the interrupt waits for them, so that no counted work
+    // outlives it and CYCLES >= EXEC_CYCLES.
+    const Ticks now = to_ticks(sc_core::sc_time_stamp());
+    if (replayer_.metrics().last_done() > now)
+      sc_core::wait(from_ticks(replayer_.metrics().last_done() - now));
     if (replayer_.failed()) {
       error_message_ = replayer_.error();
       const std::uint64_t rec = replayer_.error_record();
@@ -425,8 +478,9 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
 
   std::string on_chip(const char* what, std::uint64_t addr, std::uint64_t bytes) const {
     if (within(addr, bytes, p_.sram_base, p_.sram.capacity)) return "";
+    if (p_.has_kv_buffer && within(addr, bytes, p_.kv_buffer_base, p_.kv_buffer.capacity)) return "";
     return std::string(what) + " (" + std::to_string(bytes) + " B at " + hex(addr) +
-           ") is not inside the SRAM";
+           (p_.has_kv_buffer ? ") is not inside the SRAM or the KV buffer" : ") is not inside the SRAM");
   }
 
   // A load/store: each side inside the on-chip SRAM or the off-chip window (an empty block,
@@ -553,7 +607,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
       t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return;
     }
-    if (t.get_data_length() != 4 || t.get_streaming_width() < 4) {
+    if (t.get_data_length() != 4 || reject_streaming(t, &zero_width_)) {
       t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
       return;
     }
@@ -586,27 +640,34 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     t.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
   }
 
-  // Debug access: whole aligned registers, no side effects (a write never starts a stream or
-  // acknowledges an interrupt); stops at the first register it cannot access.
+  // Debug access, without side effects. A read of any address and length inside the register
+  // file answers every byte (debuggers read memory windows and take a short answer as a
+  // failure): write-only and unmapped words read as 0. A write takes whole aligned registers
+  // (it never starts a stream or acknowledges an interrupt) and stops at the first register it
+  // cannot write.
   unsigned ctrl_transport_dbg(tlm::tlm_generic_payload& t) {
     const std::uint64_t addr = t.get_address();
     const unsigned len = t.get_data_length();
-    if (addr % 4 != 0 || addr >= kRegisterSpace || !admit_debug(t)) return 0;
+    if (addr >= kRegisterSpace || !admit_debug(t)) return 0;
+    if (t.get_command() == tlm::TLM_READ_COMMAND) {
+      const auto n = static_cast<unsigned>(std::min<std::uint64_t>(len, kRegisterSpace - addr));
+      std::uint32_t word = 0;
+      for (unsigned i = 0; i < n; ++i) {
+        const auto off = static_cast<std::uint32_t>(addr + i);
+        if (i == 0 || off % 4 == 0)
+          if (read_register(off & ~3u, word) != Access::ok) word = 0;
+        t.get_data_ptr()[i] = static_cast<unsigned char>(word >> (8 * (off % 4)));
+      }
+      t.set_response_status(tlm::TLM_OK_RESPONSE);
+      return n;
+    }
+    if (t.get_command() != tlm::TLM_WRITE_COMMAND || addr % 4 != 0) return 0;
     unsigned done = 0;
     for (; done + 4 <= len && addr + done < kRegisterSpace; done += 4) {
       const auto off = static_cast<std::uint32_t>(addr + done);
-      unsigned char* data = t.get_data_ptr() + done;
-      if (t.get_command() == tlm::TLM_READ_COMMAND) {
-        std::uint32_t v = 0;
-        if (read_register(off, v) != Access::ok) break;
-        store_le(data, v);
-      } else if (t.get_command() == tlm::TLM_WRITE_COMMAND) {
-        if (off == kIrqAck ||
-            write_register(off, load_le(data), sc_core::SC_ZERO_TIME, true) != tlm::TLM_OK_RESPONSE)
-          break;
-      } else {
+      if (off == kIrqAck || write_register(off, load_le(t.get_data_ptr() + done), sc_core::SC_ZERO_TIME,
+                                           true) != tlm::TLM_OK_RESPONSE)
         break;
-      }
     }
     t.set_response_status(tlm::TLM_OK_RESPONSE);
     return done;
@@ -625,6 +686,10 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
 
   void bridge_b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
     sys_port->b_transport(t, delay);
+    if (p_.accept_incomplete_response && t.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) {
+      ++incomplete_responses_;
+      t.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
   }
   unsigned bridge_transport_dbg(tlm::tlm_generic_payload& t) { return sys_port->transport_dbg(t); }
   bool bridge_get_dmi(tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
@@ -640,6 +705,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   PeArray pe_;
   ExpUnit exp_;
   Sram sram_;
+  std::unique_ptr<Sram> kv_buffer_;  // when has_kv_buffer
   Interconnect dma_noc_;
   Interconnect compute_noc_;
   Replayer replayer_;
@@ -661,6 +727,8 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   std::string error_message_;
   bool irq_pending_ = false;
   bool spent_ = false;
+  std::uint64_t zero_width_ = 0;
+  std::uint64_t incomplete_responses_ = 0;
 
   // counters, latched at completion
   Ticks start_ticks_ = 0;

@@ -9,7 +9,8 @@
 // - probe (transport_dbg, data length 0): every train-aware component on the path to
 //   [address, address + span) appends the resources it would book to `path`; the memory at the
 //   end sets `capable` when it can serve a train there. A component that cannot take part (a
-//   mesh, a bank-level HBM) sets `blocked`.
+//   mesh, a bank-level HBM) sets `blocked`, and so does one reached through a part that
+//   translated the address without taking part (`at`, reached()).
 // - train (b_transport): the payload describes the first burst (so a checker on the way sees a
 //   well-formed transaction); `bursts` lists all of them. Each component rewrites every burst's
 //   `arrival` to the time the next one sees it, and the memory fills in each `done`; on return,
@@ -49,7 +50,15 @@ class BurstTrain : public tlm::tlm_extension<BurstTrain> {
   // caller may reuse the answer for any range inside it.
   std::uint64_t first = 0, last = ~std::uint64_t{0};
 
-  void start_probe(std::uint64_t bytes) {
+  // The address the next train-aware component must see: the initiator's, rewritten by each
+  // such component to the address it forwards. A component that finds another one sits behind
+  // a part that translated the address without taking part in the probe (a third-party bus):
+  // the windows narrowed so far are then in another address space, so reached() blocks the
+  // train and the initiator keeps sending bursts.
+  std::uint64_t at = 0;
+
+  void start_probe(std::uint64_t address, std::uint64_t bytes) {
+    at = address;
     span = bytes;
     capable = blocked = false;
     path.clear();
@@ -59,6 +68,12 @@ class BurstTrain : public tlm::tlm_extension<BurstTrain> {
   void narrow(std::uint64_t lo, std::uint64_t hi) {
     if (lo > first) first = lo;
     if (hi < last) last = hi;
+  }
+  // Called by each train-aware component with the address it was asked at; false (and the
+  // probe blocked) when a part before it translated the address.
+  bool reached(std::uint64_t address) {
+    if (address != at) blocked = true;
+    return !blocked;
   }
   bool usable() const { return capable && !blocked; }
   // Whether two probed paths occupy a common resource.

@@ -293,7 +293,7 @@ class DmaChannel : public OpExecutor {
 
   bool probe(std::uint64_t address, std::uint64_t span, std::vector<const void*>& path,
              std::uint64_t& first, std::uint64_t& last) {
-    train_->start_probe(span);
+    train_->start_probe(address, span);
     prepare(tlm::TLM_READ_COMMAND, address, 0);
     socket_->transport_dbg(train_payload_);
     path.swap(train_->path);

@@ -241,6 +241,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     if (bank_level_) add_bank_totals(g, window > 0 ? static_cast<double>(rd + wr) / window : 0.0);
   }
 
+  // Payloads that arrived with streaming width 0, served as width = data length
+  // (payload_access.h).
+  std::uint64_t zero_streaming_width_payloads() const { return zero_width_; }
+
   void reset_stats() override {
     for (auto& c : channels_) c.reset_stats();
     for (auto& c : controllers_) c.reset_stats();
@@ -343,7 +347,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       b_transport_train(t, *train, delay);
       return;
     }
-    if (!admit_memory_access(t, p_.size)) {
+    if (!admit_memory_access(t, p_.size, &zero_width_)) {
       if (t.is_response_error()) ++errors_;
       return;
     }
@@ -586,6 +590,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   unsigned transport_dbg(tlm::tlm_generic_payload& t) {
     std::uint64_t addr = t.get_address();
     if (BurstTrain* probe = t.get_extension<BurstTrain>()) {
+      if (!probe->reached(addr)) return 0;
       probe->path.push_back(this);
       probe->narrow(0, p_.size - 1);
       if (serves_trains() && probe->span > 0 && addr < p_.size && probe->span <= p_.size - addr)
@@ -648,6 +653,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   LatencyStats latency_stats_;
   RequestLog request_log_;
   std::uint64_t reads_ = 0, writes_ = 0, errors_ = 0, requests_ = 0;
+  std::uint64_t zero_width_ = 0;  // not a statistic: a property of the initiators, kept across resets
   Ticks first_arrival_ = 0;
 };
 

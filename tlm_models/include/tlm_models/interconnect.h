@@ -456,6 +456,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   void probe_train(tlm::tlm_generic_payload& t, BurstTrain& probe) {
     const std::uint64_t addr = t.get_address();
     const Route* r = find(addr);
+    if (!probe.reached(addr)) return;
     if (mesh_ || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
       probe.blocked = true;
       return;
@@ -464,7 +465,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     probe.narrow(r->base, r->last());
     probe.first -= r->offset;  // into the target's view and back
     probe.last -= r->offset;
-    t.set_address(addr - r->offset);
+    probe.at = addr - r->offset;
+    t.set_address(probe.at);
     out[static_cast<int>(r->out)]->transport_dbg(t);
     t.set_address(addr);
     probe.first += r->offset;

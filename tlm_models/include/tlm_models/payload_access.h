@@ -5,8 +5,10 @@
 #define TLM_MODELS_PAYLOAD_ACCESS_H
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
+#include <systemc>
 #include <tlm>
 
 namespace tlm_models {
@@ -24,10 +26,34 @@ struct ByteEnables {
   bool enabled(std::uint64_t i) const { return mask[i % length] == TLM_BYTE_ENABLED; }
 };
 
+// The message type of the one warning issued when a payload with streaming width 0 arrives.
+constexpr const char* kZeroStreamingWidthMsg = "tlm_models/streaming_width_0";
+
+// Streaming width 0 is outside the base protocol (an initiator must set it, the data length
+// meaning "no streaming"), yet the CPU models of several open-source virtual prototypes leave it
+// at 0. It is taken as equal to the data length: counted in `*zero_width` (when given) and
+// reported once per simulation as a warning of type kZeroStreamingWidthMsg.
+inline void note_zero_streaming_width(const tlm::tlm_generic_payload& t, std::uint64_t* zero_width) {
+  if (zero_width) ++*zero_width;
+  if (sc_core::sc_report_handler::get_count(kZeroStreamingWidthMsg) > 0) return;
+  char msg[200];
+  std::snprintf(msg, sizeof msg,
+                "a payload with streaming width 0 (address 0x%llx) is taken as width = data "
+                "length; later ones are counted by each target, not reported",
+                static_cast<unsigned long long>(t.get_address()));
+  SC_REPORT_WARNING(kZeroStreamingWidthMsg, msg);
+}
+
 // Our targets do not implement streaming (a FIFO-like address); the base protocol demands an
 // explicit burst error for it rather than silently treating it as an incrementing burst.
-inline bool reject_streaming(tlm::tlm_generic_payload& t) {
-  if (t.get_streaming_width() < t.get_data_length()) {
+// Width 0 is no streaming (note_zero_streaming_width).
+inline bool reject_streaming(tlm::tlm_generic_payload& t, std::uint64_t* zero_width = nullptr) {
+  const unsigned width = t.get_streaming_width();
+  if (width == 0) {
+    note_zero_streaming_width(t, zero_width);
+    return false;
+  }
+  if (width < t.get_data_length()) {
     t.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     return true;
   }
@@ -72,15 +98,17 @@ inline bool admit_debug(const tlm::tlm_generic_payload& t) {
 // What a memory of `size` bytes checks before it times a request. A malformed payload (see
 // admit_payload) is answered with its error; an ignore command completes with OK and no
 // access; streaming (see reject_streaming) and any byte of [address, address + length) beyond
-// the memory are answered with the error the base protocol names. Returns true when the
+// the memory are answered with the error the base protocol names (`zero_width` counts payloads
+// of streaming width 0, see reject_streaming). Returns true when the
 // request is to be served; otherwise the response status is set.
-inline bool admit_memory_access(tlm::tlm_generic_payload& t, std::uint64_t size) {
+inline bool admit_memory_access(tlm::tlm_generic_payload& t, std::uint64_t size,
+                                std::uint64_t* zero_width = nullptr) {
   if (!admit_payload(t)) return false;
   if (t.get_command() == tlm::TLM_IGNORE_COMMAND) {
     t.set_response_status(tlm::TLM_OK_RESPONSE);
     return false;
   }
-  if (reject_streaming(t)) return false;
+  if (reject_streaming(t, zero_width)) return false;
   std::uint64_t addr = t.get_address();
   if (addr >= size || t.get_data_length() > size - addr) {
     t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);

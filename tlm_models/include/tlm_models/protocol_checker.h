@@ -40,6 +40,15 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
     out.register_invalidate_direct_mem_ptr(this, &ProtocolChecker::invalidate_direct_mem_ptr);
   }
 
+  // Non-compliances of third-party VPs that the models accept (docs/integration.md, section 8):
+  // a tolerated one is counted in tolerated(), not reported as a violation.
+  struct Tolerance {
+    bool zero_streaming_width = false;  // an initiator that leaves the streaming width at 0
+    bool incomplete_response = false;   // a target that leaves the response status unset
+  };
+  void set_tolerance(const Tolerance& t) { tolerance_ = t; }
+  std::uint64_t tolerated() const { return tolerated_; }
+
   std::uint64_t violations() const { return violations_; }
   const std::string& last_violation() const { return last_violation_; }
   std::uint64_t transactions() const { return transactions_; }
@@ -55,6 +64,7 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
   void reset_stats() override {
     transactions_ = 0;
     violations_ = 0;
+    tolerated_ = 0;
     last_violation_.clear();
   }
 
@@ -111,7 +121,12 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
     if (t.get_data_length() == 0) violation(&t, "data length is 0");
     if (c != tlm::TLM_IGNORE_COMMAND && t.get_data_ptr() == nullptr)
       violation(&t, "data pointer is null");
-    if (t.get_streaming_width() == 0) violation(&t, "streaming width is 0");
+    if (t.get_streaming_width() == 0) {
+      if (tolerance_.zero_streaming_width)
+        ++tolerated_;
+      else
+        violation(&t, "streaming width is 0");
+    }
     if (t.get_byte_enable_ptr() != nullptr && t.get_byte_enable_length() == 0)
       violation(&t, "byte-enable pointer set with byte-enable length 0");
     if (t.get_byte_enable_ptr() == nullptr && t.get_byte_enable_length() != 0)
@@ -133,8 +148,12 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
     const bool managed = t.has_mm();
     const unsigned refs_before = managed ? static_cast<unsigned>(t.get_ref_count()) : 0;
     out->b_transport(t, delay);
-    if (t.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
-      violation(&t, "response status not set by the target (still TLM_INCOMPLETE_RESPONSE)");
+    if (t.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE) {
+      if (tolerance_.incomplete_response)
+        ++tolerated_;
+      else
+        violation(&t, "response status not set by the target (still TLM_INCOMPLETE_RESPONSE)");
+    }
     if (managed && static_cast<unsigned>(t.get_ref_count()) != refs_before)
       violation(&t, "the target kept a reference to the payload (acquire without release)");
   }
@@ -292,6 +311,8 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
   const tlm::tlm_generic_payload* open_response_ = nullptr;
   std::uint64_t transactions_ = 0;
   std::uint64_t violations_ = 0;
+  std::uint64_t tolerated_ = 0;
+  Tolerance tolerance_;
   std::string last_violation_;
 };
 

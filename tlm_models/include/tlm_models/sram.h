@@ -115,6 +115,10 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
     latency_stats_.collect(g);
   }
 
+  // Payloads that arrived with streaming width 0, served as width = data length
+  // (payload_access.h).
+  std::uint64_t zero_streaming_width_payloads() const { return zero_width_; }
+
   void reset_stats() override {
     for (auto& p : ports_) p.reset_stats();
     std::fill(port_bytes_.begin(), port_bytes_.end(), 0);
@@ -141,7 +145,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   }
 
   void b_transport(int, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    if (!admit_memory_access(t, p_.capacity)) {
+    if (!admit_memory_access(t, p_.capacity, &zero_width_)) {
       if (t.is_response_error()) ++errors_;
       return;
     }
@@ -384,6 +388,7 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   std::vector<unsigned char> data_;
   LatencyStats latency_stats_;
   std::uint64_t reads_ = 0, writes_ = 0, bytes_read_ = 0, bytes_written_ = 0, errors_ = 0;
+  std::uint64_t zero_width_ = 0;  // not a statistic: a property of the initiators, kept across resets
   std::uint64_t read_accesses_ = 0, write_accesses_ = 0;
 };
 
