@@ -38,15 +38,24 @@ def test_emitted_traffic_matches_closed_form(
 @pytest.mark.parametrize(
     ("n", "d", "sram"), [(256, 16, 4 * KIB), (2048, 64, 512 * KIB), (300, 128, 64 * KIB)]
 )
-def test_attenio_and_flash2_follow_the_paper(n: int, d: int, sram: int) -> None:
+def test_attenio_follows_the_paper(n: int, d: int, sram: int) -> None:
     w, p = Workload(n, d), attenio_machine(sram)
     m = sram // 2
     a = (m - 4 * d) // (2 * d + 4)  # the paper's tile beside K and V rows staged 2 ahead
-    br = min(math.ceil(m / (4 * d)), d)
-    for name, rows in (("attenio", a), ("flash2", br)):
-        header, recs = emit_all(name, w, p, chunk_ops=1 << 16)
-        total = sum(offchip_elements(header, recs).values())
-        assert total == n * d + 2 * n * d * math.ceil(n / rows) + n * d
+    header, recs = emit_all("attenio", w, p, chunk_ops=1 << 16)
+    total = sum(offchip_elements(header, recs).values())
+    assert total == n * d + 2 * n * d * math.ceil(n / a) + n * d
+
+
+@pytest.mark.parametrize(("n", "d"), [(2048, 64), (1000, 128)])
+def test_flash2_paper_tiling_follows_the_paper(n: int, d: int) -> None:
+    """Br = min(ceil(M/4d), d) (64 at d = 64, 128 at d = 128 on 512 KiB)."""
+    w, p = Workload(n, d), attenio_machine(512 * KIB)
+    br = min(math.ceil(262_144 / (4 * d)), d)
+    header, recs = emit_all("flash2", w, p, chunk_ops=1 << 16, params={"tiling": "paper"})
+    assert header.params["br"] == br
+    total = sum(offchip_elements(header, recs).values())
+    assert total == n * d + 2 * n * d * math.ceil(n / br) + n * d
 
 
 def test_attenio_without_kv_buffer_reads_the_staging_slots() -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.block_deal import group_range
-from tlm_models.dataflows.flash2 import flash2_plan, flash2_tiling
+from tlm_models.dataflows.flash2 import flash2_plan
 from tlm_models.dataflows.flat import flat_tiling
 from tlm_models.dataflows.partition import RowRange, share_traffic, tile_share
 from tlm_models.dataflows.query_blocks import (
@@ -80,13 +80,11 @@ def attenio_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traf
 
 
 def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d), whatever the tiling of Bc
-    and the overlap, for dense self-attention; masks, GQA and decode:
-    :func:`online_softmax_elements` with R = Br."""
-    variant = resolve("flash2", params)
-    flash2_plan(w, p, params)  # a split the platform cannot take fails here
-    buffers = 2 if variant["overlap"] == "double" else 1
-    t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
+    """T = Nd + 2Nd*ceil(N/Br) + Nd for any (Br, Bc) (Bc does not enter) and either overlap,
+    for dense self-attention; masks, GQA and decode: :func:`online_softmax_elements` with
+    R = Br. Br: the paper's min(ceil(M/4d), d) with ``tiling=paper``, the chosen one with
+    ``fit`` (``flash2_tiles.py``)."""
+    t = flash2_plan(w, p, params).tiling  # a split the platform cannot take fails here
     elements = online_softmax_elements(w, t.br)
     return Traffic("flash2", elements, w.elem_bytes, {"br": t.br, "bc": t.bc})
 

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tlm_models.dataflows.flash2 import flash2_tiling
+from tlm_models.dataflows.flash2_tiles import paper_tiling
 from tlm_models.dataflows.workload import Workload
 from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.study.energy_report import pj_per_flop
@@ -175,7 +175,7 @@ def flash2_balance_bandwidth(n: int, d: int, capacity: int, macs_per_s: float) -
     """HBM bandwidth (B/s) at which FlashAttention-2's transfer time equals its MAC time:
     bytes T = 2(2Nd + 2Nd*ceil(N/Br)) over 2N^2 d MACs at ``macs_per_s``; for N >> Br this is
     2 B x P x f / Br with Br = min(ceil(M/4d), d)."""
-    br = flash2_tiling(Workload(n, d), capacity, "fit", 1).br
+    br = paper_tiling(Workload(n, d), capacity, 1).br
     elements = 2 * n * d + 2 * n * d * -(-n // br)
     return elements * 2 * macs_per_s / (2 * n * n * d)
 
