@@ -40,7 +40,7 @@ PUBLISHED = Setting(
     "as published",
     {
         "standard": (("overlap", "none"),),
-        "flat": (("overlap", "none"),),
+        "flat": (("overlap", "none"), ("spill", "never")),
         "flash2": (("tiling", "paper"), ("overlap", "none")),
         "attenio": (),
     },
@@ -50,7 +50,7 @@ STRONG = Setting(
     "strong baselines",
     {
         "standard": (("overlap", "double"),),
-        "flat": (("overlap", "double"),),
+        "flat": (("overlap", "double"), ("spill", "auto")),
         "flash2": (("tiling", "fit"), ("overlap", "split")),
         "attenio": (),
     },
