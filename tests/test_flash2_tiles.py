@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +24,10 @@ from tlm_models.dataflows.flash2_tiles import (
 from tlm_models.dataflows.io_formulas import TRAFFIC, online_softmax_elements
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.resolved_run import resolve_run
+from tlm_models.study.config import RunConfig
+from tlm_models.study.run import run_one
+from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,3 +102,15 @@ def test_paper_tiling_is_unchanged_and_fit_refuses_what_cannot_fit() -> None:
     tiny: PlatformInfo = attenio_machine(256)
     with pytest.raises(Exception, match="FlashAttention-2 needs"):
         flash2_plan(Workload(4096, 128), tiny)
+
+
+def test_a_16_mib_sram_on_the_attenio_machine_runs() -> None:
+    """`--set sram.capacity=16MiB` on platforms/attenio.yaml: the SRAM's window grows below the
+    KV buffer's, the run simulates, and FA2 keeps all 1K query rows (K and V read once)."""
+    config = RunConfig("flash2", 1024, 64, overrides=("sram.capacity=16MiB",))
+    run = resolve_run(config)
+    assert run.capacity_elements == 8 * 2**20
+    result: dict[str, Any] = run_in_worker(run_one, run)
+    assert result["tiling"]["br"] == 1024
+    assert result["offchip_bytes"]["total"] == 4 * 1024 * 64 * 2
+    assert result["sim_time_ns"] > 0
