@@ -23,16 +23,17 @@ candidates are ranked by an estimated time built from closed forms only (no simu
 The two terms are added, not overlapped: the estimate is an upper bound that charges every
 byte, so a tiling trades bytes for compute only when the compute it saves takes longer than the
 transfers it adds (with Br = d's 64 rows on the AttenIO machine FA2 is compute-bound and hides
-its transfers, but moves 20x the bytes of a tiling that holds 1,600 rows for a few % of array
-efficiency). Ties go to fewer bytes, then to more query rows (more compute per loaded K/V
-tile: the most room to overlap the next tile's load), then to wider K/V tiles.
+its transfers, but moves 14x the bytes of the 1,024-row tiles fit takes, for the same time at
+d = 64 and 2 % less at d = 128; docs/study.md). Ties go to fewer bytes, then to more query
+rows (more compute per loaded K/V tile: the most room to overlap the next tile's load), then to
+wider K/V tiles.
 
 Candidates: Br = ceil(R/p) for every block count p (R: the stacked query rows of a K/V group,
 the smallest Br with p blocks, leaving Bc the most room) and the same rounded up to the
 array's row granule (broadcast: P / gcd(P, d), so Br x d fills whole passes; output-stationary:
 the array rows) while it keeps p blocks; Bc the largest that fits beside them (at most Nk)
-and that rounded down to the column granule (P / gcd(P, Br), or the array columns). A few
-hundred candidates at N = 128K; the choice is cached per (workload, M, machine).
+and that rounded down to the column granule (P / gcd(P, Br), or the array columns). About a
+thousand candidates at N = 128K (0.1 s); the choice is cached per (workload, M, machine).
 """
 
 from __future__ import annotations
