@@ -38,15 +38,24 @@ def test_emitted_traffic_matches_closed_form(
 @pytest.mark.parametrize(
     ("n", "d", "sram"), [(256, 16, 4 * KIB), (2048, 64, 512 * KIB), (300, 128, 64 * KIB)]
 )
-def test_attenio_and_flash2_follow_the_paper(n: int, d: int, sram: int) -> None:
+def test_attenio_follows_the_paper(n: int, d: int, sram: int) -> None:
     w, p = Workload(n, d), attenio_machine(sram)
     m = sram // 2
     a = (m - 4 * d) // (2 * d + 4)  # the paper's tile beside K and V rows staged 2 ahead
-    br = min(math.ceil(m / (4 * d)), d)
-    for name, rows in (("attenio", a), ("flash2", br)):
-        header, recs = emit_all(name, w, p, chunk_ops=1 << 16)
-        total = sum(offchip_elements(header, recs).values())
-        assert total == n * d + 2 * n * d * math.ceil(n / rows) + n * d
+    header, recs = emit_all("attenio", w, p, chunk_ops=1 << 16)
+    total = sum(offchip_elements(header, recs).values())
+    assert total == n * d + 2 * n * d * math.ceil(n / a) + n * d
+
+
+@pytest.mark.parametrize(("n", "d"), [(2048, 64), (1000, 128)])
+def test_flash2_paper_tiling_follows_the_paper(n: int, d: int) -> None:
+    """Br = min(ceil(M/4d), d) (64 at d = 64, 128 at d = 128 on 512 KiB)."""
+    w, p = Workload(n, d), attenio_machine(512 * KIB)
+    br = min(math.ceil(262_144 / (4 * d)), d)
+    header, recs = emit_all("flash2", w, p, chunk_ops=1 << 16, params={"tiling": "paper"})
+    assert header.params["br"] == br
+    total = sum(offchip_elements(header, recs).values())
+    assert total == n * d + 2 * n * d * math.ceil(n / br) + n * d
 
 
 def test_attenio_without_kv_buffer_reads_the_staging_slots() -> None:
@@ -119,11 +128,11 @@ def test_flash2_paper_tiling_has_no_room_for_double_buffers() -> None:
 
 def test_flat_spills_partial_rows_when_a_row_does_not_fit() -> None:
     w, p = Workload(512, 16), attenio_machine(1 * KIB)
-    header, recs = emit_all("flat", w, p)
+    header, recs = emit_all("flat", w, p, params={"spill": "never"})
     assert header.params["spill"] is True
     traffic = offchip_elements(header, recs)
     assert traffic["S"] == 2 * 512 * 512
-    assert traffic == TRAFFIC["flat"](w, p).elements
+    assert traffic == TRAFFIC["flat"](w, p, {"spill": "never"}).elements
 
 
 def test_chunks_are_bounded_and_complete() -> None:
@@ -148,3 +157,20 @@ def test_lower_bounds() -> None:
     assert attention_order_bound(8192, 64, 262144) == 8192**2 * 64**2 / 262144
     with pytest.raises(UserError):
         mmm_lower_bound(10, 64, 64)
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "sram", "rows", "keep"),
+    [(512, 16, 8 * KIB, 31, 0), (200, 16, 1 * KIB, 8, 4), (256, 16, 512, 4, 8)],
+)
+def test_flat_spill_moves_its_closed_form(n: int, d: int, sram: int, rows: int, keep: int) -> None:
+    """spill=auto: R rows keep their first ``keep`` scores and spill the rest, written and read
+    once: 2Nd + 2Nd ceil(N/R) + 2N(N - keep), fewer bytes than whole rows (spill=never)."""
+    w, p = Workload(n, d), attenio_machine(sram)
+    header, recs = emit_all("flat", w, p, params={"spill": "auto"})
+    assert (header.params["rows"], header.params["keep"]) == (rows, keep)
+    moved = offchip_elements(header, recs)
+    assert moved["S"] == 2 * n * (n - keep)
+    assert sum(moved.values()) == 2 * n * d + 2 * n * d * math.ceil(n / rows) + 2 * n * (n - keep)
+    assert moved == TRAFFIC["flat"](w, p, {"spill": "auto"}).elements
+    assert sum(moved.values()) < TRAFFIC["flat"](w, p, {"spill": "never"}).total_elements

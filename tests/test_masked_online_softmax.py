@@ -13,7 +13,7 @@ from tests.dataflow_helpers import emit_all, offchip_elements, worst_error
 from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.dataflows import Workload
 from tlm_models.dataflows.attenio import attenio_tiling
-from tlm_models.dataflows.flash2 import flash2_tiling
+from tlm_models.dataflows.flash2 import flash2_plan
 from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.io_formulas import TRAFFIC, online_softmax_elements, online_softmax_macs
 from tlm_models.dataflows.query_blocks import QueryBlock, block_plan, block_shape, query_blocks
@@ -57,7 +57,7 @@ def _inputs(w: Workload, seed: int = 1) -> dict[str, np.ndarray]:
 def _rows(name: str, w: Workload, p: PlatformInfo) -> int:
     """The block rows R the dataflow uses (FA2: Br, AttenIO: a, FuseMax: resident rows)."""
     if name == "flash2":
-        return flash2_tiling(w, p.capacity_elements(w.elem_bytes)).br
+        return flash2_plan(w, p).tiling.br
     if name == "fusemax":
         return fusemax_plan(w, p).rows
     return attenio_tiling(w, p)

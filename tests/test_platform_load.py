@@ -45,7 +45,7 @@ def test_attenio_matches_the_paper() -> None:
     info = config.info()
     assert info.offchip == MemoryRegion("hbm", 0, 4 * 2**30)
     assert info.scratchpad == MemoryRegion("sram", 0x1_0000_0000, 512 * 1024)
-    assert info.kv_buffer == MemoryRegion("kvbuf", 0x1_0010_0000, 256)
+    assert info.kv_buffer == MemoryRegion("kvbuf", 0x2_0000_0000, 256)
     assert info.capacity_elements(2) == 262_144
     assert (info.pe_rows, info.pe_cols, info.exp_lanes) == (64, 32, 128)
     assert info.engines == {"dma0": "dma", "dma1": "dma", "pe": "pe", "exp": "exp"}
@@ -71,7 +71,7 @@ def test_routes_follow_the_bindings() -> None:
     assert Route("dma_noc", 0, 4 * 2**30, 0, "hbm") in routes
     assert Route("dma_noc", 0x1_0000_0000, 512 * 1024, 1, "sram") in routes
     assert Route("compute_noc", 0x1_0000_0000, 512 * 1024, 0, "sram") in routes
-    assert Route("compute_noc", 0x1_0010_0000, 256, 1, "kvbuf") in routes
+    assert Route("compute_noc", 0x2_0000_0000, 256, 1, "kvbuf") in routes
     # compute_noc reaches no HBM, so it gets no route for it.
     assert not [r for r in routes if r.interconnect == "compute_noc" and r.target == "hbm"]
 
@@ -169,3 +169,33 @@ def test_info_needs_compute_engines(tmp_path: Path) -> None:
     config = load_platform(path)
     with pytest.raises(UserError, match="no exp_unit"):
         config.info()
+
+
+def test_memories_grow_without_moving_windows() -> None:
+    """The SRAM's window follows its capacity: 16 MiB (and 1 GiB) fit below the KV buffer's,
+    on the tiled machines up to the tile stride (1 GiB) and the KV buffer 512 MiB above."""
+    for size in ("16MiB", "1GiB"):
+        config = load_platform(PLATFORMS / "attenio.yaml", [f"sram.capacity={size}"])
+        assert config.info().scratchpad.size == config.components["sram"].params["capacity"]
+    tiled = load_platform(
+        PLATFORMS / "attenio-x4.yaml", ["tiles.template.components.sram.capacity=256MiB"]
+    )
+    assert tiled.tile_info(3).scratchpad == MemoryRegion(
+        "tile3_sram", 0x10_0000_0000 + 3 * 2**30, 256 * 2**20
+    )
+
+
+def test_a_grown_window_that_overlaps_says_which_to_move() -> None:
+    with pytest.raises(PlatformError) as err:
+        load_platform(PLATFORMS / "attenio.yaml", ["sram.capacity=8GiB"])
+    expected = (
+        "window of 'kvbuf' [0x200000000, 0x200000100) overlaps the window of 'sram' "
+        "[0x100000000, 0x300000000) at line 126, its size taken from sram.capacity = 8 GiB: "
+        "move the window of 'kvbuf' to a base >= 0x300000000 (or give the window of 'sram' a "
+        "smaller explicit size)"
+    )
+    assert str(err.value).splitlines()[1].endswith(expected)
+    with pytest.raises(PlatformError, match=r"raise tiles\.address_stride to at least 2 GiB"):
+        load_platform(
+            PLATFORMS / "attenio-x4.yaml", ["tiles.template.components.sram.capacity=2GiB"]
+        )

@@ -240,3 +240,20 @@ def test_out_of_region_and_schedule_rules() -> None:
     assert order.index(1) > order.index(0)
     with pytest.raises(TraceExecutionError, match="outside"):
         ReferenceExecutor(header, p).run(recs)
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "sram", "keep"),
+    [(256, 16, 4 * KIB, 0), (200, 16, 1 * KIB, 4), (96, 16, 512, 8)],
+    ids=["whole-rows-of-22", "keep-one-tile", "keep-four-tiles"],
+)
+def test_flat_partial_spill_computes_attention_in_every_adversarial_order(
+    n: int, d: int, sram: int, keep: int
+) -> None:
+    """spill=auto: R rows, each keeping its first ``keep`` scores on chip and spilling the
+    rest through two alternating spill tiles: right in every engine order."""
+    w, p = Workload(n, d), attenio_machine(sram)
+    header, recs = emit_all("flat", w, p, params={"spill": "auto"})
+    assert header.params["spill"] is True and header.params["keep"] == keep
+    assert header.params["rows"] > 1
+    assert _worst(header, recs, p, _inputs(1, n, d)) < TOL

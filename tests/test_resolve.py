@@ -73,10 +73,11 @@ def test_the_element_width_comes_from_the_platform_once() -> None:
     fp32 = resolve_run(RunConfig("flash2", 1024, 64, overrides=FP32))
     assert (fp16.elem_bytes, fp16.capacity_elements) == (2, 262_144)  # 512 KiB / 2 B
     assert (fp32.elem_bytes, fp32.capacity_elements) == (4, 131_072)  # 512 KiB / 4 B
-    t16 = flash2_traffic(fp16.workload, fp16.info)
-    t32 = flash2_traffic(fp32.workload, fp32.info)
-    # Bc = ceil(M / 4d) halves with M; Br = min(Bc, d) = 64 stays, so the elements stay and
-    # the bytes double: T = (Nd + 2Nd * ceil(N / Br) + Nd) * elem_bytes.
+    paper = {"tiling": "paper"}
+    t16 = flash2_traffic(fp16.workload, fp16.info, paper)
+    t32 = flash2_traffic(fp32.workload, fp32.info, paper)
+    # The paper's tiles: Bc = ceil(M / 4d) halves with M; Br = min(Bc, d) = 64 stays, so the
+    # elements stay and the bytes double: T = (Nd + 2Nd * ceil(N / Br) + Nd) * elem_bytes.
     nd = 1024 * 64
     assert t16.total_elements == t32.total_elements == nd + 2 * nd * 16 + nd
     assert (t16.total_bytes, t32.total_bytes) == (34 * nd * 2, 34 * nd * 4)
@@ -93,7 +94,8 @@ def test_a_workload_of_another_width_is_refused() -> None:
 
 
 def test_an_fp32_run_moves_its_closed_form_bytes() -> None:
-    run = resolve_run(RunConfig("flash2", 1024, 64, overrides=FP32))
+    paper = (("tiling", "paper"),)
+    run = resolve_run(RunConfig("flash2", 1024, 64, overrides=FP32, extra=paper))
     result: dict[str, Any] = run_in_worker(run_one, run)
     assert result["elem_bytes"] == 4 and result["capacity_elements"] == 131_072
     # Bc = ceil(131072 / 256) = 512 columns, less what Br = 64 rows of statistics take.

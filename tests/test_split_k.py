@@ -92,7 +92,7 @@ def test_bytes_per_tile_and_total_equal_closed_forms(
             total[tensor] = total.get(tensor, 0) + count
     plan = flash2_plan(workload, config.tile_info(0), params).split
     assert plan is not None
-    one = TRAFFIC["flash2"](workload, config.info()).elements
+    one = TRAFFIC["flash2"](workload, config.info(), params).elements
     d, s = workload.head_dim, plan.slices
     assert total == {
         "Q": s * one["Q"], "K": one["K"], "V": one["V"], "O": one["O"],
@@ -164,10 +164,12 @@ def test_split_one_keeps_whole_blocks() -> None:
     ],
 )
 def test_bad_splits_are_refused(platform: str, split: str, message: str) -> None:
-    """S beyond the K/V tiles of a block (2,048 keys in tiles of 1,024), split-K on one tile,
-    a split that is not a count: one-line UserErrors before anything runs."""
+    """S beyond the K/V tiles of a block (2,048 keys in the paper's tiles of 1,024; the fitted
+    tiles narrow to give every slice one), split-K on one tile, a split that is not a count:
+    one-line UserErrors before anything runs."""
     config = RunConfig("flash2", 1, 64, 8, f"platforms/{platform}", kv_heads=2, kv_len=2048,
-                       phase="decode", mask="causal", extra=(("split", split),))  # fmt: skip
+                       phase="decode", mask="causal",
+                       extra=(("split", split), ("tiling", "paper")))  # fmt: skip
     with pytest.raises(UserError, match=message) as info:
         resolve_run(config)
     assert "\n" not in str(info.value)

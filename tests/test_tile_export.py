@@ -18,6 +18,8 @@ from tlm_models.trace.stl import load_stl
 from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
+#: FlashAttention-2 with the paper's tiles (Br = 64 rows at d = 64)
+PAPER = (("tiling", "paper"),)
 X4 = str(ROOT / "platforms" / "attenio-x4.yaml")
 X16 = str(ROOT / "platforms" / "attenio-x16.yaml")
 
@@ -37,7 +39,9 @@ def _scopes(vcd: str) -> dict[str, list[str]]:
 
 def test_tiled_run_writes_a_waveform_scope_per_tile_and_one_stl(tmp_path: Path) -> None:
     vcd, stl = tmp_path / "x4.vcd", tmp_path / "x4.stl"
-    config = RunConfig(dataflow="flash2", platform=X4, seq_len=1024, head_dim=64, heads=4)
+    config = RunConfig(
+        dataflow="flash2", platform=X4, seq_len=1024, head_dim=64, heads=4, extra=PAPER
+    )  # the paper's 64-row tiles: every HBM channel busy
     result = run_in_worker(run_one, config, None, None, str(vcd), str(stl), 1e9)
     scopes = _scopes(vcd.read_text())
     for tile in range(4):
@@ -83,7 +87,7 @@ def test_export_of_a_fast_forwardable_run_holds_every_request(tmp_path: Path) ->
     # FlashAttention-2 at 4K repeats its loop: without the export it is fast-forwarded
     # (skipping iterations whose requests an STL file would miss); with it, it replays exactly.
     stl = tmp_path / "fa2.stl"
-    config = RunConfig(dataflow="flash2", seq_len=4096, head_dim=64)
+    config = RunConfig(dataflow="flash2", seq_len=4096, head_dim=64, extra=PAPER)  # 64 blocks
     plain = run_in_worker(run_one, config)
     assert plain["fast_forward"]["enabled"] is True
     assert plain["fast_forward"]["skipped_iterations"] > 0

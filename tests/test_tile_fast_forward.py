@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fast_forward_jobs import worst_difference
-from tests.tile_jobs import equal_tile_bytes, tiled_replay_stats, tiled_result_job
+from tests.tile_jobs import PAPER_TILES, equal_tile_bytes, tiled_replay_stats, tiled_result_job
 from tlm_models.dataflows import Workload, emit
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, Columns, IterationControl
@@ -50,7 +50,8 @@ def test_tiled_fast_forward_matches_exact(
     total = equal_tile_bytes(exact, fast, 4)
     config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
     w = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads)
-    assert total == TRAFFIC[dataflow](w, config.info()).total_bytes
+    params = PAPER_TILES if dataflow == "flash2" else None
+    assert total == TRAFFIC[dataflow](w, config.info(), params).total_bytes
 
 
 def test_unbalanced_shares_run_exactly() -> None:
@@ -59,7 +60,10 @@ def test_unbalanced_shares_run_exactly() -> None:
     config = Platform.load(ROOT / "platforms/attenio-x4.yaml").config
     w = Workload(seq_len=1024, head_dim=64, heads=6)
     controls = [
-        emit("flash2", w, config.tile_info(t), FAST_FORWARD_CHUNK_OPS).iterations for t in range(4)
+        emit(
+            "flash2", w, config.tile_info(t), FAST_FORWARD_CHUNK_OPS, params=PAPER_TILES
+        ).iterations
+        for t in range(4)
     ]
     reason = unbalanced_reason(controls)
     assert reason is not None and reason.startswith("tile 1's loop (32 iterations)")
@@ -67,7 +71,13 @@ def test_unbalanced_shares_run_exactly() -> None:
     assert (
         unbalanced_reason(
             [
-                emit("flash2", balanced, config.tile_info(t), FAST_FORWARD_CHUNK_OPS).iterations
+                emit(
+                    "flash2",
+                    balanced,
+                    config.tile_info(t),
+                    FAST_FORWARD_CHUNK_OPS,
+                    params=PAPER_TILES,
+                ).iterations
                 for t in range(4)
             ]
         )
@@ -213,7 +223,9 @@ def test_masked_shares_run_exactly_unless_they_grow_alike() -> None:
     def controls(**shape: Any) -> list[IterationControl | None]:
         w = Workload(seq_len=2048, head_dim=64, **shape)
         return [
-            emit("flash2", w, config.tile_info(t), FAST_FORWARD_CHUNK_OPS).iterations
+            emit(
+                "flash2", w, config.tile_info(t), FAST_FORWARD_CHUNK_OPS, params=PAPER_TILES
+            ).iterations
             for t in range(4)
         ]
 

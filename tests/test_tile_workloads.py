@@ -104,13 +104,13 @@ def test_every_block_on_exactly_one_tile() -> None:
 
 
 def test_zigzag_balances_causal_work() -> None:
-    """MQA, causal, N = 1024, 4 heads: FlashAttention-2's blocks stack 16 positions of the 4
-    heads (Br = 64 rows), 64 blocks whose key ranges grow by 16 keys a block. Zig-zag gives
-    each tile blocks j and 7 - j of every 8, so the score elements (rows x key range) of the
-    4 tiles are exactly equal; contiguous quarters would give the last tile 6.6 times the
-    first's."""
+    """MQA, causal, N = 1024, 4 heads: FlashAttention-2's blocks (the paper's tiles, Br = 64
+    rows) stack 16 positions of the 4 heads, 64 blocks whose key ranges grow by 16 keys a
+    block. Zig-zag gives each tile blocks j and 7 - j of every 8, so the score elements (rows
+    x key range) of the 4 tiles are exactly equal; contiguous quarters would give the last
+    tile 6.6 times the first's."""
     w = Workload(**WORKLOADS["mqa-causal"])
-    height = query_block_height("flash2", w, X4.info())
+    height = query_block_height("flash2", w, X4.info(), {"tiling": "paper"})
     work = []
     for t in range(4):
         blocks = tile_query_blocks(w, height, t, 4)

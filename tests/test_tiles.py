@@ -50,8 +50,8 @@ def test_template_instantiated_per_tile() -> None:
     info = config.tile_info(3)
     assert (info.tile, info.tiles) == (3, 4)
     assert info.scratchpad.name == "tile3_sram"
-    assert info.scratchpad.base == 0x10_0000_0000 + 3 * (16 << 20)
-    assert info.kv_buffer is not None and info.kv_buffer.base == 0x10_0010_0000 + 3 * (16 << 20)
+    assert info.scratchpad.base == 0x10_0000_0000 + 3 * (1 << 30)
+    assert info.kv_buffer is not None and info.kv_buffer.base == 0x10_2000_0000 + 3 * (1 << 30)
     assert info.engines == {"dma0": "dma", "dma1": "dma", "pe": "pe", "exp": "exp"}
     assert info.capacity_elements() == 262_144
 
@@ -235,7 +235,7 @@ def test_result_does_not_depend_on_how_traces_are_fed() -> None:
         fed_in_chunks_job, "flash2", "platforms/attenio-x16.yaml", 2048, 16, 1 << 20
     )
     assert fine == whole
-    assert fine["replay_tile15/sim_time"] == 1_083_253.0
+    assert fine["replay_tile15/sim_time"] == 332_928.0  # fitted tiles (1,083,253 with Br = 64)
 
 
 def test_tiles_are_fed_in_slices_of_at_most_feed_records() -> None:

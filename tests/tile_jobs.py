@@ -23,6 +23,10 @@ STRIDE = 1 << 20
 #: Bytes of one load in the bottleneck trace.
 LOAD_BYTES = 4096
 
+#: FlashAttention-2 with the paper's tiles (Br = 64 rows at d = 64): tiled fast-forward cases
+#: need many repeating blocks a tile (fitted tiles hold 1,024 rows: one or two blocks a tile).
+PAPER_TILES = {"tiling": "paper"}
+
 
 def tiled_platform(tiles: int, hbm_bandwidth: str) -> PlatformConfig:
     """``tiles`` tiles (one-channel DMA, 64x32 PE array without pipeline latency or SRAM
@@ -192,6 +196,8 @@ def tiled_replay_stats(
     config = Platform.load(Path(__file__).resolve().parent.parent / platform_file)
     platform = config.with_overrides(*overrides).config if overrides else config.config
     workload = Workload(seq_len=seq_len, head_dim=head_dim, heads=heads, **shape)
+    if dataflow == "flash2" and params is None:
+        params = PAPER_TILES  # the many repeating 64-row blocks these cases were written for
     emitted = [
         emit(dataflow, workload, platform.tile_info(t), FAST_FORWARD_CHUNK_OPS, params=params)
         for t in range(platform.tile_count)
@@ -265,8 +271,9 @@ def tiled_result_job(
     from tlm_models.study.tile_run import run_tiled
 
     config = RunConfig(
-        dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", mask=mask, exact=exact
-    )
+        dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", mask=mask, exact=exact,
+        extra=tuple(PAPER_TILES.items()) if dataflow == "flash2" else (),
+    )  # fmt: skip
     result = run_tiled(resolve_run(config))
     return {
         "time": result["sim_time_ns"],

@@ -1,10 +1,10 @@
 """FlashAttention-2: Q-outer, K/V-inner tiles with online softmax (row max / row sum per tile).
 
-Tiling is the rule the AttenIO paper used for its FA2 baseline: Br = min(ceil(M/4d), d),
-Bc = ceil(M/4d). ``tiling=paper`` keeps that Bc, whose single K and V tiles fill the cache
-beside Q, O and S; ``tiling=fit`` (default) uses the largest Bc <= ceil(M/4d) that fits the
-buffers the ``overlap`` needs (single K/V tiles by default, overlap=split). Off-chip traffic
-depends on Br only and stays T = Nd + 2Nd*ceil(N/Br) + Nd for every variant.
+Tiles (``flash2_tiles.py``): ``tiling=paper`` is the rule the AttenIO paper used for its FA2
+baseline, Br = min(ceil(M/4d), d), Bc = ceil(M/4d), whose single K and V tiles fill the cache
+beside Q, O and S; ``tiling=fit`` (default) sizes both from the on-chip memory and the machine
+(the (Br, Bc) of least estimated time among those that fit the ``overlap``'s buffers). Off-chip
+traffic depends on Br only: T = Nd + 2Nd*ceil(N/Br) + Nd for every variant.
 """
 
 from __future__ import annotations
@@ -14,6 +14,13 @@ from dataclasses import dataclass
 from functools import partial
 
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.flash2_tiles import (
+    NO_RESERVE,
+    FlashTiling,
+    Reserve,
+    fit_tiling,
+    paper_tiling,
+)
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
@@ -24,49 +31,30 @@ from tlm_models.dataflows.online_softmax import (
 )
 from tlm_models.dataflows.query_blocks import block_count, block_plan, block_shape, query_blocks
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
-from tlm_models.dataflows.split_combine import alloc_combine, combine_elements
+from tlm_models.dataflows.split_combine import alloc_combine
 from tlm_models.dataflows.split_k import SplitPlan, partial_elements, split_slices
 from tlm_models.dataflows.variants import resolve
 from tlm_models.dataflows.workload import Workload
-from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
 
 
-@dataclass(frozen=True)
-class FlashTiling:
-    br: int  # Q rows per block (the paper's rule, used for traffic)
-    bc_rule: int  # the paper's K/V tile width
-    bc: int  # K/V tile width actually used (fits the overlap's buffers)
-
-
 def flash2_tiling(
-    workload: Workload, capacity: int, tiling: str = "fit", buffers: int = 2, reserved: int = 0
+    workload: Workload,
+    platform: PlatformInfo,
+    tiling: str = "fit",
+    buffers: int = 1,
+    reserve: Reserve = NO_RESERVE,
 ) -> FlashTiling:
-    """Br, Bc for capacity M elements with ``buffers`` K and V tiles each; UserError when the
-    plan does not fit (``tiling="paper"`` keeps Bc = ceil(M/4d) or fails). A block holds up to
-    Br rows of a K/V head's group (g * Nq rows); tiles hold up to Bc of the Nk keys.
-    ``reserved``: elements other buffers take (split-K's partials), which Bc leaves free."""
-    d, n = workload.head_dim, workload.kv_len
-    quarter = -(-capacity // (4 * d))
-    br = min(quarter, d)
-    rows = min(br, workload.group * workload.seq_len)
-    # Q, O (rows x d), S (rows x bc), m0, m1, t, l (rows), K and V tiles (bc x d) x buffers.
-    fit = (capacity - reserved - 2 * rows * d - 4 * rows) // (2 * buffers * d + rows)
-    bc = min(quarter, n) if tiling == "paper" else min(quarter, n, fit)
-    if bc < 1 or bc > fit:
-        width = max(bc, 1)
-        need = reserved + 2 * rows * d + 4 * rows + width * (2 * buffers * d + rows)
-        raise UserError(
-            f"FlashAttention-2 needs {need} elements on chip for Br = {rows}, Bc = {width}, "
-            f"d = {d} and {buffers} K/V tile buffer(s), but M = {capacity} elements"
-            + (
-                " (tiling=paper does not fit the overlap's buffers; use tiling=fit)"
-                if bc > 1
-                else ""
-            )
-        )
-    return FlashTiling(br=br, bc_rule=quarter, bc=bc)
+    """Br, Bc on ``platform`` (its capacity M in elements) with ``buffers`` K and V tiles each
+    (``flash2_tiles.py``): ``paper`` keeps Br = min(ceil(M/4d), d), Bc = ceil(M/4d) or fails,
+    ``fit`` takes the (Br, Bc) of least estimated time that fits. A block holds up to Br rows
+    of a K/V head's group (g * Nq rows); tiles hold up to Bc of the Nk keys. ``reserve``: the
+    elements split-K's partials take, which the tiles leave free."""
+    capacity = platform.capacity_elements(workload.elem_bytes)
+    if tiling == "paper":
+        return paper_tiling(workload, capacity, buffers, reserve)
+    return fit_tiling(workload, capacity, platform, buffers, reserve)
 
 
 @dataclass(frozen=True)
@@ -82,23 +70,19 @@ def flash2_plan(
     workload: Workload, platform: PlatformInfo, params: Mapping[str, object] | None = None
 ) -> FlashPlan:
     """Tiling and split-K plan of ``workload`` on ``platform`` (a tile of a tiled platform):
-    ``split`` S > 1 reserves the partials' buffers (``split_combine.combine_elements``) before
-    Bc is fitted; S = 1 is the unsplit plan."""
+    ``split`` S > 1 reserves the partials' buffers (``split_combine.combine_elements``) beside
+    the tiles; S = 1 is the unsplit plan."""
     variant = resolve("flash2", params)
     nbuf = 2 if variant["overlap"] == "double" else 1
-    capacity = platform.capacity_elements(workload.elem_bytes)
-    tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf)
+    reserve = Reserve(variant["split"], platform.tiles)
+    tiling = flash2_tiling(workload, platform, variant["tiling"], nbuf, reserve)
     rows = min(tiling.br, workload.group * workload.seq_len)
-    if variant["split"] == "1" or (variant["split"] == "auto" and platform.tiles < 2):
+    if reserve(workload, rows) == 0:
         return FlashPlan(tiling, rows, None)
     shape = block_shape(workload, rows)
     slices = split_slices(
         variant["split"], block_count(workload, shape), platform.tiles, workload.dense
     )
-    if slices == 1:
-        return FlashPlan(tiling, rows, None)
-    reserved = combine_elements(slices, rows, workload.head_dim)
-    tiling = flash2_tiling(workload, capacity, variant["tiling"], nbuf, reserved)
     blocks = tuple(query_blocks(workload, shape))
     key_tiles = tuple(block_plan(workload, blk, tiling.bc).tiles for blk in blocks)
     return FlashPlan(tiling, rows, SplitPlan(blocks, key_tiles, slices, platform.tiles))
@@ -182,7 +166,14 @@ def emit_flash2(
         "flash2",
         workload,
         platform,
-        {"br": tiling.br, "bc": tiling.bc, "bc_rule": tiling.bc_rule, "variant": variant, **extra},
+        {
+            "br": tiling.br,
+            "bc": tiling.bc,
+            "bc_rule": tiling.bc_rule,
+            "tile_choice": tiling.reason,
+            "variant": variant,
+            **extra,
+        },
         spill,
     )
     a = setup.scratch

@@ -16,6 +16,7 @@ then is read back for the exponent — 2N extra elements per row.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -32,10 +33,14 @@ from tlm_models.dataflows.builder import (
 )
 from tlm_models.dataflows.query_blocks import (
     QueryBlock,
+    TileRun,
     block_growth_shape,
     block_kind,
+    block_shape,
+    key_span_sum,
     load_block,
     masked_tile_runs,
+    score_elements,
     share_query_blocks,
     store_block,
 )
@@ -51,29 +56,119 @@ from tlm_models.trace.record import Broadcast, VectorOp
 
 @dataclass(frozen=True)
 class FlatTiling:
-    rows: int  # R: query rows per block (1 when spilling)
+    rows: int  # R: query rows per block
     stage: int  # Tk: K/V staging tile rows
-    spill: bool  # score rows do not fit: S tiles go off-chip
+    spill: bool  # some score tiles go off-chip
+    #: Score columns of a row kept on chip (a multiple of Tk): every key without a spill; 0
+    #: when every score tile spills (R = 1 when a row does not fit).
+    keep: int = 0
+
+    @property
+    def keep_tiles(self) -> int:
+        """Score tiles of a row that stay on chip; the later ones spill."""
+        return self.keep // self.stage
 
 
-def flat_tiling(workload: Workload, capacity: int, pe_rows: int) -> FlatTiling:
-    d, n = workload.head_dim, workload.kv_len
+def _kv_elements(w: Workload, rows: int) -> int:
+    """K and V elements of blocks of ``rows`` stacked rows (``query_blocks``)."""
+    shape = block_shape(w, rows)
+    return (
+        2
+        * w.kv_head_count
+        * -(-w.group // shape.heads)
+        * key_span_sum(w, shape.positions)
+        * (w.head_dim)
+    )
+
+
+def spill_candidates(w: Workload, capacity: int, tk: int) -> list[FlatTiling]:
+    """Partial-spill plans of R rows that keep the first ``keep`` score columns of each row on
+    chip and spill the rest: Q, O (R x d), 3 statistics (R), the kept columns and two
+    double-buffered R x Tk spill tiles per row, beside the 2 Tk x d staging. One plan per
+    block count p (R = ceil(rows / p), the fewest rows with p blocks, which keeps the most
+    columns); a plan that keeps every column is no spill and is left out."""
+    d, n, total = w.head_dim, w.kv_len, w.group * w.seq_len
+    out = []
+    br = total
+    while True:
+        room = capacity - 2 * tk * d - br * (2 * d + 3 + 2 * tk)
+        if room >= 0:
+            keep = min(n, room // (br * tk) * tk)
+            if keep < n:
+                out.append(FlatTiling(rows=br, stage=tk, spill=True, keep=keep))
+        if br == 1:
+            return out
+        br = -(-total // -(-total // (br - 1)))
+
+
+def spilled_scores(w: Workload, t: FlatTiling) -> int:
+    """Score elements written off-chip (and read back) over all heads: per block row, the
+    columns of its key range past the first ``keep`` (whole rows spill with keep = 0)."""
+    if not t.spill:
+        return 0
+    if t.keep == 0:
+        return w.head_count * score_elements(w, block_shape(w, t.rows).positions)
+    assert w.mask == "none", "partial spills are planned for unmasked workloads only"
+    return w.head_count * w.seq_len * max(0, w.kv_len - t.keep)
+
+
+def flat_tiling(
+    workload: Workload, capacity: int, pe_rows: int, spill: str = "never"
+) -> FlatTiling:
+    """R and Tk (module docstring). ``spill``: ``never`` keeps whole score rows on chip (R = 1
+    and every tile spilling only when one row does not fit); ``auto`` also weighs plans that
+    spill the later score tiles of more rows (``spill_candidates``, unmasked workloads) and
+    takes the one moving the fewest bytes (ties: no spill, then more rows)."""
+    w = workload
+    d, n = w.head_dim, w.kv_len
     tk = max(1, min(n, pe_rows, capacity // (8 * d)))
     r = (capacity - 2 * tk * d) // (2 * d + n + 3)
+    whole: FlatTiling | None = None
     if r >= 1:
-        r = min(r, workload.group * workload.seq_len)  # the stacked query rows of a group
+        r = min(r, w.group * w.seq_len)  # the stacked query rows of a group
         # R is set with the smallest staging tile; the staging then grows into what the R rows
         # leave free (Q, O, S rows and three row statistics each). Traffic depends on R alone,
         # so this only cuts the number of transfers and matmuls (16x at N = 128K).
         free = capacity - r * (2 * d + n + 3)
-        return FlatTiling(rows=r, stage=max(tk, min(n, free // (2 * d))), spill=False)
+        whole = FlatTiling(rows=r, stage=max(tk, min(n, free // (2 * d))), spill=False, keep=n)
+    options = [] if whole is None else [whole]
+    if spill == "auto" and w.mask == "none":
+        options += spill_candidates(w, capacity, tk)
+    if options:
+        return min(
+            options,
+            key=lambda t: (_kv_elements(w, t.rows) + 2 * spilled_scores(w, t), t.spill, -t.rows),
+        )
     need = 2 * tk * d + 2 * d + 3 + 2 * tk
     if need > capacity:
         raise UserError(
             f"FLAT needs M >= {need} elements even when spilling score rows "
             f"(d = {d}, staging {tk} rows), M = {capacity}"
         )
-    return FlatTiling(rows=1, stage=tk, spill=True)
+    return FlatTiling(rows=1, stage=tk, spill=True, keep=0)
+
+
+def flat_plan(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object] | None = None
+) -> FlatTiling:
+    """The tiling ``params`` (``spill``) give on ``platform``."""
+    variant = resolve("flat", params)
+    capacity = platform.capacity_elements(workload.elem_bytes)
+    return flat_tiling(workload, capacity, platform.pe_rows, variant["spill"])
+
+
+def _split_runs(runs: list[TileRun], at: int) -> list[TileRun]:
+    """``runs`` cut at tile ``at`` (the first spilled tile)."""
+    out = []
+    for run in runs:
+        end = run.first_tile + run.count
+        if run.first_tile < at < end:
+            head = at - run.first_tile
+            out.append(dataclasses.replace(run, count=head))
+            out.append(dataclasses.replace(run, first_tile=at, count=end - at, first=False))
+        else:
+            out.append(run)
+    return out
 
 
 class _FlatEmitter:
@@ -88,7 +183,8 @@ class _FlatEmitter:
         self.q = a.alloc("Q_rows", r, d)
         self.o = a.alloc("O_rows", r, d)
         # Row-resident S is stored tile after tile (each R x Tk tile contiguous).
-        s_cols = 2 * tk if tiling.spill else n
+        # spilling: the kept tiles, then two R x Tk spill tiles alternating
+        s_cols = tiling.keep + 2 * tk if tiling.spill else n
         self.srow = a.alloc("S_rows", r, s_cols)
         self.m = a.alloc("rowmax", r)
         self.l = a.alloc("rowsum", r)
@@ -156,7 +252,8 @@ class _FlatEmitter:
         staged: int,
         ext: dict[str, int | None] | None,
     ) -> Generator[np.ndarray, None, tuple[RepeatResult | None, int]]:
-        s, w, spill = self.s, self.s.workload, self.tl.spill
+        s, w = self.s, self.s.workload
+        kept = self.tl.keep_tiles
         eb, d, tk = s.elem_bytes, w.head_dim, self.tl.stage
         lo, rows = keys[0], blk.height
         st = self.stage[0].addr
@@ -164,7 +261,10 @@ class _FlatEmitter:
         tile_bytes = rows * tk * eb
         # The K stream masks the score tiles a mask crosses; the V stream reads them masked.
         runs = masked_tile_runs(w, blk, keys, tk, masked=which == "K")
+        if self.tl.spill and kept:
+            runs = _split_runs(runs, kept)
         for run in runs:
+            spill = self.tl.spill and run.first_tile >= kept
             c0, count, cols, first = run.first_tile, run.count, run.width, run.first
             tpl = b.template()
             ro = tpl.roles
@@ -174,9 +274,11 @@ class _FlatEmitter:
             )
             on_tile: list[tuple[str, str]] = []
             if which == "K":
+                # a spill tile is rewritten once its store two tiles back has read it
                 ro["smm"] = ro["reader"] = tpl.matmul(
-                    self.q.addr, st, stile, rows, cols, d, trans_b=True, deps=[ro["ld"]]
-                )
+                    self.q.addr, st, stile, rows, cols, d, trans_b=True,
+                    deps=[ro["ld"], Prev("sts", 2) if spill else None],
+                )  # fmt: skip
                 if run.mask is not None:
                     ro["msk"] = tpl.mask(
                         stile,
@@ -195,19 +297,21 @@ class _FlatEmitter:
                     tpl.vector(VectorOp.MAX, self.m.addr, self.m.addr, rows, 1, src1=self.t.addr)
                 if spill:
                     ro["sts"] = tpl.store(
-                        stile, s.base("S"), 1, cols * eb, tensor=s.tensor["S"], deps=[ro["max"]]
-                    )
+                        stile, s.base("S"), rows, cols * eb, tensor=s.tensor["S"],
+                        deps=[ro["max"]],
+                    )  # fmt: skip
                     on_tile.append(("sts", "src0"))
             else:
                 deps_sub = [ro["ld"]]
                 if spill:
+                    # ... and reloaded once the O update two tiles back has read it
                     ro["lds"] = tpl.load(
                         s.base("S"),
                         stile,
-                        1,
+                        rows,
                         cols * eb,
                         tensor=s.tensor["S"],
-                        deps=[Ext("spilled")],
+                        deps=[Ext("spilled"), Prev("reader", 2)],
                     )
                     deps_sub = [ro["lds"]]
                     on_tile.append(("lds", "dst"))
@@ -255,15 +359,16 @@ class _FlatEmitter:
                 on_tile: list[tuple[str, str]] = on_tile,
                 mm: str = mm,
                 staged: int = staged,
+                spill: bool = spill,
             ) -> dict[str, dict[int, np.ndarray | int]]:
                 c = c0 + r
                 par = ((staged + r) % 2) * sstep
-                tile = (c % 2) * cols * eb if spill else c * tile_bytes
+                tile = (kept + c % 2) * tile_bytes if spill else c * tile_bytes
                 spec: dict[tuple[str, str], np.ndarray | int] = {key: tile for key in on_tile}
                 spec |= {("ld", "src0"): c * tk * d * eb, ("ld", "dst"): par, (mm, "src1"): par}
                 if spill:
                     key = ("sts", "dst") if mm == "smm" else ("lds", "src0")
-                    spec[key] = c * tk * eb
+                    spec[key] = (c - kept) * tile_bytes  # spilled tiles one after another
                 return role_offsets(tpl, spec)
 
             ring = yield from b.repeat(tpl, count, offsets, first=ring, ext=ext)
@@ -279,17 +384,21 @@ def emit_flat(
 ) -> EmittedTrace:
     """FLAT trace on ``platform``, streamed in chunks; ``params``: ``overlap`` (none|double)."""
     variant = resolve("flat", params)
-    tiling = flat_tiling(
-        workload, platform.capacity_elements(workload.elem_bytes), platform.pe_rows
-    )
+    tiling = flat_plan(workload, platform, params)
     spill: list[tuple[str, tuple[int, ...]]] | None = (
-        [("S", (1, workload.kv_len))] if tiling.spill else None
+        [("S", (tiling.rows, workload.kv_len - tiling.keep))] if tiling.spill else None
     )
     setup = make_setup(
         "flat",
         workload,
         platform,
-        {"rows": tiling.rows, "stage": tiling.stage, "spill": tiling.spill, "variant": variant},
+        {
+            "rows": tiling.rows,
+            "stage": tiling.stage,
+            "spill": tiling.spill,
+            "keep": tiling.keep,
+            "variant": variant,
+        },
         spill=spill,
     )
     em = _FlatEmitter(setup, tiling, serial=variant["overlap"] == "none")

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from tlm_models.dataflows.approx import approx_params, approx_tiling
 from tlm_models.dataflows.attenio import attenio_tiling
 from tlm_models.dataflows.block_deal import group_range
-from tlm_models.dataflows.flash2 import flash2_plan, flash2_tiling
-from tlm_models.dataflows.flat import flat_tiling
+from tlm_models.dataflows.flash2 import flash2_plan
+from tlm_models.dataflows.flat import flat_plan, spilled_scores
 from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.partition import RowRange, share_traffic, tile_share
 from tlm_models.dataflows.query_blocks import (
@@ -81,13 +81,11 @@ def attenio_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traf
 
 
 def flash2_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
-    """T = Nd + 2Nd*ceil(N/Br) + Nd with Br = min(ceil(M/4d), d), whatever the tiling of Bc
-    and the overlap, for dense self-attention; masks, GQA and decode:
-    :func:`online_softmax_elements` with R = Br."""
-    variant = resolve("flash2", params)
-    flash2_plan(w, p, params)  # a split the platform cannot take fails here
-    buffers = 2 if variant["overlap"] == "double" else 1
-    t = flash2_tiling(w, p.capacity_elements(w.elem_bytes), variant["tiling"], buffers)
+    """T = Nd + 2Nd*ceil(N/Br) + Nd for any (Br, Bc) (Bc does not enter) and either overlap,
+    for dense self-attention; masks, GQA and decode: :func:`online_softmax_elements` with
+    R = Br. Br: the paper's min(ceil(M/4d), d) with ``tiling=paper``, the chosen one with
+    ``fit`` (``flash2_tiles.py``)."""
+    t = flash2_plan(w, p, params).tiling  # a split the platform cannot take fails here
     elements = online_softmax_elements(w, t.br)
     return Traffic("flash2", elements, w.elem_bytes, {"br": t.br, "bc": t.bc})
 
@@ -130,17 +128,18 @@ def standard_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Tra
 
 def flat_traffic(w: Workload, p: PlatformInfo, params: Params = None) -> Traffic:
     """T = 2 Nq d Hq + 2 d Hkv ceil(g/h) sum_j (hi_j - lo_j) over blocks of R stacked rows
-    (P positions of h heads, P h <= R; dense: 2Nd + 2Nd*ceil(N/R) per head), + 2 Hq
-    sum_i (hi_i - lo_i) when score rows spill (R = 1), either overlap."""
-    resolve("flat", params)
-    t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
+    (P positions of h heads, P h <= R; dense: 2Nd + 2Nd*ceil(N/R) per head), either overlap,
+    plus the spilled scores, each written and read: whole rows (keep = 0) 2 Hq
+    sum_j P (hi_j - lo_j); the columns past the first ``keep`` of every row (partial spill,
+    unmasked) 2 Hq Nq (Nk - keep)."""
+    t = flat_plan(w, p, params)
     shape = block_shape(w, t.rows)
-    extra = {"S": 2 * w.head_count * score_elements(w, 1)} if t.spill else {}
+    extra = {"S": 2 * spilled_scores(w, t)} if t.spill else {}
     return Traffic(
         "flat",
         _stacked(w, shape, extra),
         w.elem_bytes,
-        {"rows": t.rows, "stage": t.stage, "spill": int(t.spill)},
+        {"rows": t.rows, "stage": t.stage, "spill": int(t.spill), "keep": t.keep},
     )
 
 
@@ -158,9 +157,9 @@ def standard_work(w: Workload, p: PlatformInfo) -> dict[str, int]:
     return score_work(w, block_shape(w, t.tile).positions)
 
 
-def flat_work(w: Workload, p: PlatformInfo) -> dict[str, int]:
+def flat_work(w: Workload, p: PlatformInfo, params: Params = None) -> dict[str, int]:
     """MACs and exps FLAT emits (blocks of P positions, ``flat_traffic``)."""
-    t = flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows)
+    t = flat_plan(w, p, params)
     return score_work(w, block_shape(w, t.rows).positions)
 
 
@@ -210,8 +209,7 @@ def query_block_height(dataflow: str, w: Workload, p: PlatformInfo, params: Para
         resolve("standard", params)
         return standard_tiling(w, p.capacity_elements(w.elem_bytes)).tile
     if dataflow == "flat":
-        resolve("flat", params)
-        return flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).rows
+        return flat_plan(w, p, params).rows
     key = {"attenio": "a", "fusemax": "rows"}.get(dataflow, "br")
     return int(TRAFFIC[dataflow](w, p, params).tile[key])
 
@@ -254,7 +252,7 @@ def tiled_traffic(
     """Off-chip elements of tile ``p.tile`` of ``p.tiles``'s share of any workload: dense
     self-attention's row ranges (``tile_traffic``), otherwise the sum over the tile's whole
     blocks (``query_blocks.tile_query_blocks``) of Q = O = h d, K = V = (hi - lo) d, plus
-    Standard's S and P, 2 h (hi - lo) each, and FLAT's spilled S, 2 h (hi - lo) (h: the
+    Standard's S and P, 2 h (hi - lo) each, and FLAT's spilled S, 2 h (hi - lo - keep) (h: the
     block's stacked rows, [lo, hi): its key range). approx: its whole K/V groups, g_t of G,
     carry g_t / G of every tensor of ``approx_traffic`` (each is a per-group count times G).
     Over all tiles: the one-tile closed form (``TRAFFIC``, ``approx_traffic``)."""
@@ -270,18 +268,21 @@ def tiled_traffic(
         if plan.split is not None:
             return split_traffic(w, p, plan.split, plan.tiling.bc)
     height = query_block_height(dataflow, w, p, params)
-    rows = keys = scores = 0
+    # FLAT keeps the first ``keep`` score columns of a row on chip and spills the rest
+    keep = flat_plan(w, p, params).keep if dataflow == "flat" else 0
+    rows = keys = scores = spilled = 0
     for blk in tile_query_blocks(w, height, p.tile, p.tiles):
         lo, hi = w.block_key_range(blk.row0, blk.rows)
         rows += blk.height
         keys += hi - lo
         scores += blk.height * (hi - lo)
+        spilled += blk.height * max(0, hi - lo - keep)
     d = w.head_dim
     out = {"Q": rows * d, "K": keys * d, "V": keys * d, "O": rows * d}
     if dataflow == "standard":
         out |= {"S": 2 * scores, "P": 2 * scores}
-    elif dataflow == "flat" and flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).spill:
-        out |= {"S": 2 * scores}
+    elif dataflow == "flat" and spilled:
+        out |= {"S": 2 * spilled}
     return out
 
 
@@ -292,14 +293,14 @@ def tile_traffic(
     Q = O = sum_k r_k d and K = V = sum_k N d ceil(r_k / x) over its row ranges (x: the
     dataflow's query block, AttenIO a, FlashAttention-2 Br, Standard T, FLAT R, at most N),
     plus Standard's S and P panels, each written and read once, 2 N r elements each, and FLAT's
-    spilled score rows (R = 1), 2 N r (r = sum_k r_k, the tile's query rows)."""
+    spilled scores, 2 (N - keep) r (r = sum_k r_k, the tile's query rows)."""
     n, d = w.seq_len, w.head_dim
     rows = sum(r.rows for r in share)
     extra: dict[str, int] = {}
     if dataflow == "standard":
         extra = {"S": 2 * n * rows, "P": 2 * n * rows}
-    elif dataflow == "flat" and flat_tiling(w, p.capacity_elements(w.elem_bytes), p.pe_rows).spill:
-        extra = {"S": 2 * n * rows}
+    elif dataflow == "flat" and (t := flat_plan(w, p, params)).spill:
+        extra = {"S": 2 * rows * (n - t.keep)}
     block = query_block_height(dataflow, w, p, params)
     return share_traffic(share, n, d, min(block, n)) | extra
 

@@ -26,4 +26,6 @@ def attenio_machine(
         exp_clock_hz=1e9,
         offchip_bandwidth=128e9,
         kv_buffer=kv,
+        # platforms/attenio.yaml: broadcast mapping, the PE's and Exp unit's default latencies
+        extra={"pe_broadcast": 1.0, "pe_latency": 2.0, "exp_latency": 4.0},
     )

@@ -101,7 +101,17 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
         Switch("keys", "auto", (), "M0, keys per K/V tile; auto: the PE array's columns"),
     ),
     "standard": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
-    "flat": (Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),),
+    "flat": (
+        Switch("overlap", "double", ("none", "double"), OVERLAP.meaning),
+        Switch(
+            "spill",
+            "auto",
+            ("auto", "never"),
+            "auto: spill the later score tiles of more query rows when that moves fewer bytes "
+            "(unmasked workloads); never: whole score rows on chip (one spilled row only when "
+            "a row does not fit)",
+        ),
+    ),
 }
 
 

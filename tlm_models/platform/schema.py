@@ -100,6 +100,8 @@ class AddressRange:
     target: str
     via: tuple[str, ...] = ()  # interconnects that decode it; empty = every one reaching target
     loc: Location | None = None
+    #: The target's size parameter when the window's size was not given (it follows it).
+    size_from: str | None = None
 
     @property
     def end(self) -> int:
@@ -297,6 +299,10 @@ class PlatformConfig:
                 "pe_elem_bytes": float(pe.params["elem_bytes"]),
                 "exp_elem_bytes": float(exp.params["elem_bytes"]),
                 "pe_flops": figures.pe_flops,
+                # what tile choices estimate compute with (dataflows/flash2_tiles.py)
+                "pe_broadcast": float(pe.params["mapping"] == "broadcast"),
+                "pe_latency": float(pe.params["pipeline_latency"]),
+                "exp_latency": float(exp.params["pipeline_latency"]),
                 "exp_per_s": figures.exp_per_s,
                 **self._interleave_cycle(offchip.name),
             },

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import itertools
 import re
 from collections.abc import Callable, Iterable
 
@@ -513,15 +512,12 @@ class _Checker:
             if entry is not None:
                 result.append(entry)
         ordered = sorted(result, key=lambda a: a.base)
-        for prev, cur in itertools.pairwise(ordered):
-            if cur.base < prev.end:
-                self.error(
-                    cur.loc or Location(self.source),
-                    "address_map",
-                    f"window of '{cur.target}' [{cur.base:#x}, {cur.end:#x}) overlaps the window "
-                    f"of '{prev.target}' [{prev.base:#x}, {prev.end:#x})"
-                    + (f" at line {prev.loc.line}" if prev.loc else ""),
-                )
+        reach: AddressRange | None = None  # the window ending furthest up so far
+        for cur in ordered:
+            if reach is not None and cur.base < reach.end:
+                self.error(cur.loc or Location(self.source), "address_map", _overlap(reach, cur))
+            if reach is None or cur.end > reach.end:
+                reach = cur
         return result
 
     def address_entry(
@@ -610,7 +606,8 @@ class _Checker:
                 f"({spec.size_param} = {format_size(capacity)})",
             )
             return None
-        return AddressRange(values["base"], values["size"], target, via, item.loc)
+        derived = spec.size_param if "size" not in entries else None
+        return AddressRange(values["base"], values["size"], target, via, item.loc, derived)
 
     def via(
         self, node: Node | None, key: str, components: dict[str, ComponentConfig]
@@ -790,3 +787,24 @@ def validate(root: Node, source: str, earlier: list[Diagnostic] | None = None) -
         problems.sort(key=lambda d: (d.loc.file != source, d.loc.file, d.loc.line, d.loc.column))
         raise PlatformError(problems)
     return config
+
+
+def _overlap(low: AddressRange, high: AddressRange) -> str:
+    """Two windows overlap: which they are, where the lower one's size comes from (a memory's
+    size parameter, e.g. a `--set sram.capacity=...` that grew it), and which base to move."""
+    at = f" at line {low.loc.line}" if low.loc and low.loc.line else ""
+    grown = (
+        f", its size taken from {low.target}.{low.size_from} = {format_size(low.size)}"
+        if low.size_from
+        else ""
+    )
+    fix = f"move the window of '{high.target}' to a base >= {low.end:#x}"
+    tiles = [re.match(r"tile(\d+)_", name) for name in (low.target, high.target)]
+    if tiles[0] and tiles[1] and tiles[0].group(1) != tiles[1].group(1):
+        fix = f"raise tiles.address_stride to at least {format_size(low.end - low.base)}"
+    elif low.size_from:
+        fix += f" (or give the window of '{low.target}' a smaller explicit size)"
+    return (
+        f"window of '{high.target}' [{high.base:#x}, {high.end:#x}) overlaps the window of "
+        f"'{low.target}' [{low.base:#x}, {low.end:#x}){at}{grown}: {fix}"
+    )
