@@ -304,7 +304,8 @@ HbmMemory::Params bank_level(unsigned channels = 1) {
   HbmMemory::Params p = one_channel();
   p.channels = channels;
   p.fidelity = "bank";
-  p.t_refi = SC_ZERO_TIME;  // refresh has its own cases
+  p.t_refi = SC_ZERO_TIME;        // refresh has its own cases
+  p.command_bus = "none";          // and so has the command bus
   return p;
 }
 

@@ -1,7 +1,9 @@
 // The memory controller of one DRAM channel (or pseudo-channel): bounded request queues per
-// bank, a scheduler (FCFS or FR-FCFS) choosing each bank's next request, read and write
-// phases switched by write-queue watermarks, a page policy, refresh that blocks the banks, and
-// command timing from DramTimingChecker. No SystemC process: commands are decided one at a
+// bank, a scheduler (FCFS or FR-FCFS) choosing each bank's next request, optional read and
+// write phases switched by write-queue watermarks, a page policy, refresh that blocks the
+// banks, and command timing from DramTimingChecker (which lets a request take slots left free
+// between commands decided before it). A bank that has activated a row for a request serves
+// that request before it may close the row again. No SystemC process: commands are decided one at a
 // time, always the one that can issue earliest. Two ways to drive it: submit() then drain()
 // (the caller hands over requests and runs the controller until they have completed), or, for
 // a front end that keeps time, enqueue() requests as they arrive and run_until(now) whenever
@@ -27,6 +29,17 @@
 
 namespace tlm_models {
 
+// How writes are scheduled against reads: `none` serves both by the scheduler's rule alone
+// (the plain FR-FCFS of DRAMSys' default scheduler); `watermark` serves them in phases.
+enum class DramWriteDrain { none, watermark };
+
+inline bool parse_write_drain(const std::string& s, DramWriteDrain* out) {
+  if (s == "none") *out = DramWriteDrain::none;
+  else if (s == "watermark") *out = DramWriteDrain::watermark;
+  else return false;
+  return true;
+}
+
 // Told when a request has issued its last column command (run_until / drain).
 class DramCompletionListener {
  public:
@@ -45,8 +58,9 @@ class DramController {
     DramRefresh::Mode refresh = DramRefresh::Mode::all_bank;
     DramPagePolicy page_policy = DramPagePolicy::open;
     unsigned queue_depth = 8;      // requests per bank queue
-    unsigned write_high = 16;      // writes queued (whole channel) that start a write phase
-    unsigned write_low = 4;        // writes left when a write phase may end
+    DramWriteDrain write_drain = DramWriteDrain::none;
+    unsigned write_high = 16;      // watermark: writes queued (whole channel) that start a phase
+    unsigned write_low = 4;        // watermark: writes left when a write phase may end
   };
 
   DramController(const Config& c, std::shared_ptr<const DramScheduler> scheduler)
@@ -113,6 +127,8 @@ class DramController {
   }
 
   bool idle() const { return active_.empty(); }
+  // No request will arrive before `t` any more: command history too old to matter is dropped.
+  void forget_before(Ticks t) { checker_.forget_before(t); }
   const DramChannelStats& stats() const { return stats_; }
   const DramTimingChecker& checker() const { return checker_; }
   ActivityLog& activity() { return activity_; }
@@ -132,6 +148,11 @@ class DramController {
     bool open = false;
     std::uint64_t row = 0;
     unsigned bypasses = 0;
+    // The request the open row was activated for, until it issues a column command: the bank
+    // serves it first rather than close the row unused (a phase change or the starvation cap
+    // would otherwise precharge it).
+    bool opening = false;
+    std::uint64_t opened_for = 0;
   };
 
   struct Choice {
@@ -171,9 +192,20 @@ class DramController {
 
   static bool is_column(DramCommand c) { return c == DramCommand::rd || c == DramCommand::wr; }
 
-  // Reads and writes are served in phases: a write phase starts when writes_high writes wait
-  // (or no read does) and ends when at most write_low remain (and a read waits).
+  // With watermarks, reads and writes are served in phases: a write phase starts when
+  // writes_high writes wait (or no read does) and ends when at most write_low remain (and a
+  // read waits). Without, every request is a candidate.
+  DramServe serving() const {
+    if (cfg_.write_drain == DramWriteDrain::none) return DramServe::both;
+    return write_phase_ ? DramServe::writes : DramServe::reads;
+  }
+  DramServe kind_of(const DramRequest& r) const {
+    if (cfg_.write_drain == DramWriteDrain::none) return DramServe::both;
+    return r.write ? DramServe::writes : DramServe::reads;
+  }
+
   void choose_phase() {
+    if (cfg_.write_drain == DramWriteDrain::none) return;
     if (!write_phase_) {
       if (writes_queued_ && (reads_queued_ == 0 || writes_queued_ >= cfg_.write_high))
         write_phase_ = true;
@@ -202,17 +234,20 @@ class DramController {
   // The command that can issue earliest: each bank's pick by the scheduler, in this phase.
   Choice choose() {
     choose_phase();
+    const DramServe kind = serving();
     Choice best;
     for (unsigned bank : active_) {
       const Bank& b = banks_[bank];
+      int i = b.opening ? opened_index(b) : -1;
       // One queued request leaves no choice to make.
-      int i = b.queue.size() == 1
-                  ? (b.queue[0].write == write_phase_ ? 0 : -1)
-                  : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, write_phase_);
+      if (i < 0)
+        i = b.queue.size() == 1
+                ? (serves(kind, b.queue[0]) ? 0 : -1)
+                : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, kind);
       if (i < 0) continue;
       const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
       DramCommand cmd = next_command(b, r);
-      Ticks at = std::max(r.admitted, checker_.earliest(cmd, bank, bank % cfg_.bank_groups));
+      Ticks at = checker_.earliest(cmd, bank, bank % cfg_.bank_groups, r.admitted);
       // Earliest first; at a tie a column command (it moves data), then the older request.
       if (at < best.at ||
           (at == best.at && (is_column(cmd) > is_column(best.cmd) ||
@@ -222,6 +257,12 @@ class DramController {
       }
     }
     return best;
+  }
+
+  static int opened_index(const Bank& b) {
+    for (std::size_t i = 0; i < b.queue.size(); ++i)
+      if (b.queue[i].seq == b.opened_for) return static_cast<int>(i);
+    return -1;
   }
 
   void issue(const Choice& c) {
@@ -240,6 +281,8 @@ class DramController {
         ++stats_.activates;
         b.open = true;
         b.row = r.row;
+        b.opening = true;
+        b.opened_for = r.seq;
         return;
       case DramCommand::pre:
         ++stats_.precharges;
@@ -249,6 +292,7 @@ class DramController {
         break;
     }
     // A column command: one burst of data on the bus.
+    if (b.opening && r.seq == b.opened_for) b.opening = false;
     const Ticks burst = cfg_.timing.burst;
     stats_.busy_time += burst;
     activity_.record(end - burst, end);
@@ -262,7 +306,7 @@ class DramController {
     last_was_read_ = !r.write;
     any_column_ = true;
     stats_.last_data = std::max(stats_.last_data, end);
-    const bool oldest = c.index == oldest_of_kind(b.queue, r.write);
+    const bool oldest = c.index == oldest_of_kind(b.queue, kind_of(r));
     if (!oldest) ++b.bypasses;
     if (--r.bursts > 0) return;
     // The request has issued its last command: it leaves the queue.
@@ -285,7 +329,7 @@ class DramController {
     const std::uint64_t row = r.row;
     b.queue.erase(b.queue.begin() + c.index);
     if (close_row_after_access(cfg_.page_policy, b.queue, row)) {
-      Ticks at = std::max(c.at, checker_.earliest(DramCommand::pre, c.bank, group));
+      Ticks at = checker_.earliest(DramCommand::pre, c.bank, group, c.at);
       command(DramCommand::pre, c.bank, group, at);
       ++stats_.precharges;
       b.open = false;
@@ -305,14 +349,15 @@ class DramController {
       Bank& b = banks_[bank];
       if (!b.open) continue;
       const unsigned group = bank % cfg_.bank_groups;
-      Ticks at = std::max(due, checker_.earliest(DramCommand::pre, bank, group));
+      Ticks at = checker_.earliest(DramCommand::pre, bank, group, due);
       command(DramCommand::pre, bank, group, at);
       ++stats_.precharges;
       b.open = false;
+      b.opening = false;
     }
     const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
     const unsigned group = first % cfg_.bank_groups;
-    Ticks at = std::max(due, checker_.earliest(cmd, first, group));
+    Ticks at = checker_.earliest(cmd, first, group, due);
     command(cmd, first, group, at);
     ++stats_.refreshes;
     stats_.refresh_time += all ? cfg_.timing.rfc : cfg_.timing.rfc_pb;
