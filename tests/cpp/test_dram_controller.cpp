@@ -495,4 +495,21 @@ TEST_CASE(a_shared_command_bus_serialises_row_and_column_commands) {
   }
 }
 
+// FR-FCFS across requests decided one after another: A0 opens row 0 of bank 0 (ACT 0, RD
+// 14), B0 conflicts (PRE 33, ACT 50, RD 64). Later requests to row 0 that arrived at 0 are hits
+// a controller would have served before that PRE: they take RDs at 18, 22, 26 (tCCD_L) in
+// row 0's past interval, each leaving tRTP (5 ns) before the PRE at 33. The next, at 30, would
+// not (35 > 33): a conflict after B0 (PRE at ACT 50 + tRAS = 83, ACT 100 by tRC, RD 114).
+TEST_CASE(a_later_request_hits_a_row_before_the_precharge_that_closed_it) {
+  Ctl c(config());
+  c.run(c.submit(0, 0, 0));
+  CHECK_EQ(c.run(c.submit(0, 0, 1)), 80.0);
+  for (double rd : {18.0, 22.0, 26.0}) CHECK_EQ(c.run(c.submit(0, 0, 0)), rd + 16);
+  CHECK_EQ(c.ctl.stats().row_hits, 3u);
+  CHECK_EQ(c.run(c.submit(0, 0, 0)), 130.0);
+  CHECK_EQ(c.at(DramCommand::pre, 0, 1), 83.0);
+  CHECK_EQ(c.ctl.stats().row_conflicts, 2u);
+  CHECK_EQ(c.ctl.stats().activates, 3u);
+}
+
 CHECK_MAIN

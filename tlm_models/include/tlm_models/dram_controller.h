@@ -61,11 +61,17 @@ class DramController {
     DramWriteDrain write_drain = DramWriteDrain::none;
     unsigned write_high = 16;      // watermark: writes queued (whole channel) that start a phase
     unsigned write_low = 4;        // watermark: writes left when a write phase may end
+    // A request decided after the PRE that closed its row, but admitted before it, may take a
+    // column slot in that row's open interval (hit-first schedulers only). For submit/drain,
+    // where requests are decided in call order; a front end that decides every command at its
+    // own time (run_until) has no late requests and turns it off.
+    bool past_hits = true;
   };
 
   DramController(const Config& c, std::shared_ptr<const DramScheduler> scheduler)
       : cfg_(c), checker_(c.timing, c.banks, c.bank_groups), scheduler_(std::move(scheduler)),
-        refresh_(c.refresh, c.timing.refi, c.banks), banks_(c.banks) {
+        refresh_(c.refresh, c.timing.refi, c.banks), banks_(c.banks),
+        past_hits_(c.past_hits && scheduler_->hits_first()) {
     for (Bank& b : banks_) b.departures.assign(c.queue_depth, 0);
   }
 
@@ -153,6 +159,13 @@ class DramController {
     // would otherwise precharge it).
     bool opening = false;
     std::uint64_t opened_for = 0;
+    Ticks activated = 0;  // the open row's ACT
+    // The row open before the current one: its columns were allowed from `from` and its PRE
+    // issued at `until`. A request to that row that arrives before the PRE may still take a
+    // column slot in that interval (FR-FCFS would have served it before the PRE).
+    bool had_row = false;
+    std::uint64_t past_row = 0;
+    Ticks past_from = 0, past_until = 0;
   };
 
   struct Choice {
@@ -160,6 +173,7 @@ class DramController {
     int index = -1;
     DramCommand cmd = DramCommand::act;
     Ticks at = ~Ticks{0};
+    bool past = false;  // a column command in the bank's past open interval
   };
 
   Ticks command(DramCommand c, unsigned bank, unsigned group, Ticks at) {
@@ -248,15 +262,44 @@ class DramController {
       const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
       DramCommand cmd = next_command(b, r);
       Ticks at = checker_.earliest(cmd, bank, bank % cfg_.bank_groups, r.admitted);
+      bool past = false;
+      if (past_hits_ && !is_column(cmd)) past = in_past_interval(b, bank, r, &cmd, &at);
       // Earliest first; at a tie a column command (it moves data), then the older request.
       if (at < best.at ||
           (at == best.at && (is_column(cmd) > is_column(best.cmd) ||
                              (is_column(cmd) == is_column(best.cmd) &&
                               r.seq < banks_[best.bank].queue[best.index].seq)))) {
-        best = Choice{bank, i, cmd, at};
+        best = Choice{bank, i, cmd, at, past};
       }
     }
     return best;
+  }
+
+  // Whether request r (which needs PRE or ACT now) fits a column command into the bank's past
+  // open interval of its row: at or after its admission and the row's tRCD, early enough that
+  // the PRE that closed the row keeps its tRTP (read) or tWR (write). Then *cmd, *at say when.
+  bool in_past_interval(const Bank& b, unsigned bank, const DramRequest& r, DramCommand* cmd,
+                        Ticks* at) const {
+    if (!b.had_row || b.past_row != r.row || r.admitted >= b.past_until) return false;
+    const DramTiming& t = cfg_.timing;
+    const DramCommand col = r.write ? DramCommand::wr : DramCommand::rd;
+    const Ticks c = checker_.earliest_among_banks(col, bank % cfg_.bank_groups,
+                                                  std::max(r.admitted, b.past_from));
+    const Ticks before_pre = r.write ? t.cwl + t.burst + t.wr : t.rtp;
+    if (c + before_pre > b.past_until) return false;
+    *cmd = col;
+    *at = c;
+    return true;
+  }
+
+  // The bank's open row closes at `at`: it becomes the past interval.
+  static void close_row(Bank& b, Ticks at, Ticks rcd) {
+    b.had_row = true;
+    b.past_row = b.row;
+    b.past_from = b.activated + rcd;
+    b.past_until = at;
+    b.open = false;
+    b.opening = false;
   }
 
   static int opened_index(const Bank& b) {
@@ -283,10 +326,11 @@ class DramController {
         b.row = r.row;
         b.opening = true;
         b.opened_for = r.seq;
+        b.activated = c.at;
         return;
       case DramCommand::pre:
         ++stats_.precharges;
-        b.open = false;
+        close_row(b, c.at, cfg_.timing.rcd);
         return;
       default:
         break;
@@ -328,11 +372,11 @@ class DramController {
     const std::uint32_t tag = r.tag;
     const std::uint64_t row = r.row;
     b.queue.erase(b.queue.begin() + c.index);
-    if (close_row_after_access(cfg_.page_policy, b.queue, row)) {
+    if (!c.past && close_row_after_access(cfg_.page_policy, b.queue, row)) {
       Ticks at = checker_.earliest(DramCommand::pre, c.bank, group, c.at);
       command(DramCommand::pre, c.bank, group, at);
       ++stats_.precharges;
-      b.open = false;
+      close_row(b, at, cfg_.timing.rcd);
     }
     if (b.queue.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
     // Last: the listener may enqueue into the slot just freed.
@@ -352,8 +396,7 @@ class DramController {
       Ticks at = checker_.earliest(DramCommand::pre, bank, group, due);
       command(DramCommand::pre, bank, group, at);
       ++stats_.precharges;
-      b.open = false;
-      b.opening = false;
+      close_row(b, at, cfg_.timing.rcd);
     }
     const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
     const unsigned group = first % cfg_.bank_groups;
@@ -369,6 +412,7 @@ class DramController {
   std::shared_ptr<const DramScheduler> scheduler_;
   DramRefresh refresh_;
   std::vector<Bank> banks_;
+  bool past_hits_;
   std::vector<unsigned> active_;  // banks with queued requests
   std::uint64_t seq_ = 0;
   std::uint64_t reads_queued_ = 0, writes_queued_ = 0;

@@ -33,6 +33,9 @@ class DramScheduler {
   // Index in `bank.queue` of the request to serve next among those `kind` admits, or -1 when
   // the bank has none of them.
   virtual int pick(const DramBankView& bank, DramServe kind) const = 0;
+  // Whether a request that hits a row serves before older ones that would close it (then a
+  // request decided late may take a column slot in its row's past open interval).
+  virtual bool hits_first() const { return false; }
 };
 
 // The oldest request `kind` admits (its queue position).

@@ -13,6 +13,8 @@ class FrFcfsScheduler : public DramScheduler {
  public:
   explicit FrFcfsScheduler(unsigned cap) : cap_(cap) {}
 
+  bool hits_first() const override { return true; }
+
   int pick(const DramBankView& bank, DramServe kind) const override {
     const int oldest = oldest_of_kind(bank.queue, kind);
     if (oldest < 0 || !bank.open || bank.bypasses >= cap_) return oldest;

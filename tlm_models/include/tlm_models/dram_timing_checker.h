@@ -36,7 +36,13 @@ class DramTimingChecker {
 
   // The earliest time >= `from` at which `c` to `bank` (in `group`) may issue.
   Ticks earliest(DramCommand c, unsigned bank, unsigned group, Ticks from = 0) const {
-    Ticks t = std::max(from, bank_register(c, bank));
+    return earliest_among_banks(c, group, std::max(from, bank_register(c, bank)));
+  }
+
+  // The earliest time >= `from` that keeps `c` clear of every other command, its bank's own
+  // registers aside (for a column command placed in a row's past open interval).
+  Ticks earliest_among_banks(DramCommand c, unsigned group, Ticks from) const {
+    Ticks t = from;
     for (;;) {
       const Ticks start = t;
       t = between_banks(c, group, t);

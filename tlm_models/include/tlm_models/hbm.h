@@ -342,6 +342,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     c.refresh = p_.refresh == "per_bank" ? DramRefresh::Mode::per_bank : DramRefresh::Mode::all_bank;
     parse_page_policy(p_.page_policy, &c.page_policy);
     c.queue_depth = p_.queue_depth;
+    c.past_hits = p_.request_mode == "immediate";  // queued: every command at its own time
     parse_write_drain(p_.write_drain, &c.write_drain);
     c.write_high = p_.write_high_watermark;
     c.write_low = p_.write_low_watermark;
