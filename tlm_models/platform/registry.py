@@ -303,7 +303,14 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             minimum=1,
             unit="cycles",
         ),
-        _p("column_cycles", "count", 1, "command bus cycles of a RD or WR", minimum=1, unit="cycles"),
+        _p(
+            "column_cycles",
+            "count",
+            1,
+            "command bus cycles of a RD or WR",
+            minimum=1,
+            unit="cycles",
+        ),
     )
 
 
