@@ -479,6 +479,24 @@ TEST_CASE(refresh_costs_trfc_per_trefi_on_a_stream) {
   CHECK(overhead_ns <= 350 + 14 + 14 + 14);
 }
 
+TEST_CASE(a_later_callers_stream_interleaves_with_an_earlier_one) {
+  // Two streams of 16 x 32 B reads, all arriving at 0: A to bank 0 (group 0), called first, B
+  // to bank 1 (group 1), called after all of A. A: ACT 0, RDs at 14 + 8 k (tCCD_L), data to
+  // 32 + 8 k. B fits between them: ACT at 4 (tRRD_S), RDs at 18 + 8 k (tCCD_S after A's),
+  // data to 36 + 8 k; its last at 156 ns instead of queueing behind A's 152 ns.
+  HbmMemory::Params p = efficiency_bench();
+  p.command_bus = "split";  // the defaults' HBM2 buses: nothing here needs more than 2 ns slots
+  Bench b(p, [](check::TestInitiator& ini) {
+    sc_time a, last;
+    for (unsigned k = 0; k < 16; ++k) a = ini.read_delay(k * 128ull, 32);
+    for (unsigned k = 0; k < 16; ++k) last = ini.read_delay(32 + k * 128ull, 32);
+    CHECK_EQ(a, sc_time(152, SC_NS));
+    CHECK_EQ(last, sc_time(156, SC_NS));
+  });
+  b.run();
+  CHECK_EQ(b.mem.controller(0).stats().activates, 2u);
+}
+
 TEST_CASE(write_read_turnaround_costs_twtr_and_trtw) {
   // Alternating single-burst WR (bank 0) and RD (bank 1, another group) to open rows, one at
   // a time: WR at t, its data ends at t + tCWL + 4; RD at t + 8 + tWTR_S = t + 12; the next WR
