@@ -147,6 +147,15 @@ class DramController {
   }
 
  private:
+  struct Choice {
+    unsigned bank = 0;
+    int index = -1;
+    DramCommand cmd = DramCommand::act;
+    Ticks at = ~Ticks{0};
+    bool past = false;  // a column command in the bank's past open interval
+    std::uint64_t seq = 0;  // the request's age
+  };
+
   struct Bank {
     std::vector<DramRequest> queue;  // oldest first
     std::vector<Ticks> departures;   // when the last queue_depth requests left (ring)
@@ -166,14 +175,12 @@ class DramController {
     bool had_row = false;
     std::uint64_t past_row = 0;
     Ticks past_from = 0, past_until = 0;
-  };
-
-  struct Choice {
-    unsigned bank = 0;
-    int index = -1;
-    DramCommand cmd = DramCommand::act;
-    Ticks at = ~Ticks{0};
-    bool past = false;  // a column command in the bank's past open interval
+    // The bank's last choice. Issued commands only ever delay others (every constraint is a
+    // lower bound that grows), so a choice stays valid, with its time a lower bound, until the
+    // bank itself changes (dirty): choose() re-times only the candidates that could win.
+    Choice cached;
+    bool dirty = true;
+    std::uint64_t timed_at_step = 0;
   };
 
   Ticks command(DramCommand c, unsigned bank, unsigned group, Ticks at) {
@@ -202,6 +209,7 @@ class DramController {
     ++(write ? writes_queued_ : reads_queued_);
     if (b.queue.empty()) active_.push_back(bank);
     b.queue.push_back(r);
+    b.dirty = true;
   }
 
   static bool is_column(DramCommand c) { return c == DramCommand::rd || c == DramCommand::wr; }
@@ -247,32 +255,55 @@ class DramController {
 
   // The command that can issue earliest: each bank's pick by the scheduler, in this phase.
   Choice choose() {
+    const bool phase = write_phase_;
     choose_phase();
-    const DramServe kind = serving();
-    Choice best;
-    for (unsigned bank : active_) {
-      const Bank& b = banks_[bank];
-      int i = b.opening ? opened_index(b) : -1;
-      // One queued request leaves no choice to make.
-      if (i < 0)
-        i = b.queue.size() == 1
-                ? (serves(kind, b.queue[0]) ? 0 : -1)
-                : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, kind);
-      if (i < 0) continue;
-      const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
-      DramCommand cmd = next_command(b, r);
-      Ticks at = checker_.earliest(cmd, bank, bank % cfg_.bank_groups, r.admitted);
-      bool past = false;
-      if (past_hits_ && !is_column(cmd)) past = in_past_interval(b, bank, r, &cmd, &at);
-      // Earliest first; at a tie a column command (it moves data), then the older request.
-      if (at < best.at ||
-          (at == best.at && (is_column(cmd) > is_column(best.cmd) ||
-                             (is_column(cmd) == is_column(best.cmd) &&
-                              r.seq < banks_[best.bank].queue[best.index].seq)))) {
-        best = Choice{bank, i, cmd, at, past};
+    if (phase != write_phase_)
+      for (Bank& b : banks_) b.dirty = true;
+    ++step_;
+    for (unsigned bank : active_)
+      if (banks_[bank].dirty) time_choice(bank);
+    // The best cached choice wins once it is timed in this step: every other one's time is a
+    // lower bound of its true time.
+    for (;;) {
+      const Choice* best = nullptr;
+      for (unsigned bank : active_) {
+        const Choice& c = banks_[bank].cached;
+        if (c.index >= 0 && (best == nullptr || before(c, *best))) best = &c;
       }
+      if (best == nullptr) return Choice{};
+      Bank& b = banks_[best->bank];
+      if (b.timed_at_step == step_) return *best;
+      time_choice(best->bank);
     }
-    return best;
+  }
+
+  // Earliest first; at a tie a column command (it moves data), then the older request.
+  static bool before(const Choice& a, const Choice& b) {
+    if (a.at != b.at) return a.at < b.at;
+    if (is_column(a.cmd) != is_column(b.cmd)) return is_column(a.cmd);
+    return a.seq < b.seq;
+  }
+
+  // The bank's next command by its scheduler, timed now.
+  void time_choice(unsigned bank) {
+    Bank& b = banks_[bank];
+    b.dirty = false;
+    b.timed_at_step = step_;
+    b.cached = Choice{};
+    int i = b.opening ? opened_index(b) : -1;
+    // One queued request leaves no choice to make.
+    const DramServe kind = serving();
+    if (i < 0)
+      i = b.queue.size() == 1
+              ? (serves(kind, b.queue[0]) ? 0 : -1)
+              : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, kind);
+    if (i < 0) return;
+    const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
+    DramCommand cmd = next_command(b, r);
+    Ticks at = checker_.earliest(cmd, bank, bank % cfg_.bank_groups, r.admitted);
+    bool past = false;
+    if (past_hits_ && !is_column(cmd)) past = in_past_interval(b, bank, r, &cmd, &at);
+    b.cached = Choice{bank, i, cmd, at, past, r.seq};
   }
 
   // Whether request r (which needs PRE or ACT now) fits a column command into the bank's past
@@ -312,6 +343,7 @@ class DramController {
     Bank& b = banks_[c.bank];
     const unsigned group = c.bank % cfg_.bank_groups;
     DramRequest& r = b.queue[static_cast<std::size_t>(c.index)];
+    b.dirty = true;
     if (!r.classified) {
       r.classified = true;
       ++(c.cmd == DramCommand::pre   ? stats_.row_conflicts
@@ -405,6 +437,7 @@ class DramController {
     ++stats_.refreshes;
     stats_.refresh_time += all ? cfg_.timing.rfc : cfg_.timing.rfc_pb;
     refresh_.advance();
+    for (Bank& b : banks_) b.dirty = true;
   }
 
   Config cfg_;
@@ -417,6 +450,7 @@ class DramController {
   std::uint64_t seq_ = 0;
   std::uint64_t reads_queued_ = 0, writes_queued_ = 0;
   bool write_phase_ = false;
+  std::uint64_t step_ = 0;
   bool last_was_read_ = true, any_column_ = false;
   std::vector<Ticks>* done_ = nullptr;
   std::vector<DramCommandRecord>* log_ = nullptr;
