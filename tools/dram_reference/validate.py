@@ -110,7 +110,6 @@ def overrides_for(part: Part, spec: dict[str, Any], mapping: dict[str, Any]) -> 
         timing.update(command_bus="shared", act_cycles=4, row_cycles=2, column_cycles=4)
     fields = {**common, **timing, "address_mapping": bit_mapping(mapping, burst_bytes)}
     fields["row_size"] = f"{2 ** column_bits(mapping)}B"
-    fields["size"] = f"{2 ** total_bits(mapping)}B"
     return tuple(f"hbm.{k}={v}" for k, v in fields.items())
 
 
@@ -207,12 +206,9 @@ def pattern(
         writes = (i % np.uint64(2)) == 1
     elif name.startswith("stride"):
         addr = i * np.uint64(4096 if "4" in name else 16384)
-    elif name == "four bank streams":
+    elif name == "four bank streams":  # banks 0-3, each walking its rows from column 0
         stream, k = i % np.uint64(4), i // np.uint64(4)
-        addr = stream * np.uint64(1 << bank_low) + k * np.uint64(burst)
-        addr = addr % np.uint64(1 << row_low) + (k * np.uint64(burst) >> np.uint64(row_low)) * (
-            np.uint64(1 << row_low)
-        )
+        addr = stream * np.uint64(1 << bank_low) + (k * np.uint64(burst)) % np.uint64(1 << bank_low)
     else:  # one bank, two rows: alternating between rows 0 and 1 of bank 0, columns walking
         row, k = i % np.uint64(2), i // np.uint64(2)
         cols = np.uint64(2 ** column_bits(mapping) // burst)
@@ -220,8 +216,10 @@ def pattern(
     return addr % space, writes
 
 
-def write_stl(path: Path, addr: np.ndarray, writes: np.ndarray) -> None:
-    ops = np.where(writes, ": write 0x", ": read 0x")
+def write_stl(path: Path, addr: np.ndarray, writes: np.ndarray, burst: int) -> None:
+    """All requests at time 0, each `burst` bytes (given explicitly: the two players' default
+    lengths differ)."""
+    ops = np.where(writes, f": ({burst}) write 0x", f": ({burst}) read 0x")
     lines = np.char.add(np.char.add(np.zeros(len(addr), dtype=np.uint64).astype(str), ops),
                         np.char.mod("%x", addr))  # fmt: skip
     path.write_text("\n".join(lines.tolist()) + "\n")
@@ -286,16 +284,28 @@ def run_reference(
 
 
 def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
+    """Plays the trace into the project's bank-level hbm, in a fresh process (one simulation per
+    process)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "child", str(trace), *overrides],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stdout
+    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return figures
+
+
+def _child(trace: str, overrides: list[str]) -> None:
     from tlm_models.stl_replay import replay_stl_file
 
-    r = replay_stl_file(
-        str(trace), PLATFORM, ("hbm.fidelity=bank", *overrides), with_latencies=True
-    )
+    r = replay_stl_file(trace, PLATFORM, ("hbm.fidelity=bank", *overrides), with_latencies=True)
     hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]
     lat = np.asarray(r["latencies_ns"], dtype=np.float64)
     columns = hbm["read_bursts"]["value"] + hbm["write_bursts"]["value"]
     acts = hbm["activates"]["value"]
-    return {
+    figures = {
         "time_ns": r["last_completion_ns"],
         "bandwidth_GBps": r["achieved_bandwidth_Bps"] / 1e9,
         "mean_ns": float(lat.mean()),
@@ -307,6 +317,7 @@ def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
         "REF": hbm["refreshes"]["value"],
         "wall_s": r["replay_wall_s"],
     }
+    print(json.dumps(figures))
 
 
 def deviation(ours: float, ref: float) -> str:
@@ -327,6 +338,9 @@ METRICS = (
 
 
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "child":
+        _child(sys.argv[2], sys.argv[3:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--parts", default="hbm2,ddr4,lpddr4")
@@ -358,7 +372,7 @@ def main() -> None:
         print("|---|" + "---|" * len(METRICS))
         for p in PATTERNS:
             trace = work / (p.replace(" ", "_").replace("/", "_").replace(",", "") + ".stl")
-            write_stl(trace, *pattern(p, args.requests, burst, mapping))
+            write_stl(trace, *pattern(p, args.requests, burst, mapping), burst)
             ref = run_reference(Path(binary), configs, work, part, trace)
             ours = run_project(trace, overrides)
             cells = [
