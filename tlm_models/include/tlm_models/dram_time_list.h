@@ -19,7 +19,7 @@ class DramTimeList {
     if (head_ == v_.size() || t >= v_.back())
       v_.push_back(t);
     else
-      v_.insert(std::upper_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), t), t);
+      v_.insert(v_.begin() + static_cast<std::ptrdiff_t>(split_after(t)), t);
   }
 
   // The earliest time >= `from` outside every open interval (e - before, e + after) of the
@@ -42,9 +42,7 @@ class DramTimeList {
   void around(Ticks t, std::size_t n, std::vector<Ticks>& below, std::vector<Ticks>& above) const {
     below.clear();
     above.clear();
-    const auto split = static_cast<std::size_t>(
-        std::upper_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), t) -
-        v_.begin());
+    const std::size_t split = split_after(t);
     for (std::size_t i = split; i > head_ && below.size() < n; --i) below.push_back(v_[i - 1]);
     for (std::size_t i = split; i < v_.size() && above.size() < n; ++i) above.push_back(v_[i]);
   }
@@ -65,9 +63,18 @@ class DramTimeList {
   std::size_t first_ending_after(Ticks t, Ticks after) const {
     if (head_ == v_.size() || v_.back() + after <= t) return v_.size();
     if (v_[head_] + after > t) return head_;
-    const Ticks key = t - after;  // e > key
+    return split_after(t - after);
+  }
+
+  // Index of the first time > key. Commands are mostly decided near the latest ones, so look
+  // back from the end a few steps before searching the whole list.
+  std::size_t split_after(Ticks key) const {
+    std::size_t i = v_.size();
+    for (int steps = 0; steps < 8 && i > head_; ++steps, --i)
+      if (v_[i - 1] <= key) return i;
     return static_cast<std::size_t>(
-        std::upper_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_), v_.end(), key) -
+        std::upper_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_),
+                         v_.begin() + static_cast<std::ptrdiff_t>(i), key) -
         v_.begin());
   }
 
