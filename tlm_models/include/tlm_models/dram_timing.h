@@ -36,6 +36,9 @@ struct DramTiming {
   unsigned row_cycles = 1;     // PRE, REF, REFpb; LPDDR4: 2
   unsigned column_cycles = 1;  // RD, WR; LPDDR4: 4
   bool shared_command_bus = true;  // DDR4, LPDDR4; HBM has separate row and column buses
+  // How far behind the latest decided command a new one may still be placed (0: no limit);
+  // bounds the command history kept and searched.
+  Ticks reorder_window = 0;
 };
 
 }  // namespace tlm_models

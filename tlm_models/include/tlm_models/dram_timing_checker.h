@@ -39,10 +39,13 @@ class DramTimingChecker {
     return earliest_among_banks(c, group, std::max(from, bank_register(c, bank)));
   }
 
+  // No command goes earlier than this: reorder_window behind the latest one decided.
+  Ticks floor() const { return floor_; }
+
   // The earliest time >= `from` that keeps `c` clear of every other command, its bank's own
   // registers aside (for a column command placed in a row's past open interval).
   Ticks earliest_among_banks(DramCommand c, unsigned group, Ticks from) const {
-    Ticks t = from;
+    Ticks t = std::max(from, floor_);
     for (;;) {
       const Ticks start = t;
       t = between_banks(c, group, t);
@@ -56,6 +59,13 @@ class DramTimingChecker {
   Ticks issue(DramCommand c, unsigned bank, unsigned group, Ticks at) {
     Bank& b = bank_[bank];
     Group& g = group_[group];
+    if (t_.reorder_window && at > latest_) {
+      latest_ = at;
+      if (latest_ > t_.reorder_window && latest_ - t_.reorder_window > floor_ + t_.reorder_window / 8) {
+        floor_ = latest_ - t_.reorder_window;
+        forget_before(floor_);
+      }
+    }
     switch (c) {
       case DramCommand::act:
         b.next_act = std::max(b.next_act, at + t_.rc);
@@ -225,6 +235,8 @@ class DramTimingChecker {
   DramTimeList row_commands_;                     // PRE, REF, REFpb (command bus)
   Ticks bus_free_ = 0;
   Ticks ref_ready_ = 0;  // previous REF + tRFC
+  Ticks latest_ = 0;     // the latest command decided
+  Ticks floor_ = 0;      // latest_ - reorder_window, moved in steps of an eighth of it
   mutable std::vector<Ticks> below_, above_;
 };
 

@@ -337,6 +337,11 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     t.row_cycles = p_.row_cycles;
     t.column_cycles = p_.column_cycles;
     t.shared_command_bus = p_.command_bus == "shared";
+    // A request may take slots up to 10 us behind the latest decision: a DMA transfer of the
+    // paper machine books its bursts about 1 us ahead per 128 KiB in flight, so transfers that
+    // overlap in time interleave, while the history searched stays short when requests pile
+    // up far ahead (an STL trace issued at once).
+    t.reorder_window = to_ticks(sc_core::sc_time(10, sc_core::SC_US));
     c.banks = p_.banks;
     c.bank_groups = p_.bank_groups;
     c.refresh = p_.refresh == "per_bank" ? DramRefresh::Mode::per_bank : DramRefresh::Mode::all_bank;
