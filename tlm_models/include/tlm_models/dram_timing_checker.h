@@ -61,8 +61,9 @@ class DramTimingChecker {
     Group& g = group_[group];
     if (t_.reorder_window && at > latest_) {
       latest_ = at;
-      if (latest_ > t_.reorder_window && latest_ - t_.reorder_window > floor_ + t_.reorder_window / 8) {
-        floor_ = latest_ - t_.reorder_window;
+      const Ticks w = t_.reorder_window;
+      if (latest_ > w && latest_ - w > floor_ + w / 8) {
+        floor_ = latest_ - w;
         forget_before(floor_);
       }
     }
