@@ -188,8 +188,8 @@ class DramTimingChecker {
   }
 
   // At most four ACTs in any tFAW: every five consecutive ACTs, this one among them, span at
-  // least tFAW. A window ending at t moves t to its first ACT + tFAW; a window reaching past t
-  // moves t past that window's last ACT.
+  // least tFAW. A window that fails moves t to its first ACT + tFAW: every time before that is
+  // within tFAW of four ACTs from that first one on.
   Ticks four_activate_window(Ticks t) const {
     if (t_.faw == 0) return t;
     for (;;) {
@@ -200,7 +200,7 @@ class DramTimingChecker {
         const Ticks first = k > 0 ? below_[k - 1] : t;
         const Ticks last = k < 4 ? above_[3 - k] : t;
         if (last - first >= t_.faw) continue;
-        next = std::max(next, k == 4 ? first + t_.faw : std::max(t + 1, last));
+        next = std::max(next, first + t_.faw);
       }
       if (next == t) return t;
       t = next;
