@@ -78,8 +78,8 @@ def overrides_for(part: Part, spec: dict[str, Any], mapping: dict[str, Any]) -> 
     banks = arch["nbrOfBanks"]
     groups = arch.get("nbrOfBankGroups", 1)
 
-    def ns(cycles: float) -> str:
-        return f"{cycles * ck:.4f}ns"
+    def ns(cycles: float) -> str:  # whole picoseconds, the resolution of both simulators
+        return f"{round(cycles * ck * 1000)}ps"
 
     common = {
         "channels": 1,
