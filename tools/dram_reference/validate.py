@@ -354,7 +354,8 @@ def main() -> None:
         .stdout.strip()
         .splitlines()[-1]
     )
-    work_root = Path(os.environ.get("DRAMSYS_WORK", Path.home() / ".cache" / "attn-tlm" / "ref"))
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    work_root = Path(os.environ.get("DRAMSYS_WORK", cache / "attn-tlm" / "ref"))
     configs = work_root / "DRAMSys" / "configs"
     for name in args.parts.split(","):
         part = PARTS[name]
