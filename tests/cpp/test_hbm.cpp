@@ -572,6 +572,21 @@ TEST_CASE(invalid_params_are_reported_fatally) {
   q.t_rfc = sc_time(100, SC_NS);
   CHECK(!q.check().empty());
   CHECK(HbmMemory::Params{}.check().empty());
+  // The controller's choices name themselves in the error.
+  q = HbmMemory::Params{};
+  q.write_drain = "phases";
+  CHECK(q.check().find("write_drain") != std::string::npos);
+  q = HbmMemory::Params{};
+  q.command_bus = "dual";
+  CHECK(q.check().find("command_bus") != std::string::npos);
+  q = HbmMemory::Params{};
+  q.t_ck = SC_ZERO_TIME;
+  CHECK(q.check().find("t_ck") != std::string::npos);
+  q.command_bus = "none";  // no bus: no clock needed
+  CHECK(q.check().empty());
+  q = HbmMemory::Params{};
+  q.act_cycles = 0;
+  CHECK(q.check().find("act_cycles") != std::string::npos);
 }
 
 CHECK_MAIN
