@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup systemc chromium demo test lint bench clean scalesim
+.PHONY: setup systemc chromium demo test lint bench validate clean scalesim
 
 setup: systemc $(STAMP)
 	@$(BIN)/python -m tlm_models.aot
@@ -68,6 +68,11 @@ scalesim: setup
 
 bench: setup
 	$(BIN)/python tools/bench_all.py
+
+# Bank-level DRAM against the cycle-accurate reference (DRAMSys, built outside the project from
+# its public source; DRAMSYS_SOURCE / DRAMSYS_TAG / DRAMSYS_WORK choose where from and where to).
+validate: setup
+	$(BIN)/python tools/dram_reference/validate.py $(if $(REQUESTS),--requests $(REQUESTS),)
 
 clean:
 	rm -rf build results .pytest_cache .mypy_cache .ruff_cache

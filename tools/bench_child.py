@@ -9,9 +9,10 @@ import subprocess
 import sys
 from typing import Any
 
-#: Variables the child keeps: which compiled library it loads (a given file, the build mode, the
-#: cache holding it), so that two libraries can be measured side by side.
-KEPT = ("ATTN_TLM_NATIVE_LIBRARY", "ATTN_TLM_PGO", "XDG_CACHE_HOME", "HOME")
+#: Variables the child keeps: which package and compiled library it loads (a source tree on
+#: PYTHONPATH, a given file, the build mode, the cache holding it), so that two trees or
+#: libraries can be measured side by side.
+KEPT = ("PYTHONPATH", "ATTN_TLM_NATIVE_LIBRARY", "ATTN_TLM_PGO", "XDG_CACHE_HOME", "HOME")
 
 
 def _kept() -> dict[str, str]:

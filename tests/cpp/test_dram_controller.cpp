@@ -304,6 +304,7 @@ TEST_CASE(adaptive_page_closes_only_for_a_waiting_other_row) {
 TEST_CASE(writes_wait_for_the_high_watermark) {
   for (unsigned high : {2u, 3u}) {
     auto cfg = config();
+    cfg.write_drain = tlm_models::DramWriteDrain::watermark;
     cfg.write_high = high;
     cfg.write_low = 0;
     Ctl c(cfg);
@@ -325,6 +326,7 @@ TEST_CASE(writes_wait_for_the_high_watermark) {
 void check_read_write_mix(unsigned write_high, const std::vector<double>& done,
                           std::uint64_t write_to_read, std::uint64_t read_to_write) {
   auto cfg = config();
+  cfg.write_drain = tlm_models::DramWriteDrain::watermark;
   cfg.write_high = write_high;
   cfg.write_low = 1;
   Ctl c(cfg);
@@ -394,6 +396,120 @@ TEST_CASE(latency_percentiles_and_queue_occupancy) {
   CHECK(near(s.read_latency.percentile(0.9), ns(16)));
   CHECK(near(s.read_latency.percentile(0.99), ns(30)));
   CHECK_EQ(s.residence, ns(14));  // only the miss waited (for its ACT) before its RD
+}
+
+// A request decided after others takes the slots they left free: bank 0 is busy with a row
+// conflict (A: ACT 0, RD 14; B: PRE 33 by tRAS, ACT 50 by tRC, RD 64, data to 80), and C to
+// bank 1 (group 1), arriving at 0 but drained after both, needs none of bank 0's slots: ACT at
+// tRRD_S = 4, RD at 18 (tCCD_S after 14 and clear of 64), data 32-34 between A's and B's.
+TEST_CASE(a_stalled_bank_holds_up_only_its_own_requests) {
+  Ctl c(config());
+  const unsigned a = c.submit(0, 0, 0);
+  c.run(a);
+  const unsigned b = c.submit(0, 0, 1);
+  CHECK_EQ(c.run(b), 80.0);
+  const unsigned late = c.submit(0, 1, 0);
+  CHECK_EQ(c.run(late), 34.0);
+  CHECK_EQ(c.at(DramCommand::act, 1), 4.0);
+  CHECK_EQ(c.at(DramCommand::rd, 1), 18.0);
+  // A WR placed in a gap keeps its distance both ways: bank 2 (group 2), arriving at 0, ACT at
+  // 8 (tRRD_S after 4); WR at 36 = tRTW after the RD at 18, its data (40-42) + tWTR_S = 45
+  // before B's RD at 64.
+  const unsigned w = c.submit(0, 2, 0, true);
+  c.run(w);
+  CHECK_EQ(c.at(DramCommand::act, 2), 8.0);
+  CHECK_EQ(c.at(DramCommand::wr, 2), 36.0);
+  CHECK_EQ(c.done[w], ns(36 + 4 + 2));
+}
+
+// Without write phases (write_drain none) the oldest request goes first whatever its kind: W
+// (bank 1) submitted before R (bank 0), both at 0: ACT 1 at 0, ACT 0 at tRRD_S = 4; WR at 14,
+// data to 20; RD at 20 + tWTR_S 3 = 23, data to 39. With watermarks (16 / 4) the read phase
+// comes first: RD at 14 (data to 30), then WR at RD + tRTW = 32 (data to 38).
+TEST_CASE(write_drain_none_serves_reads_and_writes_by_age) {
+  for (auto drain : {tlm_models::DramWriteDrain::none, tlm_models::DramWriteDrain::watermark}) {
+    auto cfg = config();
+    cfg.write_drain = drain;
+    Ctl c(cfg);
+    const unsigned w = c.submit(0, 1, 0, true), r = c.submit(0, 0, 0);
+    c.ctl.drain();
+    const bool none = drain == tlm_models::DramWriteDrain::none;
+    CHECK_EQ(c.done[w], ns(none ? 20 : 38));
+    CHECK_EQ(c.done[r], ns(none ? 39 : 30));
+  }
+}
+
+// A bank remembers the request it opened a row for: R's ACT issues at 0 (run_until stops
+// before its RD at 14); then two writes to another row of the bank start a write phase
+// (write_high 2). R still gets its RD at 14 (data to 30); the writes follow: PRE at tRAS 33,
+// ACT at tRC 50, WR at 64 and 68 (tCCD_L), data to 74. Two ACTs, not three.
+TEST_CASE(a_bank_serves_the_request_it_opened_the_row_for) {
+  auto cfg = config();
+  cfg.write_drain = tlm_models::DramWriteDrain::watermark;
+  cfg.write_high = 2;
+  cfg.write_low = 0;
+  Ctl c(cfg);
+  c.ctl.enqueue(0, 0, 0, 0, 1, 32, false, 0);
+  CHECK_EQ(c.ctl.run_until(0), ns(14));
+  c.ctl.enqueue(ns(5), ns(5), 0, 1, 1, 32, true, 1);
+  c.ctl.enqueue(ns(5), ns(5), 0, 1, 1, 32, true, 2);
+  c.ctl.drain();
+  CHECK_EQ(c.done[0], ns(30));
+  CHECK_EQ(c.done[2], ns(74));
+  CHECK_EQ(c.ctl.stats().activates, 2u);
+}
+
+// The command bus (tCK 2 ns; rRRD 1 ns so that only the bus separates ACTs). Reads of banks 0
+// and 1 (groups 0, 1) at 0: a two-cycle ACT holds the row bus 4 ns, so ACT 1 at 4, RD 18, data
+// to 34 (no bus: ACT 1 at 1, RD at 16 by tCCD_S, data to 32).
+TEST_CASE(a_two_cycle_act_holds_the_row_command_bus) {
+  for (Ticks ck : {Ticks{0}, ns(2)}) {
+    auto cfg = config();
+    cfg.timing.rrd_s = cfg.timing.rrd_l = ns(1);
+    cfg.timing.ck = ck;
+    cfg.timing.act_cycles = 2;
+    cfg.timing.shared_command_bus = false;
+    Ctl c(cfg);
+    c.submit(0, 0, 0);
+    const unsigned second = c.submit(0, 1, 0);
+    CHECK_EQ(c.run(second), ck ? 34.0 : 32.0);
+    CHECK_EQ(c.at(DramCommand::act, 1), ck ? 4.0 : 1.0);
+  }
+}
+
+// Row and column commands share one bus (DDR4, LPDDR4) or not (HBM): R0 to bank 0 (ACT 0, RD
+// due at 14) and R1 to bank 1 arriving at 13: its ACT goes at 13. Split: R0's RD at 14, data
+// to 30. Shared: the ACT holds the bus 13-17, so R0's RD waits until 17 (data to 33).
+TEST_CASE(a_shared_command_bus_serialises_row_and_column_commands) {
+  for (bool shared : {false, true}) {
+    auto cfg = config();
+    cfg.timing.ck = ns(2);
+    cfg.timing.act_cycles = 2;
+    cfg.timing.shared_command_bus = shared;
+    Ctl c(cfg);
+    const unsigned r0 = c.submit(0, 0, 0), r1 = c.submit(13, 1, 0);
+    c.ctl.drain();
+    CHECK_EQ(c.at(DramCommand::act, 1), 13.0);
+    CHECK_EQ(c.done[r0], ns(shared ? 33 : 30));
+    CHECK_EQ(c.done[r1], ns(13 + 14 + 14 + 2));
+  }
+}
+
+// FR-FCFS across requests decided one after another: A0 opens row 0 of bank 0 (ACT 0, RD
+// 14), B0 conflicts (PRE 33, ACT 50, RD 64). Later requests to row 0 that arrived at 0 are hits
+// a controller would have served before that PRE: they take RDs at 18, 22, 26 (tCCD_L) in
+// row 0's past interval, each leaving tRTP (5 ns) before the PRE at 33. The next, at 30, would
+// not (35 > 33): a conflict after B0 (PRE at ACT 50 + tRAS = 83, ACT 100 by tRC, RD 114).
+TEST_CASE(a_later_request_hits_a_row_before_the_precharge_that_closed_it) {
+  Ctl c(config());
+  c.run(c.submit(0, 0, 0));
+  CHECK_EQ(c.run(c.submit(0, 0, 1)), 80.0);
+  for (double rd : {18.0, 22.0, 26.0}) CHECK_EQ(c.run(c.submit(0, 0, 0)), rd + 16);
+  CHECK_EQ(c.ctl.stats().row_hits, 3u);
+  CHECK_EQ(c.run(c.submit(0, 0, 0)), 130.0);
+  CHECK_EQ(c.at(DramCommand::pre, 0, 1), 83.0);
+  CHECK_EQ(c.ctl.stats().row_conflicts, 2u);
+  CHECK_EQ(c.ctl.stats().activates, 3u);
 }
 
 CHECK_MAIN

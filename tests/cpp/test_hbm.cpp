@@ -304,7 +304,8 @@ HbmMemory::Params bank_level(unsigned channels = 1) {
   HbmMemory::Params p = one_channel();
   p.channels = channels;
   p.fidelity = "bank";
-  p.t_refi = SC_ZERO_TIME;  // refresh has its own cases
+  p.t_refi = SC_ZERO_TIME;        // refresh has its own cases
+  p.command_bus = "none";          // and so has the command bus
   return p;
 }
 
@@ -478,6 +479,24 @@ TEST_CASE(refresh_costs_trfc_per_trefi_on_a_stream) {
   CHECK(overhead_ns <= 350 + 14 + 14 + 14);
 }
 
+TEST_CASE(a_later_callers_stream_interleaves_with_an_earlier_one) {
+  // Two streams of 16 x 32 B reads, all arriving at 0: A to bank 0 (group 0), called first, B
+  // to bank 1 (group 1), called after all of A. A: ACT 0, RDs at 14 + 8 k (tCCD_L), data to
+  // 32 + 8 k. B fits between them: ACT at 4 (tRRD_S), RDs at 18 + 8 k (tCCD_S after A's),
+  // data to 36 + 8 k; its last at 156 ns instead of queueing behind A's 152 ns.
+  HbmMemory::Params p = efficiency_bench();
+  p.command_bus = "split";  // the defaults' HBM2 buses: nothing here needs more than 2 ns slots
+  Bench b(p, [](check::TestInitiator& ini) {
+    sc_time a, last;
+    for (unsigned k = 0; k < 16; ++k) a = ini.read_delay(k * 128ull, 32);
+    for (unsigned k = 0; k < 16; ++k) last = ini.read_delay(32 + k * 128ull, 32);
+    CHECK_EQ(a, sc_time(152, SC_NS));
+    CHECK_EQ(last, sc_time(156, SC_NS));
+  });
+  b.run();
+  CHECK_EQ(b.mem.controller(0).stats().activates, 2u);
+}
+
 TEST_CASE(write_read_turnaround_costs_twtr_and_trtw) {
   // Alternating single-burst WR (bank 0) and RD (bank 1, another group) to open rows, one at
   // a time: WR at t, its data ends at t + tCWL + 4; RD at t + 8 + tWTR_S = t + 12; the next WR
@@ -503,12 +522,12 @@ TEST_CASE(new_rows_in_rotating_banks_are_bound_by_tfaw) {
   // reused only after tRC). At most four ACTs per tFAW = 30 ns: ACT i at 30 floor(i / 4) +
   // 4 (i mod 4) (tRRD_S). The last of 2000 requests: ACTs 3998 and 3999 at 29978 and 29982,
   // RD 29992 and 29996, data until 30014 ns: 128 B per 30 ns = 53.3 % of 8 GB/s.
+  // Rows are scattered but never repeat (an odd multiplier permutes 0..4095): a repeated row
+  // could be served as a hit before the PRE that closed it.
   Bench b(efficiency_bench(), [](check::TestInitiator& ini) {
-    std::uint64_t x = 12345;
     sc_time last;
     for (unsigned k = 0; k < 2000; ++k) {
-      x = x * 6364136223846793005ull + 1442695040888963407ull;
-      const std::uint64_t row = (x >> 33) % 4096;
+      const std::uint64_t row = (k * 2654435761ull) % 4096;
       last = ini.read_delay(row * 16384 + (k % 4) * 4096 + ((k / 4) % 2) * 64, 64);
     }
     CHECK_EQ(last, sc_time(30014, SC_NS));
@@ -553,6 +572,21 @@ TEST_CASE(invalid_params_are_reported_fatally) {
   q.t_rfc = sc_time(100, SC_NS);
   CHECK(!q.check().empty());
   CHECK(HbmMemory::Params{}.check().empty());
+  // The controller's choices name themselves in the error.
+  q = HbmMemory::Params{};
+  q.write_drain = "phases";
+  CHECK(q.check().find("write_drain") != std::string::npos);
+  q = HbmMemory::Params{};
+  q.command_bus = "dual";
+  CHECK(q.check().find("command_bus") != std::string::npos);
+  q = HbmMemory::Params{};
+  q.t_ck = SC_ZERO_TIME;
+  CHECK(q.check().find("t_ck") != std::string::npos);
+  q.command_bus = "none";  // no bus: no clock needed
+  CHECK(q.check().empty());
+  q = HbmMemory::Params{};
+  q.act_cycles = 0;
+  CHECK(q.check().find("act_cycles") != std::string::npos);
 }
 
 CHECK_MAIN

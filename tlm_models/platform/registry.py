@@ -256,6 +256,14 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             choices=("immediate", "queued"),
         ),
         _p(
+            "write_drain",
+            "choice",
+            "none",
+            "`none` (reads and writes compete under the scheduler alone, as DRAMSys' default "
+            "FR-FCFS) or `watermark` (read and write phases by the watermarks below)",
+            choices=("none", "watermark"),
+        ),
+        _p(
             "write_high_watermark",
             "count",
             16,
@@ -277,6 +285,32 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             choices=("all_bank", "per_bank"),
         ),
         *(_p(name, "time", default, desc) for name, default, desc in times),
+        _p(
+            "command_bus",
+            "choice",
+            "split",
+            "`split` (HBM: row and column command buses), `shared` (DDR4, LPDDR4: one bus) or "
+            "`none` (commands take no bus time)",
+            choices=("split", "shared", "none"),
+        ),
+        _p("t_ck", "time", "2 ns", "command clock period (one command bus cycle)"),
+        _p("act_cycles", "count", 2, "command bus cycles of an ACT", minimum=1, unit="cycles"),
+        _p(
+            "row_cycles",
+            "count",
+            1,
+            "command bus cycles of a PRE, REF or REFpb",
+            minimum=1,
+            unit="cycles",
+        ),
+        _p(
+            "column_cycles",
+            "count",
+            1,
+            "command bus cycles of a RD or WR",
+            minimum=1,
+            unit="cycles",
+        ),
     )
 
 

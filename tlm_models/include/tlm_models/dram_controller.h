@@ -1,7 +1,9 @@
 // The memory controller of one DRAM channel (or pseudo-channel): bounded request queues per
-// bank, a scheduler (FCFS or FR-FCFS) choosing each bank's next request, read and write
-// phases switched by write-queue watermarks, a page policy, refresh that blocks the banks, and
-// command timing from DramTimingChecker. No SystemC process: commands are decided one at a
+// bank, a scheduler (FCFS or FR-FCFS) choosing each bank's next request, optional read and
+// write phases switched by write-queue watermarks, a page policy, refresh that blocks the
+// banks, and command timing from DramTimingChecker (which lets a request take slots left free
+// between commands decided before it). A bank that has activated a row for a request serves
+// that request before it may close the row again. No SystemC process: commands are decided one at a
 // time, always the one that can issue earliest. Two ways to drive it: submit() then drain()
 // (the caller hands over requests and runs the controller until they have completed), or, for
 // a front end that keeps time, enqueue() requests as they arrive and run_until(now) whenever
@@ -27,6 +29,17 @@
 
 namespace tlm_models {
 
+// How writes are scheduled against reads: `none` serves both by the scheduler's rule alone
+// (the plain FR-FCFS of DRAMSys' default scheduler); `watermark` serves them in phases.
+enum class DramWriteDrain { none, watermark };
+
+inline bool parse_write_drain(const std::string& s, DramWriteDrain* out) {
+  if (s == "none") *out = DramWriteDrain::none;
+  else if (s == "watermark") *out = DramWriteDrain::watermark;
+  else return false;
+  return true;
+}
+
 // Told when a request has issued its last column command (run_until / drain).
 class DramCompletionListener {
  public:
@@ -45,13 +58,20 @@ class DramController {
     DramRefresh::Mode refresh = DramRefresh::Mode::all_bank;
     DramPagePolicy page_policy = DramPagePolicy::open;
     unsigned queue_depth = 8;      // requests per bank queue
-    unsigned write_high = 16;      // writes queued (whole channel) that start a write phase
-    unsigned write_low = 4;        // writes left when a write phase may end
+    DramWriteDrain write_drain = DramWriteDrain::none;
+    unsigned write_high = 16;      // watermark: writes queued (whole channel) that start a phase
+    unsigned write_low = 4;        // watermark: writes left when a write phase may end
+    // A request decided after the PRE that closed its row, but admitted before it, may take a
+    // column slot in that row's open interval (hit-first schedulers only). For submit/drain,
+    // where requests are decided in call order; a front end that decides every command at its
+    // own time (run_until) has no late requests and turns it off.
+    bool past_hits = true;
   };
 
   DramController(const Config& c, std::shared_ptr<const DramScheduler> scheduler)
       : cfg_(c), checker_(c.timing, c.banks, c.bank_groups), scheduler_(std::move(scheduler)),
-        refresh_(c.refresh, c.timing.refi, c.banks), banks_(c.banks) {
+        refresh_(c.refresh, c.timing.refi, c.banks), banks_(c.banks),
+        past_hits_(c.past_hits && scheduler_->hits_first()) {
     for (Bank& b : banks_) b.departures.assign(c.queue_depth, 0);
   }
 
@@ -113,6 +133,8 @@ class DramController {
   }
 
   bool idle() const { return active_.empty(); }
+  // No request will arrive before `t` any more: command history too old to matter is dropped.
+  void forget_before(Ticks t) { checker_.forget_before(t); }
   const DramChannelStats& stats() const { return stats_; }
   const DramTimingChecker& checker() const { return checker_; }
   ActivityLog& activity() { return activity_; }
@@ -125,6 +147,15 @@ class DramController {
   }
 
  private:
+  struct Choice {
+    unsigned bank = 0;
+    int index = -1;
+    DramCommand cmd = DramCommand::act;
+    Ticks at = ~Ticks{0};
+    bool past = false;  // a column command in the bank's past open interval
+    std::uint64_t seq = 0;  // the request's age
+  };
+
   struct Bank {
     std::vector<DramRequest> queue;  // oldest first
     std::vector<Ticks> departures;   // when the last queue_depth requests left (ring)
@@ -132,13 +163,24 @@ class DramController {
     bool open = false;
     std::uint64_t row = 0;
     unsigned bypasses = 0;
-  };
-
-  struct Choice {
-    unsigned bank = 0;
-    int index = -1;
-    DramCommand cmd = DramCommand::act;
-    Ticks at = ~Ticks{0};
+    // The request the open row was activated for, until it issues a column command: the bank
+    // serves it first rather than close the row unused (a phase change or the starvation cap
+    // would otherwise precharge it).
+    bool opening = false;
+    std::uint64_t opened_for = 0;
+    Ticks activated = 0;  // the open row's ACT
+    // The row open before the current one: its columns were allowed from `from` and its PRE
+    // issued at `until`. A request to that row that arrives before the PRE may still take a
+    // column slot in that interval (FR-FCFS would have served it before the PRE).
+    bool had_row = false;
+    std::uint64_t past_row = 0;
+    Ticks past_from = 0, past_until = 0;
+    // The bank's last choice. Issued commands only ever delay others (every constraint is a
+    // lower bound that grows), so a choice stays valid, with its time a lower bound, until the
+    // bank itself changes (dirty): choose() re-times only the candidates that could win.
+    Choice cached;
+    bool dirty = true;
+    std::uint64_t timed_at_step = 0;
   };
 
   Ticks command(DramCommand c, unsigned bank, unsigned group, Ticks at) {
@@ -167,13 +209,25 @@ class DramController {
     ++(write ? writes_queued_ : reads_queued_);
     if (b.queue.empty()) active_.push_back(bank);
     b.queue.push_back(r);
+    b.dirty = true;
   }
 
   static bool is_column(DramCommand c) { return c == DramCommand::rd || c == DramCommand::wr; }
 
-  // Reads and writes are served in phases: a write phase starts when writes_high writes wait
-  // (or no read does) and ends when at most write_low remain (and a read waits).
+  // With watermarks, reads and writes are served in phases: a write phase starts when
+  // writes_high writes wait (or no read does) and ends when at most write_low remain (and a
+  // read waits). Without, every request is a candidate.
+  DramServe serving() const {
+    if (cfg_.write_drain == DramWriteDrain::none) return DramServe::both;
+    return write_phase_ ? DramServe::writes : DramServe::reads;
+  }
+  DramServe kind_of(const DramRequest& r) const {
+    if (cfg_.write_drain == DramWriteDrain::none) return DramServe::both;
+    return r.write ? DramServe::writes : DramServe::reads;
+  }
+
   void choose_phase() {
+    if (cfg_.write_drain == DramWriteDrain::none) return;
     if (!write_phase_) {
       if (writes_queued_ && (reads_queued_ == 0 || writes_queued_ >= cfg_.write_high))
         write_phase_ = true;
@@ -201,33 +255,95 @@ class DramController {
 
   // The command that can issue earliest: each bank's pick by the scheduler, in this phase.
   Choice choose() {
+    const bool phase = write_phase_;
     choose_phase();
-    Choice best;
-    for (unsigned bank : active_) {
-      const Bank& b = banks_[bank];
-      // One queued request leaves no choice to make.
-      int i = b.queue.size() == 1
-                  ? (b.queue[0].write == write_phase_ ? 0 : -1)
-                  : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, write_phase_);
-      if (i < 0) continue;
-      const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
-      DramCommand cmd = next_command(b, r);
-      Ticks at = std::max(r.admitted, checker_.earliest(cmd, bank, bank % cfg_.bank_groups));
-      // Earliest first; at a tie a column command (it moves data), then the older request.
-      if (at < best.at ||
-          (at == best.at && (is_column(cmd) > is_column(best.cmd) ||
-                             (is_column(cmd) == is_column(best.cmd) &&
-                              r.seq < banks_[best.bank].queue[best.index].seq)))) {
-        best = Choice{bank, i, cmd, at};
+    if (phase != write_phase_)
+      for (Bank& b : banks_) b.dirty = true;
+    ++step_;
+    for (unsigned bank : active_)
+      if (banks_[bank].dirty) time_choice(bank);
+    // The best cached choice wins once it is timed in this step: every other one's time is a
+    // lower bound of its true time.
+    for (;;) {
+      const Choice* best = nullptr;
+      for (unsigned bank : active_) {
+        const Choice& c = banks_[bank].cached;
+        if (c.index >= 0 && (best == nullptr || before(c, *best))) best = &c;
       }
+      if (best == nullptr) return Choice{};
+      Bank& b = banks_[best->bank];
+      if (b.timed_at_step == step_) return *best;
+      time_choice(best->bank);
     }
-    return best;
+  }
+
+  // Earliest first; at a tie a column command (it moves data), then the older request.
+  static bool before(const Choice& a, const Choice& b) {
+    if (a.at != b.at) return a.at < b.at;
+    if (is_column(a.cmd) != is_column(b.cmd)) return is_column(a.cmd);
+    return a.seq < b.seq;
+  }
+
+  // The bank's next command by its scheduler, timed now.
+  void time_choice(unsigned bank) {
+    Bank& b = banks_[bank];
+    b.dirty = false;
+    b.timed_at_step = step_;
+    b.cached = Choice{};
+    int i = b.opening ? opened_index(b) : -1;
+    // One queued request leaves no choice to make.
+    const DramServe kind = serving();
+    if (i < 0)
+      i = b.queue.size() == 1
+              ? (serves(kind, b.queue[0]) ? 0 : -1)
+              : scheduler_->pick(DramBankView{b.queue, b.open, b.row, b.bypasses}, kind);
+    if (i < 0) return;
+    const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
+    DramCommand cmd = next_command(b, r);
+    Ticks at = checker_.earliest(cmd, bank, bank % cfg_.bank_groups, r.admitted);
+    bool past = false;
+    if (past_hits_ && !is_column(cmd)) past = in_past_interval(b, bank, r, &cmd, &at);
+    b.cached = Choice{bank, i, cmd, at, past, r.seq};
+  }
+
+  // Whether request r (which needs PRE or ACT now) fits a column command into the bank's past
+  // open interval of its row: at or after its admission and the row's tRCD, early enough that
+  // the PRE that closed the row keeps its tRTP (read) or tWR (write). Then *cmd, *at say when.
+  bool in_past_interval(const Bank& b, unsigned bank, const DramRequest& r, DramCommand* cmd,
+                        Ticks* at) const {
+    if (!b.had_row || b.past_row != r.row || r.admitted >= b.past_until) return false;
+    const DramTiming& t = cfg_.timing;
+    const DramCommand col = r.write ? DramCommand::wr : DramCommand::rd;
+    const Ticks c = checker_.earliest_among_banks(col, bank % cfg_.bank_groups,
+                                                  std::max(r.admitted, b.past_from));
+    const Ticks before_pre = r.write ? t.cwl + t.burst + t.wr : t.rtp;
+    if (c + before_pre > b.past_until) return false;
+    *cmd = col;
+    *at = c;
+    return true;
+  }
+
+  // The bank's open row closes at `at`: it becomes the past interval.
+  static void close_row(Bank& b, Ticks at, Ticks rcd) {
+    b.had_row = true;
+    b.past_row = b.row;
+    b.past_from = b.activated + rcd;
+    b.past_until = at;
+    b.open = false;
+    b.opening = false;
+  }
+
+  static int opened_index(const Bank& b) {
+    for (std::size_t i = 0; i < b.queue.size(); ++i)
+      if (b.queue[i].seq == b.opened_for) return static_cast<int>(i);
+    return -1;
   }
 
   void issue(const Choice& c) {
     Bank& b = banks_[c.bank];
     const unsigned group = c.bank % cfg_.bank_groups;
     DramRequest& r = b.queue[static_cast<std::size_t>(c.index)];
+    b.dirty = true;
     if (!r.classified) {
       r.classified = true;
       ++(c.cmd == DramCommand::pre   ? stats_.row_conflicts
@@ -240,15 +356,19 @@ class DramController {
         ++stats_.activates;
         b.open = true;
         b.row = r.row;
+        b.opening = true;
+        b.opened_for = r.seq;
+        b.activated = c.at;
         return;
       case DramCommand::pre:
         ++stats_.precharges;
-        b.open = false;
+        close_row(b, c.at, cfg_.timing.rcd);
         return;
       default:
         break;
     }
     // A column command: one burst of data on the bus.
+    if (b.opening && r.seq == b.opened_for) b.opening = false;
     const Ticks burst = cfg_.timing.burst;
     stats_.busy_time += burst;
     activity_.record(end - burst, end);
@@ -262,7 +382,7 @@ class DramController {
     last_was_read_ = !r.write;
     any_column_ = true;
     stats_.last_data = std::max(stats_.last_data, end);
-    const bool oldest = c.index == oldest_of_kind(b.queue, r.write);
+    const bool oldest = c.index == oldest_of_kind(b.queue, kind_of(r));
     if (!oldest) ++b.bypasses;
     if (--r.bursts > 0) return;
     // The request has issued its last command: it leaves the queue.
@@ -284,11 +404,11 @@ class DramController {
     const std::uint32_t tag = r.tag;
     const std::uint64_t row = r.row;
     b.queue.erase(b.queue.begin() + c.index);
-    if (close_row_after_access(cfg_.page_policy, b.queue, row)) {
-      Ticks at = std::max(c.at, checker_.earliest(DramCommand::pre, c.bank, group));
+    if (!c.past && close_row_after_access(cfg_.page_policy, b.queue, row)) {
+      Ticks at = checker_.earliest(DramCommand::pre, c.bank, group, c.at);
       command(DramCommand::pre, c.bank, group, at);
       ++stats_.precharges;
-      b.open = false;
+      close_row(b, at, cfg_.timing.rcd);
     }
     if (b.queue.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
     // Last: the listener may enqueue into the slot just freed.
@@ -305,18 +425,19 @@ class DramController {
       Bank& b = banks_[bank];
       if (!b.open) continue;
       const unsigned group = bank % cfg_.bank_groups;
-      Ticks at = std::max(due, checker_.earliest(DramCommand::pre, bank, group));
+      Ticks at = checker_.earliest(DramCommand::pre, bank, group, due);
       command(DramCommand::pre, bank, group, at);
       ++stats_.precharges;
-      b.open = false;
+      close_row(b, at, cfg_.timing.rcd);
     }
     const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
     const unsigned group = first % cfg_.bank_groups;
-    Ticks at = std::max(due, checker_.earliest(cmd, first, group));
+    Ticks at = checker_.earliest(cmd, first, group, due);
     command(cmd, first, group, at);
     ++stats_.refreshes;
     stats_.refresh_time += all ? cfg_.timing.rfc : cfg_.timing.rfc_pb;
     refresh_.advance();
+    for (Bank& b : banks_) b.dirty = true;
   }
 
   Config cfg_;
@@ -324,10 +445,12 @@ class DramController {
   std::shared_ptr<const DramScheduler> scheduler_;
   DramRefresh refresh_;
   std::vector<Bank> banks_;
+  bool past_hits_;
   std::vector<unsigned> active_;  // banks with queued requests
   std::uint64_t seq_ = 0;
   std::uint64_t reads_queued_ = 0, writes_queued_ = 0;
   bool write_phase_ = false;
+  std::uint64_t step_ = 0;
   bool last_was_read_ = true, any_column_ = false;
   std::vector<Ticks>* done_ = nullptr;
   std::vector<DramCommandRecord>* log_ = nullptr;

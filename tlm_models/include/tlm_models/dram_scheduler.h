@@ -19,18 +19,29 @@ struct DramBankView {
   unsigned bypasses;  // column commands given to younger requests since the oldest was served
 };
 
+// Which requests a bank may serve now: in a read or write phase only that kind, without
+// phases (write_drain "none") any.
+enum class DramServe { reads, writes, both };
+
+inline bool serves(DramServe s, const DramRequest& r) {
+  return s == DramServe::both || r.write == (s == DramServe::writes);
+}
+
 class DramScheduler {
  public:
   virtual ~DramScheduler() = default;
-  // Index in `bank.queue` of the request to serve next among those with write == `writes`,
-  // or -1 when the bank has none of that kind.
-  virtual int pick(const DramBankView& bank, bool writes) const = 0;
+  // Index in `bank.queue` of the request to serve next among those `kind` admits, or -1 when
+  // the bank has none of them.
+  virtual int pick(const DramBankView& bank, DramServe kind) const = 0;
+  // Whether a request that hits a row serves before older ones that would close it (then a
+  // request decided late may take a column slot in its row's past open interval).
+  virtual bool hits_first() const { return false; }
 };
 
-// The oldest request of the kind (its queue position).
-inline int oldest_of_kind(const std::vector<DramRequest>& queue, bool writes) {
+// The oldest request `kind` admits (its queue position).
+inline int oldest_of_kind(const std::vector<DramRequest>& queue, DramServe kind) {
   for (std::size_t i = 0; i < queue.size(); ++i)
-    if (queue[i].write == writes) return static_cast<int>(i);
+    if (serves(kind, queue[i])) return static_cast<int>(i);
   return -1;
 }
 

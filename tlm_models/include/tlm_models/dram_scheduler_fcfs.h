@@ -8,8 +8,8 @@ namespace tlm_models {
 
 class FcfsScheduler : public DramScheduler {
  public:
-  int pick(const DramBankView& bank, bool writes) const override {
-    return oldest_of_kind(bank.queue, writes);
+  int pick(const DramBankView& bank, DramServe kind) const override {
+    return oldest_of_kind(bank.queue, kind);
   }
 };
 

@@ -13,12 +13,14 @@ class FrFcfsScheduler : public DramScheduler {
  public:
   explicit FrFcfsScheduler(unsigned cap) : cap_(cap) {}
 
-  int pick(const DramBankView& bank, bool writes) const override {
-    const int oldest = oldest_of_kind(bank.queue, writes);
+  bool hits_first() const override { return true; }
+
+  int pick(const DramBankView& bank, DramServe kind) const override {
+    const int oldest = oldest_of_kind(bank.queue, kind);
     if (oldest < 0 || !bank.open || bank.bypasses >= cap_) return oldest;
     for (std::size_t i = static_cast<std::size_t>(oldest); i < bank.queue.size(); ++i) {
       const DramRequest& r = bank.queue[i];
-      if (r.write == writes && r.row == bank.open_row) return static_cast<int>(i);
+      if (serves(kind, r) && r.row == bank.open_row) return static_cast<int>(i);
     }
     return oldest;
   }

@@ -29,6 +29,16 @@ struct DramTiming {
   Ticks rfc = 0;    // all-bank refresh: REF -> next command to any bank
   Ticks rfc_pb = 0; // per-bank refresh: REFpb -> next command to that bank
   Ticks burst = 0;  // data bus occupancy of one burst (burst_bytes / channel bandwidth)
+  // Command bus: clock period (0: commands take no bus time), cycles each command holds it,
+  // and whether row (ACT, PRE, REF) and column (RD, WR) commands share one bus.
+  Ticks ck = 0;
+  unsigned act_cycles = 1;     // HBM2: 2 (ACT takes two row-bus cycles); LPDDR4: 4
+  unsigned row_cycles = 1;     // PRE, REF, REFpb; LPDDR4: 2
+  unsigned column_cycles = 1;  // RD, WR; LPDDR4: 4
+  bool shared_command_bus = true;  // DDR4, LPDDR4; HBM has separate row and column buses
+  // How far behind the latest decided command a new one may still be placed (0: no limit);
+  // bounds the command history kept and searched.
+  Ticks reorder_window = 0;
 };
 
 }  // namespace tlm_models

@@ -61,6 +61,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     unsigned frfcfs_cap = 16;
     std::string page_policy = "open";
     unsigned queue_depth = 8;
+    // "none": reads and writes compete under the scheduler alone (DRAMSys' default FR-FCFS);
+    // "watermark": read and write phases switched by the write-queue watermarks.
+    std::string write_drain = "none";
     unsigned write_high_watermark = 16;
     unsigned write_low_watermark = 4;
     std::string refresh = "all_bank";
@@ -87,6 +90,14 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     sc_core::sc_time t_refi = sc_core::sc_time(3900, sc_core::SC_NS);
     sc_core::sc_time t_rfc = sc_core::sc_time(350, sc_core::SC_NS);
     sc_core::sc_time t_rfc_pb = sc_core::sc_time(160, sc_core::SC_NS);
+    // Command bus: "split" (HBM: separate row and column command buses), "shared" (DDR4,
+    // LPDDR4: one bus) or "none" (commands take no bus time); each command holds its bus for
+    // its cycles of t_ck (HBM2: ACT two cycles, JESD235).
+    std::string command_bus = "split";
+    sc_core::sc_time t_ck = sc_core::sc_time(2, sc_core::SC_NS);
+    unsigned act_cycles = 2;
+    unsigned row_cycles = 1;
+    unsigned column_cycles = 1;
     bool storage = false;
 
     std::string check() const {
@@ -112,6 +123,15 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
         return "request_mode must be 'immediate' or 'queued', got '" + request_mode + "'";
       if (request_mode == "queued" && fidelity != "bank")
         return "request_mode 'queued' needs fidelity 'bank' (the bandwidth level has no queue)";
+      DramWriteDrain drain;
+      if (!parse_write_drain(write_drain, &drain))
+        return "write_drain must be 'none' or 'watermark', got '" + write_drain + "'";
+      if (command_bus != "none" && command_bus != "split" && command_bus != "shared")
+        return "command_bus must be 'none', 'split' or 'shared', got '" + command_bus + "'";
+      if (command_bus != "none" && t_ck == sc_core::SC_ZERO_TIME)
+        return "t_ck must be positive when command_bus is '" + command_bus + "'";
+      if (act_cycles == 0 || row_cycles == 0 || column_cycles == 0)
+        return "act_cycles, row_cycles and column_cycles must be at least 1";
       if (write_low_watermark >= write_high_watermark)
         return "write_low_watermark must be below write_high_watermark";
       if (t_refi != sc_core::SC_ZERO_TIME && t_rfc >= t_refi)
@@ -316,11 +336,23 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     t.rfc = to_ticks(p_.t_rfc);
     t.rfc_pb = to_ticks(p_.t_rfc_pb);
     t.burst = transfer_ticks(p_.burst_bytes, p_.channel_bandwidth);
+    t.ck = p_.command_bus == "none" ? 0 : to_ticks(p_.t_ck);
+    t.act_cycles = p_.act_cycles;
+    t.row_cycles = p_.row_cycles;
+    t.column_cycles = p_.column_cycles;
+    t.shared_command_bus = p_.command_bus == "shared";
+    // A request may take slots up to 10 us behind the latest decision: a DMA transfer of the
+    // paper machine books its bursts about 1 us ahead per 128 KiB in flight, so transfers that
+    // overlap in time interleave, while the history searched stays short when requests pile
+    // up far ahead (an STL trace issued at once).
+    t.reorder_window = to_ticks(sc_core::sc_time(10, sc_core::SC_US));
     c.banks = p_.banks;
     c.bank_groups = p_.bank_groups;
     c.refresh = p_.refresh == "per_bank" ? DramRefresh::Mode::per_bank : DramRefresh::Mode::all_bank;
     parse_page_policy(p_.page_policy, &c.page_policy);
     c.queue_depth = p_.queue_depth;
+    c.past_hits = p_.request_mode == "immediate";  // queued: every command at its own time
+    parse_write_drain(p_.write_drain, &c.write_drain);
     c.write_high = p_.write_high_watermark;
     c.write_low = p_.write_low_watermark;
     std::shared_ptr<const DramScheduler> scheduler;
@@ -451,6 +483,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     std::uint64_t stop = addr + len;
     done_.clear();
     touched_.clear();
+    forget_history();
     while (addr < stop) {
       const DramAddress a = mapper_.map(addr);
       const std::uint64_t n = std::min(stop - addr, mapper_.run_length(addr));
@@ -467,6 +500,15 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     for (unsigned c : touched_) controllers_[c].drain();
     for (Ticks t : done_) end = std::max(end, t);
     return end;
+  }
+
+  // Every later request arrives at or after the current time (the LT rule: annotated delays are
+  // not negative), so command history older than the checkers' horizon can go.
+  void forget_history() {
+    const Ticks now = now_ticks();
+    if (now < forgotten_until_ + forget_period_) return;
+    forgotten_until_ = now;
+    for (DramController& c : controllers_) c.forget_before(now);
   }
 
   // Queued mode: a request in flight through the controllers (several runs, maybe several
@@ -555,6 +597,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       tag = free_in_flight_.back();
       free_in_flight_.pop_back();
     }
+    forget_history();
     InFlight& f = *in_flight_[tag];
     f.runs = 1;
     f.end = arrival;
@@ -655,6 +698,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   std::uint64_t reads_ = 0, writes_ = 0, errors_ = 0, requests_ = 0;
   std::uint64_t zero_width_ = 0;  // not a statistic: a property of the initiators, kept across resets
   Ticks first_arrival_ = 0;
+  Ticks forgotten_until_ = 0;
+  static constexpr Ticks forget_period_ = 1000000;  // 1 us: prune at most this often
 };
 
 }  // namespace tlm_models

@@ -1,0 +1,387 @@
+"""Bank-level DRAM against a cycle-accurate reference simulator (DRAMSys), pattern by pattern.
+
+Builds the reference outside the project tree (build_dramsys.sh), then for each memory part
+the reference ships a memspec for (HBM2, DDR4-2400, LPDDR4-3200; DRAMSys 5.0 has no HBM3)
+plays the same single-channel traces (requests of one burst, all issued at time 0) into both:
+the reference with FR-FCFS, open page, bank-wise buffers of 8, all-bank refresh, and this
+project's `hbm` set to the same timings, address bits, buffer depth, scheduler and refresh
+through --set overrides. Prints a Markdown table per part: simulated time, bandwidth, mean,
+p50 and p99 latency, row-hit rate and command counts, with the project's deviation.
+
+    make validate                      # or:
+    python tools/dram_reference/validate.py [--requests 50000] [--parts hbm2,ddr4,lpddr4]
+
+Environment: DRAMSYS_SOURCE, DRAMSYS_TAG, DRAMSYS_WORK as for build_dramsys.sh.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+PLATFORM = str(ROOT / "platforms" / "attenio.yaml")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A reference memspec and address mapping, and how its derived timings read in ns."""
+
+    name: str
+    memspec: str
+    mapping: str
+
+
+PARTS = {
+    "hbm2": Part("hbm2", "HBM2.json", "am_hbm2_8Gb_pc_brc.json"),
+    "ddr4": Part("ddr4", "JEDEC_4Gb_DDR4-2400_8bit_A.json", "am_ddr4_8x4Gbx8_dimm_p1KB_brc.json"),
+    "lpddr4": Part("lpddr4", "JEDEC_8Gb_LPDDR4-3200_16bit.json", "am_lpddr4_8Gbx16_brc.json"),
+}
+
+MCCONFIG = {
+    "mcconfig": {
+        "PagePolicy": "Open",
+        "Scheduler": "FrFcfs",
+        "SchedulerBuffer": "Bankwise",
+        "RequestBufferSize": 8,
+        "CmdMux": "Oldest",
+        "RespQueue": "Fifo",
+        "RefreshPolicy": "AllBank",
+        "RefreshMaxPostponed": 0,
+        "RefreshMaxPulledin": 0,
+        "PowerDownPolicy": "NoPowerDown",
+        "Arbiter": "Simple",
+        "MaxActiveTransactions": 128,
+        "RefreshManagement": False,
+    }
+}
+
+
+def overrides_for(part: Part, spec: dict[str, Any], mapping: dict[str, Any]) -> tuple[str, ...]:
+    """The project's hbm set to the reference's part: timings (cycles x tCK, with the derived
+    turnarounds of its checkers), organisation, one channel, the same address bits."""
+    arch, t = spec["memarchitecturespec"], spec["memtimingspec"]
+    ck = 1e3 / t["clkMhz"]  # ns
+    burst_cycles = arch["burstLength"] / arch["dataRate"]
+    burst_bytes = arch["burstLength"] * arch["width"] * arch.get("nbrOfDevices", 1) // 8
+    bandwidth = burst_bytes / (burst_cycles * ck) * 1e9
+    banks = arch["nbrOfBanks"]
+    groups = arch.get("nbrOfBankGroups", 1)
+
+    def ns(cycles: float) -> str:  # whole picoseconds, the resolution of both simulators
+        return f"{round(cycles * ck * 1000)}ps"
+
+    common = {
+        "channels": 1,
+        "channel_bandwidth": f"{bandwidth:.0f}B/s",
+        "burst_bytes": f"{burst_bytes}B",
+        "banks": banks,
+        "bank_groups": groups,
+        "latency": "0ns",
+        "queue_depth": 8,
+        "scheduler": "frfcfs",
+        "page_policy": "open",
+        "write_drain": "none",
+        "refresh": "all_bank",
+        "t_ck": ns(1),
+    }
+    keys = TIMING_KEYS[part.name]
+    timing: dict[str, Any] = {ours: ns(t[theirs]) for ours, theirs in keys.items()}
+    if part.name == "hbm2":
+        timing.update(command_bus="split", act_cycles=2, row_cycles=1, column_cycles=1)
+    elif part.name == "ddr4":
+        # Read to write: RL + burst + 1 tCK - WL + write preamble (JESD79-4).
+        timing["t_rtw"] = ns(t["RL"] + burst_cycles + 1 - t["WL"] + t["WPRE"])
+        timing.update(command_bus="shared", act_cycles=1, row_cycles=1, column_cycles=1)
+    else:  # lpddr4: write data one tCK after WL, two more before PRE (JESD209-4)
+        timing["t_cwl"] = ns(t["WL"] + 1)
+        timing["t_wr"] = ns(t["WR"] + 2)
+        timing["t_rtw"] = ns(t["RL"] + t["DQSCK"] + burst_cycles - t["WL"] + t["WPRE"] + t["RPST"])
+        timing.update(command_bus="shared", act_cycles=4, row_cycles=2, column_cycles=4)
+    fields = {**common, **timing, "address_mapping": bit_mapping(mapping, burst_bytes)}
+    fields["row_size"] = f"{2 ** column_bits(mapping)}B"
+    return tuple(f"hbm.{k}={v}" for k, v in fields.items())
+
+
+# The project's timing parameters and the reference memspec entries (in clocks) they take.
+_COMMON_KEYS = {"t_ras": "RAS", "t_faw": "FAW", "t_cl": "RL", "t_cwl": "WL", "t_wr": "WR"}
+_COMMON_KEYS |= {"t_rtp": "RTP", "t_refi": "REFI"}
+TIMING_KEYS: dict[str, dict[str, str]] = {
+    "hbm2": _COMMON_KEYS
+    | {"t_rcd": "RCDRD", "t_rp": "RP", "t_rc": "RC", "t_rrd_s": "RRDS", "t_rrd_l": "RRDL"}
+    | {"t_ccd_s": "CCDS", "t_ccd_l": "CCDL", "t_wtr_s": "WTRS", "t_wtr_l": "WTRL"}
+    | {"t_rtw": "RTW", "t_rfc": "RFC"},
+    "ddr4": _COMMON_KEYS
+    | {"t_rcd": "RCD", "t_rp": "RP", "t_rc": "RC", "t_rrd_s": "RRD_S", "t_rrd_l": "RRD_L"}
+    | {"t_ccd_s": "CCD_S", "t_ccd_l": "CCD_L", "t_wtr_s": "WTR_S", "t_wtr_l": "WTR_L"}
+    | {"t_rfc": "RFC"},
+    "lpddr4": _COMMON_KEYS
+    | {"t_rcd": "RCD", "t_rp": "RPPB", "t_rc": "RCPB", "t_rrd_s": "RRD", "t_rrd_l": "RRD"}
+    | {"t_ccd_s": "CCD", "t_ccd_l": "CCD", "t_wtr_s": "WTR", "t_wtr_l": "WTR"}
+    | {"t_rfc": "RFCAB"},
+}
+
+FIELDS = {
+    "BYTE_BIT": "column",
+    "COLUMN_BIT": "column",
+    "ROW_BIT": "row",
+    "BANK_BIT": "bank",
+    "BANKGROUP_BIT": "bankgroup",
+}
+
+
+def _bit_fields(mapping: dict[str, Any]) -> dict[int, str]:
+    bits: dict[int, str] = {}
+    for key, field in FIELDS.items():
+        for b in mapping.get(key, []):
+            bits[int(b)] = field
+    return bits
+
+
+def column_bits(mapping: dict[str, Any]) -> int:
+    return sum(1 for f in _bit_fields(mapping).values() if f == "column")
+
+
+def total_bits(mapping: dict[str, Any]) -> int:
+    return max(_bit_fields(mapping)) + 1
+
+
+def bit_mapping(mapping: dict[str, Any], burst_bytes: int) -> str:
+    """The reference's bit lists as the project's `field:bits` string, most significant first
+    (channel, rank and pseudo-channel bits are left out: one channel, addresses below them)."""
+    bits = _bit_fields(mapping)
+    if sorted(bits) != list(range(len(bits))):
+        raise SystemExit("reference mapping: channel/rank bits inside the address are unsupported")
+    segments: list[list[Any]] = []
+    for b in range(len(bits) - 1, -1, -1):
+        if segments and segments[-1][0] == bits[b]:
+            segments[-1][1] += 1
+        else:
+            segments.append([bits[b], 1])
+    del burst_bytes
+    return " ".join(f"{f}:{n}" for f, n in segments)
+
+
+PATTERNS = (
+    "sequential",
+    "random reads",
+    "random mixed",
+    "read/write alternating",
+    "stride 4 KiB",
+    "stride 16 KiB",
+    "four bank streams",
+    "one bank, two rows",
+)
+
+
+def pattern(
+    name: str, n: int, burst: int, mapping: dict[str, Any]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Addresses and write flags of `n` one-burst requests."""
+    i = np.arange(n, dtype=np.uint64)
+    space = np.uint64(2 ** total_bits(mapping))
+    bits = _bit_fields(mapping)
+    row_low = min(b for b, f in bits.items() if f == "row")
+    bank_low = min(b for b, f in bits.items() if f in ("bank", "bankgroup"))
+    writes = np.zeros(n, dtype=bool)
+    rng = np.random.default_rng(1)
+    if name == "sequential":
+        addr = i * np.uint64(burst)
+    elif name in ("random reads", "random mixed"):
+        addr = rng.integers(0, int(space) // burst, n, dtype=np.uint64) * np.uint64(burst)
+        if name == "random mixed":
+            writes = rng.random(n) < 0.5
+    elif name == "read/write alternating":
+        addr = i * np.uint64(burst)
+        writes = (i % np.uint64(2)) == 1
+    elif name.startswith("stride"):
+        addr = i * np.uint64(4096 if "4" in name else 16384)
+    elif name == "four bank streams":  # banks 0-3, each walking its rows from column 0
+        stream, k = i % np.uint64(4), i // np.uint64(4)
+        addr = stream * np.uint64(1 << bank_low) + (k * np.uint64(burst)) % np.uint64(1 << bank_low)
+    else:  # one bank, two rows: alternating between rows 0 and 1 of bank 0, columns walking
+        row, k = i % np.uint64(2), i // np.uint64(2)
+        cols = np.uint64(2 ** column_bits(mapping) // burst)
+        addr = row * np.uint64(1 << row_low) + (k % cols) * np.uint64(burst)
+    return addr % space, writes
+
+
+def write_stl(path: Path, addr: np.ndarray, writes: np.ndarray, burst: int) -> None:
+    """All requests at time 0, each `burst` bytes (given explicitly: the two players' default
+    lengths differ)."""
+    ops = np.where(writes, f": ({burst}) write 0x", f": ({burst}) read 0x")
+    lines = np.char.add(np.char.add(np.zeros(len(addr), dtype=np.uint64).astype(str), ops),
+                        np.char.mod("%x", addr))  # fmt: skip
+    path.write_text("\n".join(lines.tolist()) + "\n")
+
+
+def run_reference(
+    binary: Path, configs: Path, work: Path, part: Part, trace: Path
+) -> dict[str, float]:
+    """Plays the trace in the reference; its figures from the recorded database."""
+    sim = {
+        "simulation": {
+            "addressmapping": str(configs / "addressmapping" / part.mapping),
+            "mcconfig": MCCONFIG["mcconfig"],
+            "memspec": str(configs / "memspec" / part.memspec),
+            "simconfig": {
+                "AddressOffset": 0, "CheckTLM2Protocol": False, "DatabaseRecording": True,
+                "Debug": False, "EnableWindowing": False, "PowerAnalysis": False,
+                "SimulationName": trace.stem, "SimulationProgressBar": False,
+                "StoreMode": "NoStorage", "UseMalloc": False, "WindowSize": 1000,
+            },
+            "simulationid": trace.stem,
+            "tracesetup": [{"clkMhz": 1000, "name": str(trace)}],
+        }
+    }  # fmt: skip
+    cfg = work / f"{trace.stem}.json"
+    cfg.write_text(json.dumps(sim, indent=1))
+    for old in work.glob(f"{trace.stem}*.tdb"):
+        old.unlink()
+    subprocess.run([str(binary), str(cfg)], cwd=work, check=True, capture_output=True)
+    db = max(work.glob(f"*{trace.stem}*.tdb"), key=lambda p: p.stat().st_mtime)
+    with sqlite3.connect(db) as con:
+        phases = con.execute("SELECT PhaseName, COUNT(*) FROM Phases GROUP BY PhaseName").fetchall()
+        counts = dict(phases)
+        lat = np.array(
+            [
+                r[0]
+                for r in con.execute(
+                    "SELECT resp.PhaseBegin - req.PhaseBegin FROM Phases req JOIN Phases resp "
+                    "ON req.Transact = resp.Transact WHERE req.PhaseName = 'REQ' "
+                    "AND resp.PhaseName = 'RESP'"
+                )
+            ],
+            dtype=np.float64,
+        )
+        end = con.execute(
+            "SELECT MAX(DataStrobeEnd) FROM Phases WHERE PhaseName IN ('RD','WR','RDA','WRA')"
+        ).fetchone()[0]
+        size = con.execute("SELECT SUM(DataLength) FROM Transactions").fetchone()[0]
+    columns = sum(counts.get(k, 0) for k in ("RD", "WR", "RDA", "WRA"))
+    acts = counts.get("ACT", 0)
+    return {
+        "time_ns": end / 1e3,
+        "bandwidth_GBps": size / (end / 1e12) / 1e9,
+        "mean_ns": float(lat.mean()) / 1e3,
+        "p50_ns": float(np.percentile(lat, 50)) / 1e3,
+        "p99_ns": float(np.percentile(lat, 99)) / 1e3,
+        "row_hit_rate": 1 - acts / columns if columns else 0.0,
+        "ACT": acts,
+        "PRE": sum(counts.get(k, 0) for k in ("PRE", "PREPB", "PREAB", "PREA")),
+        "REF": sum(counts.get(k, 0) for k in ("REF", "REFAB", "REFA")),
+    }
+
+
+def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
+    """Plays the trace into the project's bank-level hbm, in a fresh process (one simulation per
+    process)."""
+    out = subprocess.run(
+        [sys.executable, __file__, "child", str(trace), *overrides],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stdout
+    figures: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return figures
+
+
+def _child(trace: str, overrides: list[str]) -> None:
+    from tlm_models.stl_replay import replay_stl_file
+
+    r = replay_stl_file(trace, PLATFORM, ("hbm.fidelity=bank", *overrides), with_latencies=True)
+    hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]
+    lat = np.asarray(r["latencies_ns"], dtype=np.float64)
+    columns = hbm["read_bursts"]["value"] + hbm["write_bursts"]["value"]
+    acts = hbm["activates"]["value"]
+    figures = {
+        "time_ns": r["last_completion_ns"],
+        "bandwidth_GBps": r["achieved_bandwidth_Bps"] / 1e9,
+        "mean_ns": float(lat.mean()),
+        "p50_ns": float(np.percentile(lat, 50)),
+        "p99_ns": float(np.percentile(lat, 99)),
+        "row_hit_rate": 1 - acts / columns if columns else 0.0,
+        "ACT": acts,
+        "PRE": hbm["precharges"]["value"],
+        "REF": hbm["refreshes"]["value"],
+        "wall_s": r["replay_wall_s"],
+    }
+    print(json.dumps(figures))
+
+
+def deviation(ours: float, ref: float) -> str:
+    return f"{(ours - ref) / ref * 100:+.1f} %" if ref else "-"
+
+
+METRICS = (
+    "time_ns",
+    "bandwidth_GBps",
+    "mean_ns",
+    "p50_ns",
+    "p99_ns",
+    "row_hit_rate",
+    "ACT",
+    "PRE",
+    "REF",
+)
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "child":
+        _child(sys.argv[2], sys.argv[3:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=50_000)
+    parser.add_argument("--parts", default="hbm2,ddr4,lpddr4")
+    parser.add_argument("--binary", help="a built reference simulator (skips the build)")
+    args = parser.parse_args()
+    binary = (
+        args.binary
+        or subprocess.run(
+            ["sh", str(HERE / "build_dramsys.sh")], check=True, capture_output=True, text=True
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    work_root = Path(os.environ.get("DRAMSYS_WORK", cache / "attn-tlm" / "ref"))
+    configs = work_root / "DRAMSys" / "configs"
+    for name in args.parts.split(","):
+        part = PARTS[name]
+        spec = json.loads((configs / "memspec" / part.memspec).read_text())["memspec"]
+        mapping = json.loads((configs / "addressmapping" / part.mapping).read_text())[
+            "addressmapping"
+        ]
+        overrides = overrides_for(part, spec, mapping)
+        arch = spec["memarchitecturespec"]
+        burst = arch["burstLength"] * arch["width"] * arch.get("nbrOfDevices", 1) // 8
+        work = work_root / "validate" / name
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"\n### {name} ({part.memspec}), {args.requests:,} requests of {burst} B at once\n")
+        print("| pattern | " + " | ".join(METRICS) + " |")
+        print("|---|" + "---|" * len(METRICS))
+        for p in PATTERNS:
+            trace = work / (p.replace(" ", "_").replace("/", "_").replace(",", "") + ".stl")
+            write_stl(trace, *pattern(p, args.requests, burst, mapping), burst)
+            ref = run_reference(Path(binary), configs, work, part, trace)
+            ours = run_project(trace, overrides)
+            cells = [
+                f"{ours[m]:,.3g} / {ref[m]:,.3g} ({deviation(ours[m], ref[m])})" for m in METRICS
+            ]
+            print(f"| {p} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    main()
