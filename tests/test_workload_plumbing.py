@@ -17,6 +17,7 @@ from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.hf_config import read_model_config
 from tlm_models.model_presets import MODELS, model_preset
+from tlm_models.platform import load_platform
 from tlm_models.resolved_run import resolve_run
 from tlm_models.study.config import RunConfig
 from tlm_models.study.cost import _workload_at
@@ -232,9 +233,10 @@ def test_all_layers_multiplies_one_simulated_layer() -> None:
 
 def test_cost_counts_scale_both_lengths() -> None:
     config = RunConfig("flash2", 1, 64, kv_len=8192, phase="decode")
-    assert _workload_at(config, 2048) == Workload(1, 64, kv_len=2048, phase="decode")
+    info = load_platform(config.platform_path()).info()
+    assert _workload_at(config, info, 2048) == Workload(1, 64, kv_len=2048, phase="decode")
     sliding = RunConfig("flash2", 8192, 64, mask="sliding", window=4096)
-    small = _workload_at(sliding, 2048)
+    small = _workload_at(sliding, info, 2048)
     assert (small.seq_len, small.kv_len, small.window) == (2048, 2048, 2048)
 
 
