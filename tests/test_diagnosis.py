@@ -139,8 +139,11 @@ CONSTRUCTED = {
     ),
     # 64 B SRAM ports: a 64 x 32 matmul's operands take 64x longer to read than to multiply.
     "sram_ports": RunConfig("flash2", 2048, 64, overrides=("sram.port_width=64B",)),
-    # An 8 B/cycle DMA path: 8 GB/s in front of a 128 GB/s HBM.
-    "links": RunConfig("flash2", 2048, 64, overrides=("dma_noc.width=8B",)),
+    # An 8 B/cycle DMA path: 8 GB/s in front of a 128 GB/s HBM, carrying the paper tiles' K/V
+    # re-reads (fitted tiles keep every row of 2K on chip: too few bytes to fill the link).
+    "links": RunConfig(
+        "flash2", 2048, 64, overrides=("dma_noc.width=8B",), extra=(("tiling", "paper"),)
+    ),
     # One 256 B request in flight: each waits out the HBM's 100 ns, 2.56 GB/s of 128.
     "latency_bound_transfers": RunConfig(
         "flash2", 2048, 64, overrides=("dma.max_outstanding=1", "dma.max_burst=256B")

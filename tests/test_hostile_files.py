@@ -399,7 +399,20 @@ def test_concurrent_sweeps_never_duplicate_work(tmp_path: Path) -> None:
 def test_ctrl_c_at_any_moment_of_a_run_prints_one_line(tmp_path: Path, delay_s: float) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tlm_models.cli.main", *RUN[:3], "--seq-len", "16K"],
+        # A run of a few seconds (paper tiles, every iteration), still going at 1.5 s.
+        [
+            sys.executable,
+            "-m",
+            "tlm_models.cli.main",
+            *RUN[:3],
+            "--seq-len",
+            "16K",
+            "--head-dim",
+            "64",
+            "--exact",
+            "--param",
+            "tiling=paper",
+        ],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -190,7 +190,7 @@ def test_a_grown_window_that_overlaps_says_which_to_move() -> None:
         load_platform(PLATFORMS / "attenio.yaml", ["sram.capacity=8GiB"])
     expected = (
         "window of 'kvbuf' [0x200000000, 0x200000100) overlaps the window of 'sram' "
-        "[0x100000000, 0x300000000) at line 126, its size taken from sram.capacity = 8 GiB: "
+        "[0x100000000, 0x300000000) at line 128, its size taken from sram.capacity = 8 GiB: "
         "move the window of 'kvbuf' to a base >= 0x300000000 (or give the window of 'sram' a "
         "smaller explicit size)"
     )

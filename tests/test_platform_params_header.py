@@ -88,7 +88,7 @@ def test_header_values_are_the_platform_values() -> None:
     assert "  p.latency = sc_core::sc_time(100000.0, sc_core::SC_PS);" in header  # HBM 100 ns
     assert "  p.channel_bandwidth = 8000000000.0;" in header
     assert '  p.mapping = "broadcast";' in header
-    assert "  p.kv_buffer_base = 0x100100000ull;" in header
+    assert "  p.kv_buffer_base = 0x200000000ull;" in header
     assert "inline tlm_models::AttentionAccelerator::Params accelerator() {" in header
 
 

@@ -33,6 +33,7 @@ inline tlm_models::HbmMemory::Params memory() {
   p.page_policy = "open";
   p.queue_depth = 8u;
   p.request_mode = "immediate";
+  p.write_drain = "none";
   p.write_high_watermark = 16u;
   p.write_low_watermark = 4u;
   p.refresh = "all_bank";
@@ -55,6 +56,11 @@ inline tlm_models::HbmMemory::Params memory() {
   p.t_refi = sc_core::sc_time(3900000.0, sc_core::SC_PS);
   p.t_rfc = sc_core::sc_time(350000.0, sc_core::SC_PS);
   p.t_rfc_pb = sc_core::sc_time(160000.0, sc_core::SC_PS);
+  p.command_bus = "split";
+  p.t_ck = sc_core::sc_time(2000.0, sc_core::SC_PS);
+  p.act_cycles = 2u;
+  p.row_cycles = 1u;
+  p.column_cycles = 1u;
   p.storage = true;
   return p;
 }
@@ -117,7 +123,9 @@ inline tlm_models::PeArray::Params pe() {
   p.cols = 32u;
   p.clock = 1000000000.0;
   p.mapping = "output_stationary";
+  p.fold_overlap = false;
   p.split_k = false;
+  p.scale_accumulate = true;
   p.pipeline_latency = 2u;
   p.forward_granularity = 128u;
   p.elem_bytes = 2ull;

@@ -7,6 +7,7 @@ result in a sweep directory and lets a re-run skip work that is already done.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -339,6 +340,8 @@ def resolve_platform(path: str) -> Path:
     named = _REPOSITORY / "platforms" / f"{path}.yaml"
     if not found.is_file() and "/" not in path and not path.endswith(".yaml") and named.is_file():
         found = named  # a platform's name: `attenio-x4` is platforms/attenio-x4.yaml
+    if not found.is_file() and os.path.lexists(candidate):
+        return candidate  # there, but no regular file (a link loop, a FIFO): the loader says so
     if not found.is_file():
         tried = [candidate] if candidate.is_absolute() else [Path.cwd() / candidate, found]
         places = " and ".join(str(p) for p in dict.fromkeys(tried))

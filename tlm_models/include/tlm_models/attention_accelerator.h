@@ -70,7 +70,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     // [kv_buffer_base, kv_buffer_base + kv_buffer.capacity), where AttenIO keeps the row of K or
     // V that is broadcast to the PE array; has_kv_buffer = false builds none.
     bool has_kv_buffer = true;
-    std::uint64_t kv_buffer_base = (std::uint64_t{1} << 32) + (std::uint64_t{1} << 20);
+    std::uint64_t kv_buffer_base = std::uint64_t{2} << 32;  // clear of an SRAM grown to 4 GiB
     Sram::Params kv_buffer;
 
     // The defaults are platforms/attenio.yaml's accelerator, the AttenIO paper's machine
