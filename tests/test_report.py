@@ -333,3 +333,21 @@ def test_the_summary_make_demo_prints_is_the_reports_head(tmp_path: Path) -> Non
     assert whole.startswith(summary.rstrip())
     assert "## Executive summary" in summary and "###" not in summary
     assert len(summary.splitlines()) < len(whole.splitlines()) / 3
+
+
+def test_the_summary_gives_both_amounts_of_traffic_not_a_rounded_ratio() -> None:
+    """With fitted FlashAttention-2 tiles AttenIO moved 12 MiB against 18 MiB, which the
+    summary rounded to "2x less" (and 3.75 against 4.1 GiB to "1x less")."""
+    from tlm_models.study.explain import shape_summary
+
+    def row(dataflow: str, ns: float, mib: int) -> dict[str, object]:
+        return {
+            "dataflow": dataflow,
+            "sim_time_ns": ns,
+            "offchip_bytes": {"total": mib << 20},
+            "pe": {"busy_fraction": 0.9, "mac_utilization": 0.8},
+            "memory_stall_fraction": 0.0,
+        }
+
+    text = shape_summary(8192, 64, [row("flash2", 4.89e6, 18), row("attenio", 7.45e6, 12)])
+    assert "attenio moves the least off-chip data (12.0 MiB against flash2's 18.0 MiB)" in text

@@ -71,8 +71,9 @@ def shape_summary(seq_len: int, head_dim: int, rows: Sequence[dict[str, Any]]) -
     least = min(rows, key=_traffic)
     if least is not winner:
         text += (
-            f" {label_of(least)} moves the least off-chip data ({format_bytes(_traffic(least))}, "
-            f"{_traffic(winner) / _traffic(least):.0f}× less than {label_of(winner)}) but "
+            # Both amounts, not a rounded ratio ("1x less" when fitted tiles come close).
+            f" {label_of(least)} moves the least off-chip data ({format_bytes(_traffic(least))} "
+            f"against {label_of(winner)}'s {format_bytes(_traffic(winner))}) but "
             f"takes {_time(least) / _time(winner):.2f}× as long: {_reason(least)}."
         )
     return text
