@@ -8,7 +8,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: setup systemc chromium demo test lint bench validate clean scalesim
 
 setup: systemc $(STAMP)
-	@$(BIN)/python -m tlm_models.aot
+	@$(BIN)/python -m tlm_models.runtime.aot
 
 # The system SystemC 2.3.4 (Debian libsystemc-dev), unless SYSTEMC_HOME names a user build.
 systemc:

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.dataflows import emit
-from tlm_models.dataflows.workload import Workload
-from tlm_models.fast_forward import flatten
+from tlm_models.fast_forward.control import flatten
 from tlm_models.platform import load_platform
-from tlm_models.replay import replay_in_this_process
+from tlm_models.replay.replayer import replay_in_this_process
+from tlm_models.workload.spec import Workload
 
 PLATFORM = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
 

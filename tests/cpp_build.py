@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from tlm_models import INCLUDE_DIR
-from tlm_models.kernel import systemc_paths
+from tlm_models.runtime.kernel import systemc_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = ROOT / "build" / "cpp-tests"

@@ -9,7 +9,7 @@ import numpy as np
 
 from tlm_models.dataflows import Workload, emit
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.reference import adversarial_orders, run_attention
+from tlm_models.replay.reference import adversarial_orders, run_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import OpKind
 

@@ -10,12 +10,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from tlm_models.dataflows import emit
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, HOST_FIGURES, flatten, settings_for
-from tlm_models.growth_fast_forward import fast_forward_for
-from tlm_models.replay import replay_in_this_process
-from tlm_models.resolved_run import resolve_run
-from tlm_models.statistical_period import estimated_errors, sigmas_for
-from tlm_models.study.config import RunConfig
+from tlm_models.fast_forward.control import (
+    FAST_FORWARD_CHUNK_OPS,
+    HOST_FIGURES,
+    flatten,
+    settings_for,
+)
+from tlm_models.fast_forward.growth import fast_forward_for
+from tlm_models.fast_forward.statistical import estimated_errors, sigmas_for
+from tlm_models.replay.replayer import replay_in_this_process
+from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import resolve_run
 
 BANK = ("hbm.fidelity=bank",)
 

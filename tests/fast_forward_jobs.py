@@ -9,16 +9,16 @@ from typing import Any
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.io_formulas import TRAFFIC, approx_traffic
-from tlm_models.dataflows.workload import Workload
-from tlm_models.fast_forward import (
+from tlm_models.fast_forward.control import (
     FAST_FORWARD_CHUNK_OPS,
     HOST_FIGURES,
     flatten,
     settings_for,
 )
-from tlm_models.growth_fast_forward import fast_forward_for
+from tlm_models.fast_forward.growth import fast_forward_for
 from tlm_models.platform import load_platform
-from tlm_models.replay import replay_in_this_process
+from tlm_models.replay.replayer import replay_in_this_process
+from tlm_models.workload.spec import Workload
 
 PLATFORM = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
 

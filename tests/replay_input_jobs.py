@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from tlm_models import replay
-from tlm_models.native_session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
 from tlm_models.platform import load_platform
+from tlm_models.replay import replayer as replay
+from tlm_models.runtime.session import DONE, NEEDS_INPUT, RAN_DRY, NativeSession
 from tlm_models.trace.io import open_trace
 from tlm_models.trace.record import RECORD_DTYPE
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from tests.tile_jobs import SRAM, STRIDE, header, tiled_platform
-from tlm_models.tile_replay import replay_tiles_in_this_process
+from tlm_models.replay.tiles import replay_tiles_in_this_process
 from tlm_models.trace.record import RECORD_DTYPE, OpKind
 
 #: Bytes of each partial store and combine load in the hand-written traces.
@@ -60,9 +60,9 @@ def wait_job(matmuls: tuple[int, ...], token: int, posts: int) -> dict[str, Any]
 def x16_run_job(workload: dict[str, Any]) -> dict[str, Any]:
     """FlashAttention-2 on attenio-x16 (16 tiles, two stacks) for the workload fields
     ``workload``: bytes, closed form, the tiles' split section and the fast_forward section."""
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.tile_run import run_tiled
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute_tiled import run_tiled
+    from tlm_models.run.resolve import resolve_run
 
     config = RunConfig("flash2", platform="platforms/attenio-x16.yaml", **workload)
     result = run_tiled(resolve_run(config))

@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any
 
-from tlm_models.study.config import DATAFLOWS, RunConfig
+from tlm_models.run.config import DATAFLOWS, RunConfig
 
 #: Relative speed of each dataflow in the fake model (standard = 1).
 _SPEED = {

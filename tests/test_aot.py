@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tlm_models import aot
 from tlm_models.platform.registry import ComponentType, ParamSpec, SocketSpec, component_types
+from tlm_models.runtime import aot
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "platforms.md"
@@ -72,7 +72,7 @@ def _assert_built_as_requested(path: Path) -> None:
     assert manifest["key"] == path.stem.rsplit("-", 1)[-1]
     assert manifest["mode"] == aot.build_mode()  # "pgo" with GCC unless ATTN_TLM_PGO=0
     if manifest["mode"] == "pgo":
-        from tlm_models.pgo_training import CASES
+        from tlm_models.run.pgo_training import CASES
 
         assert manifest["training"] == list(CASES)
         assert "-fprofile-use" in manifest["flags"]
@@ -182,9 +182,9 @@ import json, sys
 HERE = sys.argv[2]
 exec(open(sys.argv[3]).read())
 from tlm_models.platform import load_platform
-from tlm_models.native_session import NativeSession
+from tlm_models.runtime.session import NativeSession
 
-from tlm_models import aot
+from tlm_models.runtime import aot
 config = load_platform(sys.argv[1])
 session = NativeSession(config)
 session.run_for(100_000.0)

@@ -20,11 +20,11 @@ from tlm_models.dataflows.approx import (
     rows_per_cycle,
     rows_per_iteration,
 )
-from tlm_models.dataflows.workload import Workload
-from tlm_models.fast_forward import IterationControl
+from tlm_models.fast_forward.control import IterationControl
 from tlm_models.platform import load_platform
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.record import OpKind
-from tlm_models.worker import run_in_worker
+from tlm_models.workload.spec import Workload
 
 #: The validation bound of the fast-forward contract (docs/runtime.md records the worst case).
 BOUND = 1e-3
@@ -180,7 +180,7 @@ def test_rows_per_cycle_divide_the_cycle() -> None:
 
 
 def test_on_tiles_alike_loops_of_passes_or_of_growing_blocks_may_be_skipped() -> None:
-    from tlm_models.tile_fast_forward import unbalanced_reason
+    from tlm_models.fast_forward.tiles import unbalanced_reason
 
     info = load_platform("platforms/attenio.yaml").info()
     workload = Workload(seq_len=256, head_dim=16)

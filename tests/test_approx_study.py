@@ -13,8 +13,10 @@ from tlm_models.cli.demo_cmd import approx_study_configs
 from tlm_models.dataflows.io_formulas import approx_traffic
 from tlm_models.dataflows.polynomial import exp_poly_coefficients, poly_attention
 from tlm_models.dataflows.reference_machine import attenio_machine
-from tlm_models.dataflows.workload import Workload
-from tlm_models.reference import attention
+from tlm_models.replay.reference import attention
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import bounds_bytes, run_one
+from tlm_models.run.worker import run_in_worker
 from tlm_models.study.approx_study import (
     ERROR_SEQ_LEN,
     approx_error,
@@ -23,10 +25,8 @@ from tlm_models.study.approx_study import (
     slope_series,
     tradeoff_rows,
 )
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import bounds_bytes, run_one
 from tlm_models.study.store import result_record
-from tlm_models.worker import run_in_worker
+from tlm_models.workload.spec import Workload
 
 # -- slope fit ---------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.study_jobs import fake_result
-from tlm_models.resolved_run import resolve_run
+from tlm_models.run.resolve import resolve_run
 from tlm_models.study import attenio_repro as study
 from tlm_models.study import attenio_sensitivity as sens
 from tlm_models.study.store import result_record

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fast_forward_bank_jobs import bank_replay_stats, differences
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 #: FA2 as published (docs/study.md): the paper's tiles, no overlap.
 PUBLISHED_FA2 = (("tiling", "paper"), ("overlap", "none"))

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.burst_train_jobs import replay_stats
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 OFF = ["dma.burst_trains=false"]
 PLATFORMS = Path(__file__).resolve().parent.parent / "platforms"
@@ -80,8 +80,8 @@ def _without_host_figures(value: Any) -> Any:
 def test_trains_replay_a_tiled_chip_exactly() -> None:
     # Four tiles' DMA engines stream through their tile crossbar and the chip crossbar (a chain
     # of two) into one HBM, each among the other tiles' bursts.
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.run import run_one
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute import run_one
 
     key = "tiles.template.components.dma.burst_trains"
     platform = str(PLATFORMS / "attenio-x4.yaml")

@@ -9,7 +9,7 @@ import pytest
 
 from tlm_models.cli.main import build_parser, main, suggestion
 from tlm_models.errors import UserError
-from tlm_models.study.config import resolve_platform
+from tlm_models.run.config import resolve_platform
 
 
 def test_a_mistyped_option_names_the_right_one(capsys: pytest.CaptureFixture[str]) -> None:

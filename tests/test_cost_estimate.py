@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tlm_models.dataflows import emit
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform import load_platform
-from tlm_models.study import cost
-from tlm_models.study.config import RunConfig
-from tlm_models.study.cost import estimate_cost
+from tlm_models.run import cost
+from tlm_models.run.config import RunConfig
+from tlm_models.run.cost import estimate_cost
+from tlm_models.workload.spec import Workload
 
 
 def _emitted(config: RunConfig) -> tuple[int, int]:
@@ -78,8 +78,8 @@ def test_a_tiled_run_counts_every_tile() -> None:
     of a run on four tiles (and the wall time of a 96-head run 100x low). The count is now
     every tile's and the measured operations agree (AttenIO: exactly; a causal FA2 count is
     scaled from N/2: within 10 %)."""
-    from tlm_models.study.run import run_one
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.execute import run_one
+    from tlm_models.run.worker import run_in_worker
 
     x4 = "platforms/attenio-x4.yaml"
     exact = RunConfig("attenio", 2048, 64, heads=8, platform=x4)

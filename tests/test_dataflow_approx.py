@@ -32,7 +32,7 @@ from tlm_models.dataflows.polynomial import (
 )
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.reference import attention, run_attention
+from tlm_models.replay.reference import attention, run_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import MATMUL_ACCUMULATE, Broadcast, OpKind, VectorOp, vector_code
 
@@ -420,8 +420,8 @@ def test_a_run_with_too_many_features_is_refused_before_anything_is_planned() ->
     """degree = 7 at d = 64 (r = 1.3e9) sat in the cost prediction for minutes, 538 MB after
     28 s; it is refused up front with r and the degrees that are practical at that d."""
     from tlm_models.dataflows.approx import MAX_FEATURES, largest_degree
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.study.config import RunConfig
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.resolve import resolve_run
 
     assert {d: largest_degree(d) for d in (16, 32, 64, 128)} == {16: 6, 32: 4, 64: 3, 128: 2}
     assert feature_count(64, 3) <= MAX_FEATURES < feature_count(64, 4)

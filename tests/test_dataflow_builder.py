@@ -7,11 +7,11 @@ import pytest
 
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.builder import Ext, Prev, TraceBuilder, role_offsets, tile_runs
-from tlm_models.dataflows.workload import Workload, parse_count
 from tlm_models.errors import UserError
 from tlm_models.platform.info import MemoryRegion
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import OpKind, VectorOp
+from tlm_models.workload.spec import Workload, parse_count
 
 
 def _header(window: int = 1 << 16) -> TraceHeader:

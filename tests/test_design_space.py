@@ -7,7 +7,7 @@ import copy
 from pathlib import Path
 
 from tests.study_jobs import fake_result
-from tlm_models.study.config import RunConfig
+from tlm_models.run.config import RunConfig
 from tlm_models.study.design_space import axis_position, swept_axes
 from tlm_models.study.report import write_report
 from tlm_models.study.store import ResultStore, result_record

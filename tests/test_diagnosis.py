@@ -1,5 +1,5 @@
 """The verdict, the bottleneck sentence and the hints after a run: judged by work against
-capacity, not by busy time (tlm_models/diagnosis.py, docs/study.md "Diagnosis after a run")."""
+capacity, not by busy time (tlm_models/run/diagnosis.py, docs/study.md "Diagnosis after a run")."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tlm_models.diagnosis import diagnose
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
-from tlm_models.worker import run_in_worker
+from tlm_models.run.config import RunConfig
+from tlm_models.run.diagnosis import diagnose
+from tlm_models.run.execute import run_one
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 

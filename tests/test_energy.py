@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 import yaml
 
-from tlm_models.cli.replay_cmd import replay_trace_file
-from tlm_models.energy.accelergy import action_counts, ert_overrides
-from tlm_models.energy.actions import MissingCount
-from tlm_models.energy.model import compute_energy
 from tlm_models.errors import UserError
 from tlm_models.platform import PlatformError, load_platform
-from tlm_models.run_result import RunResult
-from tlm_models.worker import run_in_worker
+from tlm_models.platform.energy.accelergy import action_counts, ert_overrides
+from tlm_models.platform.energy.actions import MissingCount
+from tlm_models.platform.energy.model import compute_energy
+from tlm_models.run.run_result import RunResult
+from tlm_models.run.trace_job import replay_trace_file
+from tlm_models.run.worker import run_in_worker
 
 PLATFORM = str(Path(__file__).parent / "data" / "platforms" / "exact.yaml")
 SRAM = 0x4000_0000
@@ -290,7 +290,7 @@ def test_bad_erts_are_named(tmp_path: Path, text: str, message: str) -> None:
 
 def test_a_platform_without_energy_tables_reports_energy_not_modelled() -> None:
     """It printed 'energy 0.000000 mJ (dynamic 0.000000 mJ, static 0.000000 mJ)'."""
-    from tlm_models.summary import _energy_lines
+    from tlm_models.run.summary import _energy_lines
 
     nothing = {"type": "hbm", "table": False, "total_j": 0.0, "dynamic_j": 0.0, "static_j": 0.0}
     energy = {

@@ -17,10 +17,10 @@ import pytest
 
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
-from tlm_models.reference import ReferenceExecutor, adversarial_orders
-from tlm_models.replay import TimelineWindow, replay_in_this_process
+from tlm_models.replay.reference import ReferenceExecutor, adversarial_orders
+from tlm_models.replay.replayer import TimelineWindow, replay_in_this_process
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.text import read_text
-from tlm_models.worker import run_in_worker
 
 PLATFORM = str(Path(__file__).parent / "data" / "platforms" / "exact.yaml")
 S = 0x4000_0000  # SRAM base

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.fast_forward_jobs import replay_stats, worst_difference
-from tlm_models.fast_forward import (
+from tlm_models.fast_forward.control import (
     DERIVED,
     Columns,
     FastForwardSettings,
@@ -17,7 +17,7 @@ from tlm_models.fast_forward import (
     _extrapolated,
     find_period,
 )
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 #: The validation bound of the fast-forward contract (docs/runtime.md records the worst case).
 BOUND = 1e-3

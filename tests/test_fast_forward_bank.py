@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tlm_models.fast_forward import (
+from tlm_models.fast_forward.control import (
     Columns,
     FastForwardSettings,
     Path,
@@ -19,7 +19,7 @@ from tlm_models.fast_forward import (
     find_period,
     settings_for,
 )
-from tlm_models.statistical_period import (
+from tlm_models.fast_forward.statistical import (
     StatisticalSettings,
     Verdict,
     candidate_windows,
@@ -97,7 +97,7 @@ def test_a_loop_whose_bank_events_fluctuate_has_a_statistical_period() -> None:
 
 
 def test_a_window_sampled_on_is_dropped_when_the_loop_leaves_its_regime() -> None:
-    from tlm_models.statistical_period import statistical_period
+    from tlm_models.fast_forward.statistical import statistical_period
 
     s = StatisticalSettings(REFRESH_PS, max_window=8)
     acts = _windows([402.0, 398.0, 400.0, 401.0, 400.0], 3.0, 2)
@@ -323,7 +323,7 @@ def test_the_policy_option_reaches_the_rule_and_the_record() -> None:
     from tlm_models.cli.main import build_parser
     from tlm_models.cli.run_cmd import config_of
     from tlm_models.errors import UserError
-    from tlm_models.study.config import RunConfig
+    from tlm_models.run.config import RunConfig
 
     argv = ["run", "--dataflow", "flash2", "--seq-len", "1K", "--head-dim", "64"]
     config = config_of(build_parser("run").parse_args([*argv, "--ff-policy", "estimate"]))
@@ -341,7 +341,7 @@ def test_the_policy_option_reaches_the_rule_and_the_record() -> None:
 def test_the_accuracy_options_reach_the_statistical_rule() -> None:
     from tlm_models.cli.main import build_parser
     from tlm_models.cli.run_cmd import config_of
-    from tlm_models.resolved_run import resolve_run
+    from tlm_models.run.resolve import resolve_run
 
     argv = ["run", "--dataflow", "flash2", "--seq-len", "1K", "--head-dim", "64"]
     more = ["--set", "hbm.fidelity=bank", "--ff-error-bound", "1e-2", "--ff-max-fraction", "0.5"]

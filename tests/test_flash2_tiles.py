@@ -24,10 +24,10 @@ from tlm_models.dataflows.flash2_tiles import (
 from tlm_models.dataflows.io_formulas import TRAFFIC, online_softmax_elements
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.resolved_run import resolve_run
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
-from tlm_models.worker import run_in_worker
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.resolve import resolve_run
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 

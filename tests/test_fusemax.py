@@ -13,7 +13,7 @@ from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.io_formulas import TRAFFIC
 from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.reference import workload_attention
+from tlm_models.replay.reference import workload_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import OpKind
 

@@ -13,10 +13,10 @@ import pytest
 
 from tests.dataflow_helpers import offchip_elements
 from tlm_models.dataflows.reference_machine import attenio_machine
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
-from tlm_models.reference import adversarial_orders, attention, run_attention
+from tlm_models.replay.reference import adversarial_orders, attention, run_attention
 from tlm_models.trace.record import OpKind
+from tlm_models.workload.spec import Workload
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "dataflow" / "resident_attention.py"
 

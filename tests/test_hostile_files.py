@@ -22,21 +22,21 @@ from pathlib import Path
 import pytest
 
 from tests import study_jobs
-from tlm_models.bounded_input import MAX_JSON_DEPTH, printable
 from tlm_models.cli.main import main
 from tlm_models.errors import UserError
-from tlm_models.output_file import atomic_output, write_output
-from tlm_models.result import SC_TIME_RANGE_NS, check_time_range
-from tlm_models.study.config import RunConfig
+from tlm_models.files.bounded_input import MAX_JSON_DEPTH, printable
+from tlm_models.files.output_file import atomic_output, write_output
+from tlm_models.replay.timeline import Timeline, Track, write_chrome_json
+from tlm_models.replay.vcd import write_vcd
+from tlm_models.run.config import RunConfig
+from tlm_models.run.result import SC_TIME_RANGE_NS, check_time_range
 from tlm_models.study.grid import GridSpec, expand_grid
 from tlm_models.study.job import JobFunction, JobOutcome
 from tlm_models.study.store import ResultStore
 from tlm_models.study.sweep import run_sweep
 from tlm_models.study.sweep_lock import sweep_lock
-from tlm_models.timeline import Timeline, Track, write_chrome_json
 from tlm_models.trace.binary import read_header
 from tlm_models.trace.io import open_trace, write_trace
-from tlm_models.vcd import write_vcd
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "traces" / "samples" / "load_then_matmul.trace.txt"
@@ -472,7 +472,7 @@ def test_platform_check_refuses_what_run_would(capsys: pytest.CaptureFixture[str
 
 
 def test_a_model_name_cannot_reach_the_terminal_raw(tmp_path: Path) -> None:
-    from tlm_models.hf_config import read_model_config
+    from tlm_models.workload.hf_config import read_model_config
 
     path = tmp_path / "config.json"
     path.write_text(

@@ -8,10 +8,10 @@ import sys
 
 def test_imports_have_no_side_effects() -> None:
     code = (
-        "import sys, tlm_models, tlm_models.api, tlm_models.warm\n"
+        "import sys, tlm_models, tlm_models.api, tlm_models.runtime.warm\n"
         "from tlm_models import Platform, simulate\n"
         "assert 'cppyy' not in sys.modules, 'SystemC was loaded at import'\n"
-        "assert 'tlm_models.native_session' not in sys.modules, 'models loaded at import'\n"
+        "assert 'tlm_models.runtime.session' not in sys.modules, 'models loaded at import'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

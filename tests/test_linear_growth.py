@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from tests.fast_forward_jobs import replay_stats, worst_difference
-from tlm_models.fast_forward import Columns, FastForwardSettings, IterationControl
-from tlm_models.linear_growth import Growth, ShapeWatch, find_growth, grows_linearly
-from tlm_models.worker import run_in_worker
+from tlm_models.fast_forward.control import Columns, FastForwardSettings, IterationControl
+from tlm_models.fast_forward.linear_growth import Growth, ShapeWatch, find_growth, grows_linearly
+from tlm_models.run.worker import run_in_worker
 
 #: The validation bound of the fast-forward contract (docs/runtime.md records the worst case).
 BOUND = 1e-3
@@ -185,8 +185,8 @@ def test_each_head_of_a_causal_run_is_skipped_on_its_own() -> None:
 
 
 def test_only_masked_loops_get_the_watcher_that_skips_several_times() -> None:
-    from tlm_models.fast_forward import FastForward
-    from tlm_models.growth_fast_forward import GrowthFastForward, fast_forward_for
+    from tlm_models.fast_forward.control import FastForward
+    from tlm_models.fast_forward.growth import GrowthFastForward, fast_forward_for
 
     settings = FastForwardSettings()
     unmasked = fast_forward_for(IterationControl(10), settings)

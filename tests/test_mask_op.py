@@ -10,12 +10,12 @@ import pytest
 
 from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.dataflows.builder import TraceBuilder
-from tlm_models.dataflows.workload import Workload
-from tlm_models.reference import ReferenceExecutor
+from tlm_models.replay.reference import ReferenceExecutor
 from tlm_models.trace.header import TensorInfo, TraceHeader
 from tlm_models.trace.record import mask_fields, mask_geometry, mask_visible
 from tlm_models.trace.text import dump_text, parse_text
 from tlm_models.trace.validate import check_trace
+from tlm_models.workload.spec import Workload
 
 HEADER = TraceHeader("unit", ["dma0", "dma1", "pe", "exp"], tensors=[TensorInfo("X", 0, (6, 8), 2)])
 

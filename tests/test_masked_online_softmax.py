@@ -17,9 +17,9 @@ from tlm_models.dataflows.flash2 import flash2_plan
 from tlm_models.dataflows.fusemax import fusemax_plan
 from tlm_models.dataflows.io_formulas import TRAFFIC, online_softmax_elements, online_softmax_macs
 from tlm_models.dataflows.query_blocks import QueryBlock, block_plan, block_shape, query_blocks
-from tlm_models.fast_forward import IterationControl
+from tlm_models.fast_forward.control import IterationControl
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.reference import workload_attention
+from tlm_models.replay.reference import workload_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import OpKind, VectorOp
 

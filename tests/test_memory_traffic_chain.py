@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests import worker_jobs
 from tests.cpp_build import build_cpp_test
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = ROOT / "tests" / "data" / "platforms" / "traffic_direct.yaml"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tlm_models.platform.cpp_contract import param_mismatches
 from tlm_models.platform.param_docs import BUILTIN_TYPES, doc_pages, render_page
 from tlm_models.platform.registry import (
     ComponentType,
@@ -17,7 +16,8 @@ from tlm_models.platform.registry import (
     register_component_type,
     unregister_component_type,
 )
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
+from tlm_models.runtime.cpp_contract import param_mismatches
 
 
 def _mismatches_of_all(names: tuple[str, ...]) -> dict[str, list[str]]:

@@ -19,8 +19,8 @@ from tests.scalesim_reference import DATAFLOWS, Key, load_cycles, run_scalesim
 from tests.test_engine_fidelity import replay_timeline
 from tlm_models.dataflows import EMITTERS, Workload, emit
 from tlm_models.errors import UserError
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.record import OpKind
-from tlm_models.worker import run_in_worker
 
 S = 0x4000_0000  # SRAM base of exact.yaml
 HEADER = "dataflow: systolic\nengines: dma0 dma1 pe exp\nwindow: 16\n"

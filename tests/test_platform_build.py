@@ -23,9 +23,9 @@ DOC = ROOT / "docs" / "platforms.md"
 _RUNNER = """
 import json, sys
 {prelude}
-from tlm_models.kernel import load_models
+from tlm_models.runtime.kernel import load_models
 from tlm_models.platform import load_platform
-from tlm_models.platform.builder import build_platform
+from tlm_models.runtime.bound_platform import build_platform
 
 gbl = load_models()
 built = build_platform(load_platform(sys.argv[1]))

@@ -6,9 +6,9 @@ import io
 
 import pytest
 
-from tlm_models.phase import phase
-from tlm_models.readable import format_bytes, format_count, format_duration, format_ns
-from tlm_models.sim_progress import SimulationProgress
+from tlm_models.run.phase import phase
+from tlm_models.run.progress import SimulationProgress
+from tlm_models.units import format_bytes, format_count, format_duration, format_ns
 
 
 class FakeClock:

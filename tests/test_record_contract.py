@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace import record as rec
 from tlm_models.trace.record import ENGINE_OPS, RECORD_DTYPE, EngineKind, OpKind
 from tlm_models.trace.validate import operand_extents
-from tlm_models.worker import run_in_worker
 
 _ENUMS: tuple[type[IntEnum], ...] = (OpKind, rec.VectorOp, rec.Broadcast, EngineKind)
 
@@ -21,7 +21,7 @@ def _cpp_side() -> dict[str, Any]:
     """Everything the C++ headers declare about records, as plain data."""
     import cppyy
 
-    from tlm_models import kernel
+    from tlm_models.runtime import kernel
 
     tm = kernel.load_models().tlm_models
     enums = {
@@ -93,7 +93,7 @@ def _cpp_extents(records: np.ndarray, elem_bytes: int) -> np.ndarray:
     """``operand_extents`` (operand_extents.h) of every record, as an n x 3 uint64 array."""
     import cppyy
 
-    from tlm_models import kernel
+    from tlm_models.runtime import kernel
 
     kernel.load_models()
     cppyy.cppdef(

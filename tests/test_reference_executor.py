@@ -11,7 +11,7 @@ from tests.dataflow_platforms import KIB, attenio_machine
 from tlm_models.dataflows import EMITTERS, Workload
 from tlm_models.dataflows.builder import TraceBuilder
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.reference import (
+from tlm_models.replay.reference import (
     ReferenceExecutor,
     TraceExecutionError,
     attention,

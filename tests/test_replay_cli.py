@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from tlm_models.cli.main import main
-from tlm_models.cli.replay_cmd import parse_window, replay_trace_file
+from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.errors import UserError
-from tlm_models.result import SCHEMA
+from tlm_models.run.result import SCHEMA
+from tlm_models.run.trace_job import replay_trace_file
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.io import open_trace, write_trace
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "traces" / "samples" / "double_buffered_loop.trace.txt"

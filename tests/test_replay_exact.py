@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from tlm_models.cli.replay_cmd import replay_trace_file
-from tlm_models.worker import run_in_worker
+from tlm_models.run.trace_job import replay_trace_file
+from tlm_models.run.worker import run_in_worker
 
 PLATFORM = str(Path(__file__).parent / "data" / "platforms" / "exact.yaml")
 SRAM = 0x4000_0000

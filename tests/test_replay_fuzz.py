@@ -10,11 +10,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tlm_models.cli.replay_cmd import replay_trace_file
 from tlm_models.errors import UserError
+from tlm_models.run.trace_job import replay_trace_file
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.binary import write_binary
 from tlm_models.trace.io import open_trace
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "traces" / "samples" / "double_buffered_loop.trace.txt"

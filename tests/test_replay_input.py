@@ -8,10 +8,10 @@ from pathlib import Path
 
 from tests.replay_input_jobs import feed_refusals, replay_in_fresh_chunks
 from tlm_models.dataflows import emit
-from tlm_models.dataflows.workload import Workload
 from tlm_models.platform import load_platform
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.io import write_trace
-from tlm_models.worker import run_in_worker
+from tlm_models.workload.spec import Workload
 
 PLATFORM = str(Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml")
 

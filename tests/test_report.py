@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.study_jobs import fake_result
+from tlm_models.run.config import RunConfig
 from tlm_models.study.approx_study import approx_error
-from tlm_models.study.config import RunConfig
 from tlm_models.study.grid import GridSpec, expand_grid
 from tlm_models.study.report import load_results, render_report, write_report
 from tlm_models.study.store import ResultStore, error_record, result_record

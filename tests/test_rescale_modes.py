@@ -18,7 +18,7 @@ from tlm_models.dataflows.rescale_rows import (
     observed_rises,
 )
 from tlm_models.errors import UserError
-from tlm_models.reference import ReferenceExecutor, workload_attention
+from tlm_models.replay.reference import ReferenceExecutor, workload_attention
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import VECTOR_LAZY_ROWS, OpKind
 from tlm_models.trace.text import read_text, write_text

@@ -12,10 +12,10 @@ import pytest
 from tlm_models.cli.main import main
 from tlm_models.dataflows.io_formulas import flash2_traffic
 from tlm_models.errors import UserError
-from tlm_models.resolved_run import resolve_run, resolve_runs
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
-from tlm_models.worker import run_in_worker
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.resolve import resolve_run, resolve_runs
+from tlm_models.run.worker import run_in_worker
 
 FP32 = ("pe.elem_bytes=4B", "exp.elem_bytes=4B")
 

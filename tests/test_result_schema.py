@@ -10,11 +10,11 @@ import jsonschema
 import pytest
 
 from tlm_models.errors import UserError
-from tlm_models.result_schema import SCHEMA_FILE, result_schema
-from tlm_models.run_result import RunResult
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
-from tlm_models.worker import run_in_worker
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.result_schema import SCHEMA_FILE, result_schema
+from tlm_models.run.run_result import RunResult
+from tlm_models.run.worker import run_in_worker
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def approx_result() -> dict[str, Any]:
 
 def test_the_shipped_schema_is_the_generated_one() -> None:
     shipped = json.loads(SCHEMA_FILE.read_text())
-    assert shipped == result_schema(), "run python -m tlm_models.result_schema"
+    assert shipped == result_schema(), "run python -m tlm_models.run.result_schema"
     jsonschema.Draft202012Validator.check_schema(shipped)
 
 

@@ -21,12 +21,12 @@ from tlm_models.dataflows.split_k import SplitPlan, auto_slices
 from tlm_models.errors import SimulationError, UserError
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.schema import PlatformConfig
-from tlm_models.reference_tiles import run_tiles
-from tlm_models.resolved_run import resolve_run
-from tlm_models.study.config import RunConfig
+from tlm_models.replay.reference_tiles import run_tiles
+from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import resolve_run
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.record import OpKind
 from tlm_models.trace.validate import check_trace
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 X4 = Platform.load(ROOT / "platforms/attenio-x4.yaml").config

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from tlm_models.cli.main import main
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.stl import load_stl
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 

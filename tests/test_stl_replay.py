@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tlm_models.cli.main import main
-from tlm_models.stl_replay import replay_stl_file
-from tlm_models.worker import run_in_worker
+from tlm_models.replay.stl_in import replay_stl_file
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTENIO = str(ROOT / "platforms" / "attenio.yaml")  # HBM 16 x 8 GB/s, 100 ns, 256 B interleave

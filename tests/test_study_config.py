@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tlm_models.errors import UserError
-from tlm_models.study.config import (
+from tlm_models.run.config import (
     DATAFLOWS,
     RunConfig,
     parse_dataflows,

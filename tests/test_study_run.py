@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from tlm_models.replay import TimelineWindow
-from tlm_models.smoke import smoke_summary
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
-from tlm_models.worker import run_in_worker
+from tlm_models.replay.replayer import TimelineWindow
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.smoke import smoke_summary
+from tlm_models.run.worker import run_in_worker
 
 CONTRACT_KEYS = {
     "schema", "dataflow", "platform", "seq_len", "head_dim", "heads", "sim_time_ns",

@@ -18,7 +18,7 @@ import pytest
 from tests import study_jobs
 from tlm_models.cli import study_cmd
 from tlm_models.errors import UserError
-from tlm_models.study.config import RunConfig
+from tlm_models.run.config import RunConfig
 from tlm_models.study.executor_local import LocalExecutor
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
 from tlm_models.study.progress import Progress, format_duration, sweep_eta

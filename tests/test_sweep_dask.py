@@ -12,7 +12,7 @@ import pytest
 from tests.study_jobs import fake_result, fake_run
 from tlm_models.cli import study_cmd
 from tlm_models.errors import UserError
-from tlm_models.study.config import RunConfig
+from tlm_models.run.config import RunConfig
 from tlm_models.study.executor_dask import DaskExecutor
 from tlm_models.study.store import ResultStore
 

@@ -1,5 +1,5 @@
 """VCD and STL export of tiled runs, and an STL export that holds every request of a run that
-would otherwise be fast-forwarded (tlm_models/stl_export.py, vcd.py)."""
+would otherwise be fast-forwarded (tlm_models/replay/stl_out.py, vcd.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from tlm_models.cli.main import main
-from tlm_models.stl_export import EXACT_REASON, stl_paths
-from tlm_models.stl_replay import replay_stl_file
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
+from tlm_models.replay.stl_in import replay_stl_file
+from tlm_models.replay.stl_out import EXACT_REASON, stl_paths
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.stl import load_stl
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 #: FlashAttention-2 with the paper's tiles (Br = 64 rows at d = 64)

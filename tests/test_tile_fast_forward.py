@@ -1,4 +1,4 @@
-"""Fast-forward across the tiles of a tiled platform (tlm_models/tile_fast_forward.py): the
+"""Fast-forward across the tiles of a tiled platform (tlm_models/fast_forward/tiles.py): the
 chip's steady state skipped on every tile together, masked loops by linear growth too, checked
 against exact replays (time and every counter of every tile and component), bytes against the
 closed forms."""
@@ -14,11 +14,11 @@ from tests.fast_forward_jobs import worst_difference
 from tests.tile_jobs import PAPER_TILES, equal_tile_bytes, tiled_replay_stats, tiled_result_job
 from tlm_models.dataflows import Workload, emit
 from tlm_models.dataflows.io_formulas import TRAFFIC
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, Columns, IterationControl
-from tlm_models.growth_fast_forward import GrowthFastForward
+from tlm_models.fast_forward.control import FAST_FORWARD_CHUNK_OPS, Columns, IterationControl
+from tlm_models.fast_forward.growth import GrowthFastForward
+from tlm_models.fast_forward.tiles import drift, unbalanced_reason
 from tlm_models.platform.compose import Platform
-from tlm_models.tile_fast_forward import drift, unbalanced_reason
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 BOUND = 1e-3  # 0.1 %

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.tile_jobs import timeline_job
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 
 def test_tiled_timeline_has_a_track_group_per_tile(tmp_path: Path) -> None:

@@ -26,10 +26,10 @@ from tlm_models.dataflows.partition import QUERY_BLOCK_DATAFLOWS
 from tlm_models.dataflows.query_blocks import block_shape, query_blocks, tile_query_blocks
 from tlm_models.errors import UserError
 from tlm_models.platform.compose import Platform
-from tlm_models.reference import run_attention
-from tlm_models.resolved_run import resolve_run
-from tlm_models.study.config import RunConfig
-from tlm_models.worker import run_in_worker
+from tlm_models.replay.reference import run_attention
+from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import resolve_run
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 X4 = Platform.load(ROOT / "platforms/attenio-x4.yaml").config

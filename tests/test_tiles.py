@@ -27,12 +27,12 @@ from tlm_models.dataflows.partition import QUERY_BLOCK_DATAFLOWS, tile_share
 from tlm_models.errors import UserError
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.loader import PlatformError
-from tlm_models.reference import run_attention
-from tlm_models.resolved_run import resolve_run
-from tlm_models.study.config import RunConfig
-from tlm_models.tile_replay import FEED_RECORDS, feed_slices, reaches_only_its_tile
+from tlm_models.replay.reference import run_attention
+from tlm_models.replay.tiles import FEED_RECORDS, feed_slices, reaches_only_its_tile
+from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import resolve_run
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.record import RECORD_DTYPE
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -22,9 +22,9 @@ import pytest
 
 from tests import worker_jobs
 from tlm_models.cli.main import main
-from tlm_models.cli.replay_cmd import replay_trace_file
 from tlm_models.errors import SimulationError
-from tlm_models.worker import run_in_worker
+from tlm_models.run.trace_job import replay_trace_file
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = str(Path(__file__).parent / "data" / "platforms" / "exact.yaml")
@@ -105,7 +105,7 @@ def test_worker_output_goes_to_stderr() -> None:
 _ORPHAN_SCRIPT = """
 import multiprocessing, sys
 from tests import worker_jobs
-from tlm_models import worker
+from tlm_models.run import worker
 # No warm-up preload: what is tested is how the processes end, not the models.
 worker._context = multiprocessing.get_context("forkserver")
 worker.run_in_worker(worker_jobs.sleep_with_pid_file, sys.argv[1])

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from tlm_models.cli.replay_cmd import replay_trace_file
-from tlm_models.replay import TimelineWindow
-from tlm_models.timeline import ENGINE_PROCESS
-from tlm_models.worker import run_in_worker
+from tlm_models.replay.replayer import TimelineWindow
+from tlm_models.replay.timeline import ENGINE_PROCESS
+from tlm_models.run.trace_job import replay_trace_file
+from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = str(ROOT / "traces" / "samples" / "double_buffered_loop.trace.txt")

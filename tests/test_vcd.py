@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tlm_models.timeline import Timeline, Track
-from tlm_models.vcd import write_vcd
+from tlm_models.replay.timeline import Timeline, Track
+from tlm_models.replay.vcd import write_vcd
 
 SAMPLE = Path(__file__).resolve().parent.parent / "traces" / "samples"
 

@@ -16,10 +16,10 @@ import pytest
 
 from tests.cpp_build import build_cpp_test
 from tlm_models.cli.main import main as cli_main
-from tlm_models.study.config import RunConfig
-from tlm_models.study.run import run_one
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.record import RECORD_DTYPE
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1"}

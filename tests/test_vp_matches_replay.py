@@ -24,13 +24,13 @@ import pytest
 
 from tests.cpp_build import build_cpp_test
 from tlm_models.dataflows import emit
-from tlm_models.dataflows.workload import Workload
 from tlm_models.platform import load_platform
-from tlm_models.replay import replay_in_this_process
+from tlm_models.replay.replayer import replay_in_this_process
+from tlm_models.run.worker import run_in_worker
 from tlm_models.trace.binary import read_binary, write_binary
 from tlm_models.trace.header import TensorInfo, TraceHeader
 from tlm_models.trace.record import RECORD_DTYPE
-from tlm_models.worker import run_in_worker
+from tlm_models.workload.spec import Workload
 
 ROOT = Path(__file__).resolve().parent.parent
 PLATFORM = ROOT / "platforms" / "vp-soc.yaml"

@@ -6,7 +6,7 @@ import pytest
 
 from tests import worker_jobs
 from tlm_models.errors import SimulationError
-from tlm_models.worker import run_in_worker
+from tlm_models.run.worker import run_in_worker
 
 
 def test_simulation_runs_in_a_worker_and_returns_plain_data() -> None:

@@ -12,17 +12,17 @@ import pytest
 from tlm_models.api import model_workload
 from tlm_models.cli import demo_cmd
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
-from tlm_models.dataflows import workload as workload_module
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
-from tlm_models.hf_config import read_model_config
-from tlm_models.model_presets import MODELS, model_preset
 from tlm_models.platform import load_platform
-from tlm_models.resolved_run import resolve_run
-from tlm_models.study.config import RunConfig
-from tlm_models.study.cost import _workload_at
+from tlm_models.run.config import RunConfig
+from tlm_models.run.cost import _workload_at
+from tlm_models.run.execute import all_layers
+from tlm_models.run.resolve import resolve_run
 from tlm_models.study.grid import GridSpec, expand_grid, model_mask, workload_fields
-from tlm_models.study.run import all_layers
+from tlm_models.workload import spec as workload_module
+from tlm_models.workload.hf_config import read_model_config
+from tlm_models.workload.model_presets import MODELS, model_preset
+from tlm_models.workload.spec import Workload
 
 ALL_FEATURES = frozenset({"mask", "gqa", "cross"})
 

@@ -11,11 +11,11 @@ import pytest
 
 from tests.study_jobs import fake_result
 from tlm_models.cli import bounds_cmd
-from tlm_models.dataflows import workload as workload_module
-from tlm_models.study.config import RunConfig
+from tlm_models.run.config import RunConfig
 from tlm_models.study.report import render_report
 from tlm_models.study.store import result_record
 from tlm_models.study.variants import group_variants
+from tlm_models.workload import spec as workload_module
 
 
 def _record(config: RunConfig, compulsory: float) -> dict[str, Any]:

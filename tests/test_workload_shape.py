@@ -7,8 +7,8 @@ import itertools
 import numpy as np
 import pytest
 
-from tlm_models.dataflows.workload import Workload, check_supported, parse_mask
 from tlm_models.errors import UserError
+from tlm_models.workload.spec import Workload, check_supported, parse_mask
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_parse_mask() -> None:
 
 
 def test_dataflows_refuse_what_they_do_not_implement(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tlm_models.dataflows import workload as mod
+    from tlm_models.workload import spec as mod
 
     monkeypatch.setitem(mod.FEATURES, "standard", frozenset({"mask"}))
     check_supported("standard", Workload(64, 8, mask="causal"))

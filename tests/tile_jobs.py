@@ -10,11 +10,11 @@ import numpy as np
 
 from tlm_models.dataflows import Workload, emit
 from tlm_models.dataflows.io_formulas import tiled_traffic
-from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, flatten, settings_for
+from tlm_models.fast_forward.control import FAST_FORWARD_CHUNK_OPS, flatten, settings_for
+from tlm_models.fast_forward.tiles import TileFastForward, unbalanced_reason
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.schema import PlatformConfig
-from tlm_models.tile_fast_forward import TileFastForward, unbalanced_reason
-from tlm_models.tile_replay import replay_tiles_in_this_process
+from tlm_models.replay.tiles import replay_tiles_in_this_process
 from tlm_models.trace.header import TensorInfo, TraceHeader
 from tlm_models.trace.record import RECORD_DTYPE, OpKind
 
@@ -243,9 +243,9 @@ def dataflow_job(
 ) -> dict[str, Any]:
     """``dataflow`` at N = 256, d = 64 with ``heads`` heads on attenio-x4 with ``tiles`` tiles
     (``overrides`` applied after the count): time, each tile's time and off-chip bytes."""
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.tile_run import run_tiled
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute_tiled import run_tiled
+    from tlm_models.run.resolve import resolve_run
 
     config = RunConfig(
         dataflow, 256, 64, heads, "platforms/attenio-x4.yaml",
@@ -266,9 +266,9 @@ def tiled_result_job(
 ) -> dict[str, Any]:
     """A whole tiled run's result (attenio-x4, d = 64, ``mask`` "none" or "causal"): its time,
     bytes, closed form and fast_forward section."""
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.tile_run import run_tiled
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute_tiled import run_tiled
+    from tlm_models.run.resolve import resolve_run
 
     config = RunConfig(
         dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", mask=mask, exact=exact,
@@ -304,9 +304,9 @@ def fed_in_chunks_job(
 def workload_run_job(dataflow: str, workload: dict[str, Any]) -> dict[str, Any]:
     """``dataflow`` on attenio-x4's 4 tiles for the workload fields ``workload`` (RunConfig's
     names), exact: the result's time, bytes, closed form, imbalance and each tile's bytes."""
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.tile_run import run_tiled
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute_tiled import run_tiled
+    from tlm_models.run.resolve import resolve_run
 
     config = RunConfig(dataflow, platform="platforms/attenio-x4.yaml", exact=True, **workload)
     result = run_tiled(resolve_run(config))
@@ -320,10 +320,10 @@ def workload_run_job(dataflow: str, workload: dict[str, Any]) -> dict[str, Any]:
 def timeline_job(path: str) -> dict[str, Any]:
     """FlashAttention-2, N = 1K, 4 heads on attenio-x4's 4 tiles with a Perfetto timeline of
     the first 20 µs written to ``path``: the result's tile times."""
-    from tlm_models.replay import TimelineWindow
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.tile_run import run_tiled
+    from tlm_models.replay.replayer import TimelineWindow
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute_tiled import run_tiled
+    from tlm_models.run.resolve import resolve_run
 
     config = RunConfig("flash2", 1024, 64, 4, "platforms/attenio-x4.yaml", exact=True)
     result = run_tiled(resolve_run(config), Path(path), TimelineWindow(0.0, 20_000.0))

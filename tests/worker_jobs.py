@@ -7,7 +7,7 @@ from pathlib import Path
 
 import cppyy
 
-from tlm_models import kernel
+from tlm_models.runtime import kernel
 
 _CRASHERS = r"""
 namespace worker_test {
@@ -80,9 +80,9 @@ def stuck_replay() -> None:
     import cppyy.ll
     import numpy as np
 
-    from tlm_models.native_session import NativeSession
     from tlm_models.platform.schema import PlatformConfig
-    from tlm_models.replay import _drive
+    from tlm_models.replay.replayer import _drive
+    from tlm_models.runtime.session import NativeSession
     from tlm_models.trace.record import RECORD_DTYPE, EngineKind, OpKind
 
     gbl = _define()
@@ -126,7 +126,7 @@ def tick() -> tuple[int, float, int]:
 def traffic_platform(path: str) -> dict[str, int]:
     """Elaborates a platform holding a traffic generator ``gen``, runs it to the end."""
     from tlm_models.platform import load_platform
-    from tlm_models.platform.builder import build_platform
+    from tlm_models.runtime.bound_platform import build_platform
 
     gbl = kernel.load_models()
     built = build_platform(load_platform(path))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tlm_models.dataflows.workload import Workload
 from tlm_models.trace.header import TraceHeader
+from tlm_models.workload.spec import Workload
 
 
 def header_workload(header: TraceHeader) -> Workload:

@@ -6,18 +6,17 @@ The public API (docs/api.md)::
     result = simulate("attenio", Workload(seq_len=1024, head_dim=64), "platforms/attenio.yaml")
 
 Importing the package is cheap: the API loads on first use, SystemC and cppyy on the first
-simulation, in a worker process (see ``tlm_models.kernel``).
+simulation, in a worker process (see ``tlm_models.runtime.kernel``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tlm_models.runtime.headers import INCLUDE_DIR
 
 __version__ = "0.1.0"
 
-#: Directory of the header-only C++ models (``-I`` this to include ``tlm_models/*.h``).
-INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 
 __all__ = [
     "INCLUDE_DIR",

@@ -1,6 +1,6 @@
 """The public Python API: simulate, sweep, emit and replay_trace (docs/api.md).
 
-Every call resolves its request first, in the calling process (``tlm_models.resolved_run``): the
+Every call resolves its request first, in the calling process (``tlm_models.run.resolve``): the
 platform is validated, overrides applied, the workload checked against the platform's element
 width and the dataflow's parameters and plan checked, before any simulation process starts.
 Simulations run one per worker process, as on the command line; the CLI uses the same steps.
@@ -17,14 +17,14 @@ from pathlib import Path
 from tlm_models.dataflows import EmittedTrace
 from tlm_models.dataflows import emit as _emit
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
-from tlm_models.output_file import check_output
+from tlm_models.files.output_file import check_output
 from tlm_models.platform.compose import Platform
-from tlm_models.resolved_run import ResolvedRun, resolve_run, resolve_runs
-from tlm_models.run_result import RunResult
-from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.run.resolve import ResolvedRun, resolve_run, resolve_runs
+from tlm_models.run.run_result import RunResult
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
+from tlm_models.workload.spec import Workload
 
 __all__ = [
     "Platform",
@@ -109,16 +109,16 @@ def simulate(
     ``progress`` prints the predicted cost (and a warning when it is long) and a progress bar
     on stderr, as ``attn-tlm run`` does.
     """
-    from tlm_models.study.run import run_one
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.execute import run_one
+    from tlm_models.run.worker import run_in_worker
 
     run = _resolve(dataflow, workload, platform, overrides, params, layers, model)
     out = os.fspath(timeline) if timeline is not None else None
     check_output(out, "timeline")  # before the simulation, not after it
     if not progress:
         return RunResult.from_dict(run_in_worker(run_one, run, out))
-    from tlm_models.sim_progress import SimulationProgress
-    from tlm_models.study.cost import announce
+    from tlm_models.run.cost import announce
+    from tlm_models.run.progress import SimulationProgress
 
     cost = announce(run.config, sys.stderr)
     bar = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
@@ -197,7 +197,7 @@ def sweep(
     else:
         resolve_runs(configs)
     if progress:
-        from tlm_models.study.cost import predicted_ops
+        from tlm_models.run.cost import predicted_ops
 
         # As `attn-tlm sweep`: the bar with an ETA from each configuration's predicted cost.
         run_sweep(configs, directory, executor=LocalExecutor(jobs), cost_of=predicted_ops)
@@ -251,15 +251,15 @@ def model_workload(
     sliding within the model's window when that is shorter than the ``kv_len`` keys (one
     query row: none, it sees every key), unless ``mask`` says otherwise. Decode takes
     ``seq_len`` 1 unless given and needs ``kv_len``."""
-    from tlm_models.dataflows.workload import parse_mask
-    from tlm_models.model_presets import MODELS, model_preset
     from tlm_models.study.grid import model_mask
+    from tlm_models.workload.model_presets import MODELS, model_preset
+    from tlm_models.workload.spec import parse_mask
 
     name = os.fspath(model)
     if name.lower() in MODELS or not Path(name).suffix:
         shape = model_preset(name)
     else:
-        from tlm_models.hf_config import read_model_config
+        from tlm_models.workload.hf_config import read_model_config
 
         shape = read_model_config(name)
     if phase == "decode":
@@ -292,8 +292,8 @@ def replay_trace(
 ) -> RunResult:
     """Replays a trace file (binary or text) on ``platform`` in a worker; the trace is
     checked against the platform first."""
-    from tlm_models.cli.replay_cmd import replay_trace_file
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.trace_job import replay_trace_file
+    from tlm_models.run.worker import run_in_worker
 
     path = os.fspath(trace)
     if not Path(path).is_file():

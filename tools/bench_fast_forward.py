@@ -24,9 +24,9 @@ HEAD_DIM = 64
 
 def _wall(dataflow: str, seq_len: int, exact: bool) -> tuple[float, float]:
     """(wall seconds, simulated fraction) of one configuration in a fresh worker."""
-    from tlm_models.study.config import RunConfig
-    from tlm_models.study.run import run_one
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.config import RunConfig
+    from tlm_models.run.execute import run_one
+    from tlm_models.run.worker import run_in_worker
 
     config = RunConfig(dataflow=dataflow, seq_len=seq_len, head_dim=HEAD_DIM, exact=exact)
     result = run_in_worker(run_one, config)

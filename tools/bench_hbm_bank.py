@@ -38,7 +38,7 @@ LEVELS: dict[str, tuple[bool, tuple[str, ...]]] = {
 
 
 def _child(argv: list[str]) -> None:
-    from tlm_models.stl_replay import replay_stl_file
+    from tlm_models.replay.stl_in import replay_stl_file
 
     source, outstanding, *overrides = argv
     window = int(outstanding) or None

@@ -40,7 +40,7 @@ TILED_SEQ_LEN, TILED_HEADS = 4096, 16
 
 
 def _workload(ops: int) -> Any:
-    from tlm_models.dataflows.workload import Workload
+    from tlm_models.workload.spec import Workload
 
     per_head = _ops_per_head()
     return Workload(seq_len=SEQ_LEN, head_dim=HEAD_DIM, heads=max(1, math.ceil(ops / per_head)))
@@ -48,8 +48,8 @@ def _workload(ops: int) -> Any:
 
 def _ops_per_head() -> int:
     from tlm_models.dataflows import emit
-    from tlm_models.dataflows.workload import Workload
     from tlm_models.platform import load_platform
+    from tlm_models.workload.spec import Workload
 
     info = load_platform(PLATFORM).info()
     emitted = emit("attenio", Workload(seq_len=SEQ_LEN, head_dim=HEAD_DIM), info)
@@ -59,7 +59,7 @@ def _ops_per_head() -> int:
 def tile_traces(platform: Any, seq_len: int, heads: int) -> list[tuple[Any, list[Any]]]:
     """Each tile's AttenIO trace (d = 64, ``heads`` dealt over the tiles), emitted in full."""
     from tlm_models.dataflows import emit
-    from tlm_models.dataflows.workload import Workload
+    from tlm_models.workload.spec import Workload
 
     workload = Workload(seq_len=seq_len, head_dim=HEAD_DIM, heads=heads)
     traces = []
@@ -74,12 +74,12 @@ def _child(argv: list[str]) -> None:
     kind, source, *overrides = argv
     started = time.perf_counter()
     if kind == "stl":
-        from tlm_models.stl_replay import replay_stl_file
+        from tlm_models.replay.stl_in import replay_stl_file
 
         r = replay_stl_file(source, PLATFORM, tuple(overrides))
         figures = {"requests": r["requests"], "replay_wall_s": r["replay_wall_s"]}
     elif kind == "file":
-        from tlm_models.cli.replay_cmd import replay_trace_file
+        from tlm_models.run.trace_job import replay_trace_file
 
         cpu = time.process_time()
         r = replay_trace_file(source, PLATFORM, tuple(overrides), check=False)
@@ -91,7 +91,7 @@ def _child(argv: list[str]) -> None:
         }
     elif kind == "tiles":  # every tile's trace emitted first, then replayed together
         from tlm_models.platform import load_platform
-        from tlm_models.tile_replay import replay_tiles_in_this_process
+        from tlm_models.replay.tiles import replay_tiles_in_this_process
 
         platform = load_platform(TILED_PLATFORM, overrides)
         traces = tile_traces(platform, TILED_SEQ_LEN, int(source))
@@ -105,7 +105,7 @@ def _child(argv: list[str]) -> None:
     else:  # "emit": stream from the emitter, no file
         from tlm_models.dataflows import emit
         from tlm_models.platform import load_platform
-        from tlm_models.replay import replay_in_this_process
+        from tlm_models.replay.replayer import replay_in_this_process
 
         platform = load_platform(PLATFORM, overrides)
         emitted = emit("attenio", _workload(int(source)), platform.info())

@@ -53,7 +53,9 @@ def main() -> None:
         f"attn-tlm --help, fresh process (5 runs): median {help_s[0]:.2f} s "
         f"(min {help_s[1]:.2f}, max {help_s[2]:.2f}); goal < 0.3 s: {_verdict(help_s[0], 0.3)}"
     )
-    subprocess.run([sys.executable, "-m", "tlm_models.aot"], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "tlm_models.runtime.aot"], check=True, capture_output=True
+    )
     run_s = _median_wall(RUN, 5)
     print(
         f"first result of `attn-tlm run --dataflow flash2 --seq-len 1K --head-dim 64`, fresh "
@@ -62,14 +64,14 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "XDG_CACHE_HOME": scratch}
-        compile_s = _wall([sys.executable, "-m", "tlm_models.aot"], env)
+        compile_s = _wall([sys.executable, "-m", "tlm_models.runtime.aot"], env)
         print(f"compiling the models once (g++ -O2, empty cache): {compile_s:.1f} s")
         cold_s = _wall(RUN, env)
     print(f"the same run with an empty cache (compile included): {cold_s:.1f} s")
 
     start = time.perf_counter()
-    from tlm_models.smoke import smoke_summary
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.smoke import smoke_summary
+    from tlm_models.run.worker import run_in_worker
 
     first = run_in_worker(smoke_summary)
     print(

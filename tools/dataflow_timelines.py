@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tlm_models.replay import TimelineWindow
-from tlm_models.study.config import RunConfig
+from tlm_models.replay.replayer import TimelineWindow
+from tlm_models.run.config import RunConfig
+from tlm_models.run.execute import run_one
+from tlm_models.run.worker import run_in_worker
 from tlm_models.study.plots import plot_timelines
-from tlm_models.study.run import run_one
-from tlm_models.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 DATAFLOWS = ("standard", "flat", "flash2", "attenio")

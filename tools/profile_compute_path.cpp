@@ -6,7 +6,7 @@
 // interconnect statistics), so a before/after pair can be compared exactly.
 //
 //   .venv/bin/python -c "from tlm_models.dataflows import emit;
-//     from tlm_models.dataflows.workload import Workload;
+//     from tlm_models.workload.spec import Workload;
 //     from tlm_models.platform import load_platform; from tlm_models.trace.io import write_trace;
 //     e = emit('attenio', Workload(seq_len=8192, head_dim=64),
 //              load_platform('platforms/attenio.yaml').info());

@@ -28,13 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     if os.environ.get("PROFILE_DEBUG_INFO"):  # line-level annotation: a library built with -g
-        from tlm_models import aot
+        from tlm_models.runtime import aot
 
         aot.CXX_FLAGS = (*aot.CXX_FLAGS, "-g")  # type: ignore[assignment]  # a fixed-length tuple
     from bench_replay import tile_traces
 
     from tlm_models.platform import load_platform
-    from tlm_models.tile_replay import replay_tiles_in_this_process
+    from tlm_models.replay.tiles import replay_tiles_in_this_process
 
     seq_len = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
     path = sys.argv[2] if len(sys.argv) > 2 else str(ROOT / "platforms" / "attenio-x16.yaml")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.api import Workload, simulate
-from tlm_models.dataflows.workload import parse_count
+from tlm_models.workload.spec import parse_count
 
 #: (label, platform, overrides): the paper's tile alone on its own crossbar path, four tiles on
 #: one stack, sixteen on one stack and sixteen on two stacks.

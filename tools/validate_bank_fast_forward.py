@@ -100,8 +100,8 @@ def compare(exact: dict[str, Any], fast: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     from tests.fast_forward_bank_jobs import bank_replay_stats
-    from tlm_models.study.config import FF_POLICIES
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.config import FF_POLICIES
+    from tlm_models.run.worker import run_in_worker
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=Path(".bank-ff-cache"))

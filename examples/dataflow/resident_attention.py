@@ -13,7 +13,7 @@ import numpy as np
 
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Prev, TraceBuilder, role_offsets
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
-from tlm_models.dataflows.workload import Workload
+from tlm_models.workload.spec import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp

@@ -21,11 +21,11 @@ from tlm_models.dataflows.io_formulas import (
     mmm_lower_bound,
 )
 from tlm_models.dataflows.polynomial import feature_count
-from tlm_models.dataflows.workload import Workload, check_supported
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
-from tlm_models.study.config import WORKLOAD_FIELDS, resolve_platform
+from tlm_models.run.config import WORKLOAD_FIELDS, resolve_platform
 from tlm_models.study.grid import workload_fields
+from tlm_models.workload.spec import Workload, check_supported
 
 
 def register(subparsers: Any) -> None:

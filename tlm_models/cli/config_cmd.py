@@ -14,9 +14,9 @@ import argparse
 import shlex
 from pathlib import Path
 
-from tlm_models import INCLUDE_DIR
 from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.errors import UserError
+from tlm_models.runtime.headers import INCLUDE_DIR
 
 SHARE_DIR = Path(__file__).resolve().parent.parent / "share"
 CMAKE_DIR = SHARE_DIR / "cmake" / "attn_tlm"
@@ -25,13 +25,13 @@ PKGCONFIG_DIR = SHARE_DIR / "pkgconfig"
 
 def include_flags() -> list[str]:
     """``-I`` for the models plus whatever SystemC's headers need (nothing for /usr/include)."""
-    from tlm_models.kernel import systemc_paths
+    from tlm_models.runtime.kernel import systemc_paths
 
     return [f"-I{INCLUDE_DIR}", *systemc_paths().cflags()]
 
 
 def link_flags() -> list[str]:
-    from tlm_models.kernel import systemc_paths
+    from tlm_models.runtime.kernel import systemc_paths
 
     return systemc_paths().ldflags()
 
@@ -78,7 +78,7 @@ def params_header_for(platform: str, overrides: list[str] | tuple[str, ...] = ()
     """The ``--params`` header of a platform file."""
     from tlm_models.platform import load_platform
     from tlm_models.platform.cpp_params import params_header
-    from tlm_models.study.config import resolve_platform
+    from tlm_models.run.config import resolve_platform
 
     return params_header(load_platform(resolve_platform(platform), overrides), platform)
 

@@ -20,16 +20,16 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from tlm_models.dataflows.workload import FEATURES, Workload, check_supported
 from tlm_models.errors import UserError
-from tlm_models.phase import phase
-from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
-from tlm_models.study.cost import predicted_ops
+from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.run.cost import predicted_ops
+from tlm_models.run.phase import phase
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.job import load_job
 from tlm_models.study.report import load_results, render_summary, write_report
 from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import run_sweep
+from tlm_models.workload.spec import FEATURES, Workload, check_supported
 
 DEMO_DATAFLOWS = ("standard", "flat", "flash2", "attenio")
 FULL_SEQ_LENS = (8192, 16384, 32768, 65536, 131072)

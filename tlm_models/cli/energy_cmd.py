@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from tlm_models.bounded_input import read_json
-from tlm_models.output_file import write_output
-from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
+from tlm_models.files.bounded_input import read_json
+from tlm_models.files.output_file import write_output
+from tlm_models.run.config import DEFAULT_PLATFORM, resolve_platform
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,7 +37,7 @@ MAX_RESULT_BYTES = 64 << 20
 
 
 def _export(args: argparse.Namespace) -> int:
-    from tlm_models.energy.accelergy import action_counts_yaml
+    from tlm_models.platform.energy.accelergy import action_counts_yaml
 
     result = read_json(Path(args.result), "result JSON", MAX_RESULT_BYTES)
     text = action_counts_yaml(result)
@@ -50,8 +50,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def ert_overrides_for(ert: str, platform: str) -> list[str]:
     """The overrides an ERT file stands for on `platform` (a path as --platform takes it)."""
-    from tlm_models.energy.accelergy import ert_overrides
     from tlm_models.platform import load_platform
+    from tlm_models.platform.energy.accelergy import ert_overrides
 
     return ert_overrides(ert, load_platform(resolve_platform(platform)))
 

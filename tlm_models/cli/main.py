@@ -179,7 +179,7 @@ def _silence_stdout() -> None:
 
 
 def _error_line(text: str) -> None:
-    from tlm_models.bounded_input import escape_controls  # the error path only
+    from tlm_models.files.bounded_input import escape_controls  # the error path only
 
     with contextlib.suppress(OSError, ValueError):
         print(f"attn-tlm: {escape_controls(text)}", file=sys.stderr, flush=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tlm_models.study.config import DEFAULT_PLATFORM
+from tlm_models.run.config import DEFAULT_PLATFORM
 
 __all__ = ["add_override_arg", "add_platform_args"]
 

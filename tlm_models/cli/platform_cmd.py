@@ -14,7 +14,7 @@ from typing import Any
 from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.platform import load_platform
 from tlm_models.platform.schema import PlatformConfig
-from tlm_models.study.config import resolve_platform
+from tlm_models.run.config import resolve_platform
 from tlm_models.units import format_address, format_bandwidth, format_size
 
 

@@ -2,8 +2,8 @@
 
 Operation traces (binary or text) are checked against the platform, then replayed in a worker
 process that opens the file itself and streams it chunk by chunk into the C++ replayer, so no
-large array crosses a process boundary. STL traces go to ``tlm_models.stl_replay``. The result is
-the same JSON contract as a study run (``tlm_models.result.compose_result``).
+large array crosses a process boundary. STL traces go to ``tlm_models.replay.stl_in``. The result is
+the same JSON contract as a study run (``tlm_models.run.result.compose_result``).
 """
 
 from __future__ import annotations
@@ -11,23 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
-from tlm_models.output_file import check_output
-from tlm_models.platform.schema import PlatformConfig
-from tlm_models.replay import TimelineWindow
-from tlm_models.sim_progress import SimulationProgress
-from tlm_models.study.config import WORKLOAD_FIELDS, resolve_platform
-from tlm_models.summary import format_summary
+from tlm_models.files.output_file import check_output
+from tlm_models.replay.replayer import TimelineWindow
+from tlm_models.run.config import resolve_platform
+from tlm_models.run.progress import SimulationProgress
+from tlm_models.run.summary import format_summary
 from tlm_models.trace.io import detect_format
-
-#: Problems listed when a trace fails its check against the platform.
-MAX_LISTED_PROBLEMS = 10
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -98,102 +92,6 @@ def parse_window(text: str) -> TimelineWindow:
     return TimelineWindow(start_ns=start, end_ns=end)
 
 
-def replay_trace_file(
-    trace_path: str,
-    platform_path: str | PlatformConfig,
-    overrides: Sequence[str] = (),
-    timeline_path: str | None = None,
-    window: TimelineWindow | None = None,
-    check: bool = True,
-    vcd_path: str | None = None,
-) -> dict[str, Any]:
-    """Worker job: open, check and replay an operation trace; the result JSON as a dict.
-
-    Runs in a fresh simulation process (``run_in_worker``). ``check=False`` skips the check
-    against the platform so the replayer's own error path can be exercised. The platform is a
-    file (loaded here, with ``overrides``) or an already validated configuration.
-    """
-    from tlm_models.energy.model import energy_section
-    from tlm_models.platform import load_platform
-    from tlm_models.replay import replay_in_this_process
-    from tlm_models.result import compose_result
-    from tlm_models.timeline import write_chrome_json
-    from tlm_models.trace.io import open_trace
-    from tlm_models.vcd import write_vcd
-
-    started = time.perf_counter()
-    if isinstance(platform_path, str):
-        platform = load_platform(platform_path, overrides)
-    else:
-        platform, platform_path = platform_path, platform_path.source or platform_path.name
-    info = platform.info()
-    trace = open_trace(trace_path)
-    if trace.is_memory_trace:
-        raise UserError(f"{trace_path}: is a memory trace; replay it with the STL player")
-    if check:
-        _check_against_platform(trace_path, trace, info)
-    out = replay_in_this_process(
-        platform,
-        trace.header,
-        trace.chunks(),
-        timeline=(window or TimelineWindow()) if timeline_path or vcd_path else None,
-    )
-    if timeline_path and out.timeline is not None:
-        write_chrome_json(out.timeline, Path(timeline_path))
-    if vcd_path and out.timeline is not None:
-        write_vcd(out.timeline, Path(vcd_path))
-    params = dict(trace.header.params)
-    # An emitted trace's header names its workload: the result states it at the top level, as
-    # a run's result does (docs/workloads.md), and the rest of the header is the tiling.
-    workload = {name: params.pop(name) for name in WORKLOAD_FIELDS if name in params}
-    identity = {
-        "trace": trace_path,
-        "trace_format": trace.format,
-        "dataflow": trace.header.dataflow,
-        "platform": platform_path,
-        "platform_name": platform.name,
-        "overrides": list(overrides),
-        "tiling": params,
-        **workload,
-    }
-    result = compose_result(out.replay, info, identity, out.wall_s)
-    result["energy"] = energy_section(platform, out.platform, result)
-    result["wall_s"] = time.perf_counter() - started
-    result["replay_wall_s"] = out.wall_s
-    return result
-
-
-def _check_against_platform(path: str, trace: Any, info: Any) -> None:
-    from tlm_models.trace.validate import check_trace
-
-    missing = [name for name in trace.header.engines if name not in info.engines]
-    if missing:
-        raise UserError(
-            f"{path}: the trace uses engine(s) {', '.join(repr(m) for m in missing)}, which "
-            f"platform '{info.name}' does not have (it has: {', '.join(sorted(info.engines))})"
-        )
-    if trace.header.elem_bytes != info.elem_bytes:
-        # The engines' operand traffic, the bounds and the tiling all count in the platform's
-        # width: a trace of another width would replay to a silently wrong time.
-        raise UserError(
-            f"{path}: the trace has {trace.header.elem_bytes} B elements (its header's "
-            f"elem_bytes) but platform '{info.name}' computes on {info.elem_bytes} B elements; "
-            f"replay it on a platform of that width (e.g. --set pe.elem_bytes="
-            f"{trace.header.elem_bytes}B --set exp.elem_bytes={trace.header.elem_bytes}B)"
-        )
-    report = check_trace(trace.header, trace.chunks(), info, MAX_LISTED_PROBLEMS)
-    if report.ok:
-        return
-    lines = [
-        f"{path}: {report.problem_count} problem(s) in {report.records} records against "
-        f"platform '{info.name}':"
-    ]
-    lines.extend(f"  {path}: {problem}" for problem in report.problems)
-    rules = ", ".join(f"{rule} {count}" for rule, count in sorted(report.counts.items()))
-    lines.append(f"  by rule: {rules}")
-    raise UserError("\n".join(lines))
-
-
 def _op_count(args: argparse.Namespace) -> int:
     """The operation count a binary trace's header states (0 = unknown: text, streamed)."""
     from tlm_models.trace.binary import is_binary_trace, read_header
@@ -207,7 +105,8 @@ def _op_count(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from tlm_models.worker import run_in_worker
+    from tlm_models.run.trace_job import replay_trace_file
+    from tlm_models.run.worker import run_in_worker
 
     platform_path = str(resolve_platform(args.platform))
     window = parse_window(args.timeline_window) if args.timeline_window else None
@@ -224,7 +123,7 @@ def _replay(args: argparse.Namespace) -> int:
     if args.outstanding is not None and fmt != "stl":
         raise UserError("--outstanding applies to absolute STL memory traces (.stl)")
     if fmt in ("stl", "rstl"):
-        from tlm_models.stl_replay import format_stl_summary, replay_stl_file, write_latencies
+        from tlm_models.replay.stl_in import format_stl_summary, replay_stl_file, write_latencies
 
         if args.timeline or args.vcd:
             raise UserError(

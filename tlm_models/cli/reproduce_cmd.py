@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tlm_models.errors import UserError
-from tlm_models.output_file import write_output
+from tlm_models.files.output_file import write_output
 from tlm_models.study.job import DEFAULT_JOB, load_job
 
 REPORT = "attenio-report.md"
@@ -39,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _reproduce(args: argparse.Namespace) -> int:
     from tlm_models.platform import load_platform
-    from tlm_models.resolved_run import resolve_run
+    from tlm_models.run.config import DEFAULT_PLATFORM, resolve_platform
+    from tlm_models.run.resolve import resolve_run
     from tlm_models.study import attenio_repro as study
     from tlm_models.study.attenio_sensitivity import plot_tornado
-    from tlm_models.study.config import DEFAULT_PLATFORM, resolve_platform
     from tlm_models.study.executor_local import LocalExecutor
     from tlm_models.study.report import load_results
     from tlm_models.study.sweep import run_sweep

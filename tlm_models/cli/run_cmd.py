@@ -18,13 +18,11 @@ from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
-from tlm_models.output_file import check_output
+from tlm_models.files.output_file import check_output
 from tlm_models.platform.schema import PlatformConfig
-from tlm_models.replay import TimelineWindow
-from tlm_models.resolved_run import resolve_run
-from tlm_models.sim_progress import SimulationProgress
-from tlm_models.stl_export import offchip_regions, stl_paths
-from tlm_models.study.config import (
+from tlm_models.replay.replayer import TimelineWindow
+from tlm_models.replay.stl_out import offchip_regions, stl_paths
+from tlm_models.run.config import (
     DATAFLOWS,
     FF_POLICIES,
     RunConfig,
@@ -32,11 +30,13 @@ from tlm_models.study.config import (
     record_workload_words,
     resolve_platform,
 )
-from tlm_models.study.cost import announce
+from tlm_models.run.cost import announce
+from tlm_models.run.execute import run_one
+from tlm_models.run.progress import SimulationProgress
+from tlm_models.run.resolve import resolve_run
+from tlm_models.run.summary import format_summary
+from tlm_models.run.worker import run_in_worker
 from tlm_models.study.grid import expand_grid
-from tlm_models.study.run import run_one
-from tlm_models.summary import format_summary
-from tlm_models.worker import run_in_worker
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

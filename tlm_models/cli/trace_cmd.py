@@ -8,7 +8,7 @@ import sys
 
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
-from tlm_models.output_file import check_output
+from tlm_models.files.output_file import check_output
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.io import OpenedTrace, format_for_name, open_trace, write_trace
 from tlm_models.trace.stats import TraceStats, trace_stats

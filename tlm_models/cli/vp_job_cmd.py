@@ -1,5 +1,5 @@
 """``attn-tlm vp-job``: a dataflow's command stream, input tensors and C header for the
-accelerator inside a virtual prototype (tlm_models/vp_job.py, docs/integration.md)."""
+accelerator inside a virtual prototype (tlm_models/run/vp_job.py, docs/integration.md)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
-from tlm_models.study.config import DATAFLOWS, parse_key_value, resolve_platform
+from tlm_models.run.config import DATAFLOWS, parse_key_value, resolve_platform
 from tlm_models.study.grid import expand_grid
 
 
@@ -60,8 +60,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _vp_job(args: argparse.Namespace) -> int:
-    from tlm_models.resolved_run import resolve_run
-    from tlm_models.vp_job import build_vp_job, write_vp_job
+    from tlm_models.run.resolve import resolve_run
+    from tlm_models.run.vp_job import build_vp_job, write_vp_job
 
     resolve_platform(args.platform)
     spec = replace(workload_grid(args), dataflows=(args.dataflow,), platforms=(args.platform,))

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import argparse
 
-from tlm_models.dataflows.workload import PHASES, parse_count, parse_mask
 from tlm_models.errors import UserError
-from tlm_models.model_presets import MODELS, ModelAttention, model_preset
-from tlm_models.study.config import mask_text, parse_int_list
+from tlm_models.run.config import mask_text, parse_int_list
 from tlm_models.study.grid import GridSpec
+from tlm_models.workload.model_presets import MODELS, ModelAttention, model_preset
+from tlm_models.workload.spec import PHASES, parse_count, parse_mask
 
 __all__ = ["add_workload_args", "workload_grid"]
 
@@ -93,7 +93,7 @@ def _model_of(args: argparse.Namespace) -> ModelAttention | None:
     if getattr(args, "model", None):
         return model_preset(args.model)
     if getattr(args, "model_config", None):
-        from tlm_models.hf_config import read_model_config
+        from tlm_models.workload.hf_config import read_model_config
 
         return read_model_config(args.model_config)
     return None

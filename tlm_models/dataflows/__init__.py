@@ -20,9 +20,9 @@ from tlm_models.dataflows.fusemax import emit_fusemax
 from tlm_models.dataflows.setup import EmittedTrace
 from tlm_models.dataflows.standard import emit_standard
 from tlm_models.dataflows.variants import resolve
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.workload.spec import Workload
 
 ParamEmitter = Callable[[Workload, PlatformInfo, int, Mapping[str, object]], EmittedTrace]
 

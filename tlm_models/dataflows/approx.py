@@ -56,11 +56,11 @@ from tlm_models.dataflows.polynomial import (
     scale_runs,
 )
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
-from tlm_models.fast_forward import IterationControl
+from tlm_models.fast_forward.control import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp, float_bits
+from tlm_models.workload.spec import Workload
 
 DEFAULT_DEGREE = 2
 #: Scores s q.k with |s q.k| <= 1 are the bounded-entries regime the approximation targets;

@@ -29,10 +29,10 @@ from tlm_models.dataflows.online_softmax import (
 )
 from tlm_models.dataflows.setup import EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import VectorOp
+from tlm_models.workload.spec import Workload
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from tlm_models.dataflows.workload import Workload
+from tlm_models.workload.spec import Workload
 
 if TYPE_CHECKING:
     from tlm_models.dataflows.split_k import SplitPlan

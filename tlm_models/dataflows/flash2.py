@@ -34,9 +34,9 @@ from tlm_models.dataflows.setup import EmittedTrace, make_setup
 from tlm_models.dataflows.split_combine import alloc_combine
 from tlm_models.dataflows.split_k import SplitPlan, partial_elements, split_slices
 from tlm_models.dataflows.variants import resolve
-from tlm_models.dataflows.workload import Workload
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
+from tlm_models.workload.spec import Workload
 
 
 def flash2_tiling(

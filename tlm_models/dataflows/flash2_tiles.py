@@ -51,9 +51,9 @@ from tlm_models.dataflows.query_blocks import (
 )
 from tlm_models.dataflows.split_combine import combine_elements
 from tlm_models.dataflows.split_k import split_slices
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.workload.spec import Workload
 
 #: Pipeline latencies when a platform does not give them: the PE array's and Exp unit's
 #: parameter defaults (docs/models/pe_array.md, exp_unit.md).

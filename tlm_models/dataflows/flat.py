@@ -47,11 +47,11 @@ from tlm_models.dataflows.query_blocks import (
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
 from tlm_models.dataflows.variants import resolve
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
-from tlm_models.fast_forward import IterationControl
+from tlm_models.fast_forward.control import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
+from tlm_models.workload.spec import Workload
 
 
 @dataclass(frozen=True)

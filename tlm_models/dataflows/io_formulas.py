@@ -27,9 +27,9 @@ from tlm_models.dataflows.query_blocks import (
 from tlm_models.dataflows.split_k import SplitPlan
 from tlm_models.dataflows.standard import standard_tiling
 from tlm_models.dataflows.variants import resolve
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.workload.spec import Workload
 
 #: A dataflow's ``--param`` switches (``variants.py``); None = the defaults.
 Params = Mapping[str, object] | None

@@ -39,9 +39,9 @@ from tlm_models.dataflows.row_blocks import load_rows, scale_q
 from tlm_models.dataflows.setup import DataflowSetup
 from tlm_models.dataflows.split_combine import CombineBuffers, SplitRecords
 from tlm_models.dataflows.split_k import SplitPlan, slice_plan
-from tlm_models.dataflows.workload import Workload
-from tlm_models.fast_forward import IterationControl
+from tlm_models.fast_forward.control import IterationControl
 from tlm_models.trace.record import MATMUL_SCALE_ROWS, Broadcast, OpKind, VectorOp, src2
+from tlm_models.workload.spec import Workload
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
+from tlm_models.workload.spec import Workload
 
 
 @dataclass(frozen=True)

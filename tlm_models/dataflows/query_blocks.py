@@ -18,7 +18,7 @@ from tlm_models.dataflows.block_deal import deal_blocks
 from tlm_models.dataflows.builder import DepRef, OpSink, tile_runs
 from tlm_models.dataflows.partition import share_blocks, whole_workload
 from tlm_models.dataflows.setup import DataflowSetup
-from tlm_models.dataflows.workload import Workload
+from tlm_models.workload.spec import Workload
 
 
 @dataclass(frozen=True)

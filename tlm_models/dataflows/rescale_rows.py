@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from tlm_models.dataflows.query_blocks import BlockPlan, QueryBlock
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
+from tlm_models.workload.spec import Workload
 
 #: Beyond this many (key-range group x tile) terms the expectation is refused (a sliding
 #: window's rows each start at their own key, and AttenIO's tiles are single keys).

@@ -11,11 +11,11 @@ import numpy as np
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.offchip import layout_tensors
 from tlm_models.dataflows.partition import RowRange, tile_share
-from tlm_models.dataflows.workload import Workload, check_element_width, check_supported
 from tlm_models.errors import UserError
-from tlm_models.fast_forward import IterationControl
+from tlm_models.fast_forward.control import IterationControl
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.header import TensorInfo, TraceHeader
+from tlm_models.workload.spec import Workload, check_element_width, check_supported
 
 
 @dataclass

@@ -40,9 +40,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from tlm_models.dataflows.query_blocks import BlockPlan, KeyRun, QueryBlock
-from tlm_models.dataflows.workload import Workload
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
+from tlm_models.workload.spec import Workload
 
 #: Posts a combine load waits for: the partial's O_s store, then its m_s, l_s store.
 POSTS_PER_PARTIAL = 2

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from tlm_models.bounded_input import InputRefused, read_capped
+from tlm_models.files.bounded_input import InputRefused, read_capped
 
 __all__ = [
     "MAX_DEPTH",

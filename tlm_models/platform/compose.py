@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from tlm_models.errors import UserError
-from tlm_models.output_file import write_output
+from tlm_models.files.output_file import write_output
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.loader import Location, Node, PlatformError, load_tree
 from tlm_models.platform.overrides import apply_overrides
@@ -74,7 +74,7 @@ class Platform:
     def load(cls, path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> Platform:
         """Reads and validates a platform file (relative paths: working directory, then the
         repository, like ``--platform``) with ``component.param=value`` overrides."""
-        from tlm_models.study.config import resolve_platform
+        from tlm_models.platform.paths import resolve_platform
 
         found = resolve_platform(os.fspath(path))
         tree = load_tree(found)

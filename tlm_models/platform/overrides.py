@@ -13,11 +13,10 @@ from dataclasses import dataclass, replace
 
 import yaml
 
-from tlm_models.bounded_input import printable
-from tlm_models.errors import shorten
+from tlm_models.errors import shorten, suggest
+from tlm_models.files.bounded_input import printable
 from tlm_models.platform.bounded_yaml import YamlLimitError, compose_bounded
 from tlm_models.platform.loader import Diagnostic, Location, Node, Scalar
-from tlm_models.platform.validate import suggest
 
 _TOP_LEVEL_SCALARS = ("name", "description")
 #: A component's energy table, which `--set comp.energy.action=value` creates when missing.

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tlm_models.energy.table import EnergyTable
 from tlm_models.errors import UserError
 from tlm_models.platform.derived import DerivedFigures, derive, kv_buffer, scratchpad
+from tlm_models.platform.energy.table import EnergyTable
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.platform.loader import Location
 from tlm_models.platform.registry import KIND_UNITS, ComponentType, ParamValue, component_type

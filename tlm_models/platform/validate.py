@@ -9,14 +9,13 @@ all that is wrong with a file.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from collections.abc import Callable, Iterable
 
-from tlm_models.bounded_input import printable
-from tlm_models.energy.table import EnergyTable, parse_table
-from tlm_models.errors import shorten
+from tlm_models.errors import shorten, suggest
+from tlm_models.files.bounded_input import printable
 from tlm_models.platform.bounded_yaml import MAX_SCALAR_CHARS
+from tlm_models.platform.energy.table import EnergyTable, parse_table
 from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
 from tlm_models.platform.registry import (
@@ -67,12 +66,6 @@ _ENGINE_PATH = re.compile(r"^\s*([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*)\[(\d+)\])?\s*$
 MAX_COMPONENTS = 10_000
 #: A tile's copy of a template component is named with its tile's prefix (tiles.tile_prefix).
 _TILE_PREFIX = re.compile(r"tile\d+_")
-
-
-def suggest(word: str, choices: Iterable[str]) -> str:
-    """`; did you mean 'x'?` for the closest choice, or nothing."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _found(value: object) -> str:

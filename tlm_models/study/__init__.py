@@ -6,7 +6,7 @@ runs them into a directory; ``write_report`` turns the directory into report.md 
 
 from __future__ import annotations
 
-from tlm_models.study.config import DATAFLOWS, DEFAULT_PLATFORM, RunConfig
+from tlm_models.run.config import DATAFLOWS, DEFAULT_PLATFORM, RunConfig
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.report import write_report
 from tlm_models.study.sweep import SweepSummary, run_sweep

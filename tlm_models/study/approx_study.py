@@ -12,14 +12,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from tlm_models.dataflows.approx import approx_params
-from tlm_models.dataflows.polynomial import exp_poly_coefficients, poly_attention
-from tlm_models.reference import attention
+from tlm_models.run.approx_error import ERROR_SEED, ERROR_SEQ_LEN, approx_error
 from tlm_models.study.variants import label_of, labels_in, metric
 
 __all__ = [
@@ -35,10 +33,6 @@ __all__ = [
     "tradeoff_rows",
 ]
 
-#: Tokens and seed of the fixed workload the approximation error is measured on.
-ERROR_SEQ_LEN = 512
-ERROR_SEED = 0
-
 
 def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     """Least-squares slope of log y against log x: the exponent p of y ~ x^p."""
@@ -51,28 +45,6 @@ def loglog_slope(xs: Sequence[float], ys: Sequence[float]) -> float:
     if not np.any(spread):
         raise ValueError("a log-log slope needs at least two distinct x values")
     return float(spread @ (log_y - log_y.mean()) / (spread @ spread))
-
-
-def approx_error(degree: int, bound: float, head_dim: int) -> dict[str, float | int]:
-    """Error of degree-g polynomial attention against softmax attention, |q.k|/sqrt(d) <= B.
-
-    Q, K, V (``ERROR_SEQ_LEN`` x d, seed ``ERROR_SEED``) are uniform in [-a, a] with
-    a = sqrt(B) / d^(1/4), so every score q.k/sqrt(d) lies in [-B, B]. ``max_rel`` is
-    max|O_poly - O| / max|O|, ``mean_rel`` is mean|O_poly - O| / mean|O|.
-    """
-    max_rel, mean_rel = _relative_errors(degree, bound, head_dim)
-    return {"max_rel": max_rel, "mean_rel": mean_rel, "bound": bound, "degree": degree}
-
-
-@lru_cache(maxsize=256)
-def _relative_errors(degree: int, bound: float, head_dim: int) -> tuple[float, float]:
-    coeffs = exp_poly_coefficients(degree, bound)  # validates degree and bound
-    rng = np.random.default_rng(ERROR_SEED)
-    a = math.sqrt(bound) / head_dim**0.25
-    q, k, v = (rng.uniform(-a, a, (ERROR_SEQ_LEN, head_dim)) for _ in range(3))
-    exact = attention(q, k, v)
-    gap = np.abs(poly_attention(q, k, v, coeffs) - exact)
-    return float(gap.max() / np.abs(exact).max()), float(gap.mean() / np.abs(exact).mean())
 
 
 def error_of(record: dict[str, Any]) -> dict[str, float | int]:

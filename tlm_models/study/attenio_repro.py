@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.dataflows.flash2_tiles import paper_tiling
-from tlm_models.dataflows.workload import Workload
-from tlm_models.output_file import save_figure
-from tlm_models.study.config import DEFAULT_PLATFORM, RunConfig
+from tlm_models.files.output_file import save_figure
+from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.study.energy_report import pj_per_flop
 from tlm_models.study.variants import format_tokens, metric
+from tlm_models.workload.spec import Workload
 
 EXACT = ("standard", "flat", "flash2", "attenio")
 BANK_HBM = "hbm.fidelity=bank"

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tlm_models.run.config import RunConfig
 from tlm_models.study.attenio_repro import BANK_HBM, PUBLISHED, _config
-from tlm_models.study.config import RunConfig
 from tlm_models.study.variants import format_tokens
 
 #: The pair whose time ratio is the verdict.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import UserError
-from tlm_models.study.config import record_workload_words
+from tlm_models.run.config import record_workload_words
 from tlm_models.study.variants import label_of
 from tlm_models.units import (
     UnitError,

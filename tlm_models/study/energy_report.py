@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tlm_models.study.config import record_workload
+from tlm_models.run.config import record_workload
 from tlm_models.study.variants import (
     Variant,
     label_of,

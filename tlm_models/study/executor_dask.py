@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import UserError
-from tlm_models.study.config import RunConfig
+from tlm_models.run.config import RunConfig
 from tlm_models.study.job import JobFunction, JobOutcome, run_job
 
 __all__ = ["DaskExecutor", "worker_can_start_processes"]

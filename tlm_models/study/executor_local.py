@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tlm_models.study.config import RunConfig
+from tlm_models.run.config import RunConfig
+from tlm_models.run.worker import kill_worker_of
 from tlm_models.study.job import JobFunction, JobOutcome, run_job
-from tlm_models.worker import kill_worker_of
 
 __all__ = ["LocalExecutor"]
 

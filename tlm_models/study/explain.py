@@ -1,6 +1,6 @@
 """The report's words: which dataflow wins each configuration and why, and what each
 dataflow's engines wait for. Every sentence is computed from the result records' metrics
-(and the diagnosis each run stored, ``tlm_models.diagnosis``).
+(and the diagnosis each run stored, ``tlm_models.run.diagnosis``).
 """
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tlm_models.diagnosis import STALL_WORDS, WORK_WORDS
-from tlm_models.readable import format_bytes, format_ns
+from tlm_models.run.diagnosis import STALL_WORDS, WORK_WORDS
 from tlm_models.study.variants import format_tokens, label_of, labels_in, metric
+from tlm_models.units import format_bytes, format_ns
 
 __all__ = ["BOUND_NAMES", "STALL_CAUSES", "shape_summary", "stall_shares", "why_lines"]
 

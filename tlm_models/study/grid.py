@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tlm_models.dataflows.workload import parse_mask
 from tlm_models.errors import UserError
-from tlm_models.study.config import (
+from tlm_models.run.config import (
     DATAFLOWS,
     DEFAULT_PLATFORM,
     RunConfig,
     parse_key_value,
 )
+from tlm_models.workload.spec import parse_mask
 
 __all__ = [
     "GridSpec",

@@ -1,7 +1,7 @@
 """The job a sweep runs per configuration, run in a fresh worker process, with its outcome.
 
 A job is a module-level function ``job(config) -> dict`` (the result JSON); by default
-``tlm_models.study.run.run_one``. Running it never raises for a failed simulation: the
+``tlm_models.run.execute.run_one``. Running it never raises for a failed simulation: the
 failure becomes part of the outcome so a sweep records it and goes on.
 """
 
@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import SimulationError, UserError
-from tlm_models.study.config import RunConfig
-from tlm_models.worker import run_in_worker
+from tlm_models.run.config import RunConfig
+from tlm_models.run.worker import run_in_worker
 
 __all__ = ["DEFAULT_JOB", "JobFunction", "JobOutcome", "load_job", "run_job"]
 
 JobFunction = Callable[[RunConfig], dict[str, Any]]
 
 #: The study runner: simulates one configuration and returns its result JSON.
-DEFAULT_JOB = "tlm_models.study.run:run_one"
+DEFAULT_JOB = "tlm_models.run.execute:run_one"
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,16 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from tlm_models.bounded_input import read_json
 from tlm_models.errors import UserError
-from tlm_models.output_file import save_figure
+from tlm_models.files.bounded_input import read_json
+from tlm_models.files.output_file import save_figure
+from tlm_models.run.config import DATAFLOWS
 from tlm_models.study.approx_study import (
     TradeoffRow,
     approx_records,
     slope_series,
     tradeoff_rows,
 )
-from tlm_models.study.config import DATAFLOWS
 from tlm_models.study.design_space import (
     METRICS,
     Axis,
@@ -260,7 +260,7 @@ def _finish_share_axes(ax: Axes, d: int, n: int) -> None:
 def plot_roofline(records: Sequence[dict[str, Any]], colors: dict[str, Any]) -> Figure:
     """Attained MAC/s against MACs per off-chip byte for every run, under the platform's
     compute roof (MAC/s) and bandwidth roof (bytes/s x intensity)."""
-    from tlm_models.diagnosis import roofline_point
+    from tlm_models.run.diagnosis import roofline_point
 
     fig, axes = _grid(1, 1, width=7.5, height=4.6)
     ax = axes[0][0]

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from tlm_models.phase import is_terminal
-from tlm_models.readable import format_count, format_duration
+from tlm_models.run.phase import is_terminal
+from tlm_models.units import format_count, format_duration
 
 __all__ = ["LARGE_SWEEP_S", "Progress", "format_count", "format_duration", "sweep_eta"]
 

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tlm_models.errors import UserError
-from tlm_models.output_file import check_output, write_output
-from tlm_models.readable import format_bytes, format_ns
+from tlm_models.files.output_file import check_output, write_output
 from tlm_models.study.approx_study import (
     SlopeSeries,
     approx_records,
@@ -50,6 +49,7 @@ from tlm_models.study.variants import (
     shape_words,
 )
 from tlm_models.study.workload_report import workload_section
+from tlm_models.units import format_bytes, format_ns
 
 __all__ = ["REPORT_FILE", "load_results", "render_report", "write_report"]
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tlm_models.bounded_input import decode_utf8, loads_json, open_regular
 from tlm_models.errors import UserError
-from tlm_models.output_file import file_kind, os_error
-from tlm_models.result import SCHEMA
-from tlm_models.study.config import RunConfig
+from tlm_models.files.bounded_input import decode_utf8, loads_json, open_regular
+from tlm_models.files.output_file import file_kind, os_error
+from tlm_models.run.config import RunConfig
+from tlm_models.run.result import SCHEMA
 
 __all__ = [
     "RESULTS_FILE",
@@ -35,7 +35,7 @@ __all__ = [
 RESULTS_FILE = "results.jsonl"
 #: Where torn trailing lines are kept, one per line, for whoever wants to look at them.
 TORN_FILE = "results.jsonl.torn"
-RESULT_SCHEMA = SCHEMA  # declared once, in tlm_models.result
+RESULT_SCHEMA = SCHEMA  # declared once, in tlm_models.run.result
 #: The longest line read back: a result record is a few KiB (a tiled run's tens of KiB).
 MAX_LINE_BYTES = 16 << 20
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from tlm_models.errors import UserError
-from tlm_models.output_file import check_output_directory
-from tlm_models.study.config import RunConfig
+from tlm_models.files.output_file import check_output_directory
+from tlm_models.run.config import RunConfig
 from tlm_models.study.executor_local import LocalExecutor
 from tlm_models.study.job import JobFunction, JobOutcome, load_job
 from tlm_models.study.progress import Progress

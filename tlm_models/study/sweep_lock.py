@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tlm_models.errors import UserError
-from tlm_models.output_file import os_error
+from tlm_models.files.output_file import os_error
 
 __all__ = ["LOCK_FILE", "sweep_lock"]
 

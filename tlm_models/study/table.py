@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from tlm_models.dataflows.workload import MASKS, PHASES
-from tlm_models.output_file import write_output
-from tlm_models.study.config import DATAFLOWS
+from tlm_models.files.output_file import write_output
+from tlm_models.run.config import DATAFLOWS
+from tlm_models.workload.spec import MASKS, PHASES
 
 __all__ = ["CSV_FILE", "flatten", "sort_records", "workload_rank", "write_csv"]
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tlm_models.output_file import save_figure
-from tlm_models.readable import format_bytes, format_ns
-from tlm_models.tile_result import tile_cells
+from tlm_models.files.output_file import save_figure
+from tlm_models.run.tile_result import tile_cells
+from tlm_models.units import format_bytes, format_ns
 
 __all__ = ["TILE_HEADING", "TileSeries", "plot_tile_scaling", "tile_section", "tile_series"]
 

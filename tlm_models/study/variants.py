@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tlm_models.study.config import DATAFLOWS, format_tokens, record_workload_words
+from tlm_models.run.config import DATAFLOWS, format_tokens, record_workload_words
 from tlm_models.study.table import sort_records
 
 __all__ = [

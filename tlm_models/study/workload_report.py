@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tlm_models.readable import format_bytes, format_ns
-from tlm_models.study.config import DATAFLOWS, format_tokens, record_workload_words
+from tlm_models.run.config import DATAFLOWS, format_tokens, record_workload_words
 from tlm_models.study.table import workload_rank
 from tlm_models.study.variants import label_of, metric
+from tlm_models.units import format_bytes, format_ns
 
 __all__ = ["WORKLOADS_HEADING", "workload_section"]
 

@@ -18,15 +18,15 @@ from typing import IO
 
 import numpy as np
 
-from tlm_models.bounded_input import (
+from tlm_models.errors import UserError
+from tlm_models.files.bounded_input import (
     InputRefused,
     decode_utf8,
     loads_json,
     open_regular,
     open_regular_file,
 )
-from tlm_models.errors import UserError
-from tlm_models.output_file import atomic_output
+from tlm_models.files.output_file import atomic_output
 from tlm_models.trace.header import FORMAT_VERSION, TraceHeader
 from tlm_models.trace.header_codec import header_from_dict, header_to_dict
 from tlm_models.trace.record import RECORD_DTYPE

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tlm_models.bounded_input import open_regular
 from tlm_models.errors import UserError
+from tlm_models.files.bounded_input import open_regular
 
 STL_DTYPE = np.dtype([("time_ps", "<u8"), ("is_write", "?"), ("address", "<u8"), ("length", "<u4")])
 DEFAULT_CLOCK_HZ = 1e9

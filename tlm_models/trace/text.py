@@ -24,9 +24,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from tlm_models.bounded_input import loads_json, read_text_bounded
 from tlm_models.errors import UserError
-from tlm_models.output_file import atomic_output
+from tlm_models.files.bounded_input import loads_json, read_text_bounded
+from tlm_models.files.output_file import atomic_output
 from tlm_models.trace.header import DEFAULT_WINDOW, FORMAT_NAME, FORMAT_VERSION, TraceHeader
 from tlm_models.trace.header_codec import header_from_dict
 from tlm_models.trace.record import (

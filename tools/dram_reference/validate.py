@@ -298,7 +298,7 @@ def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
 
 
 def _child(trace: str, overrides: list[str]) -> None:
-    from tlm_models.stl_replay import replay_stl_file
+    from tlm_models.replay.stl_in import replay_stl_file
 
     r = replay_stl_file(trace, PLATFORM, ("hbm.fidelity=bank", *overrides), with_latencies=True)
     hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]

@@ -13,7 +13,7 @@
 
 namespace tlm_models {
 
-// 24 bytes, laid out as the numpy dtype that reads it (tlm_models/replay.py REQUEST_DTYPE).
+// 24 bytes, laid out as the numpy dtype that reads it (tlm_models/replay/replayer.py REQUEST_DTYPE).
 struct LoggedRequest {
   std::uint64_t arrival;  // ticks
   std::uint64_t address;
