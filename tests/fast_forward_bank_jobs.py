@@ -40,7 +40,7 @@ def bank_replay_stats(
     section, every statistic's estimated error when fast-forwarded statistically, and the
     replay's wall and CPU times (s); ``error_bound``, ``max_fraction`` and ``policy`` as
     ``--ff-error-bound``, ``--ff-max-fraction`` and ``--ff-policy``."""
-    config = RunConfig(
+    config = RunConfig.of(
         dataflow=dataflow,
         seq_len=seq_len,
         head_dim=head_dim,

@@ -64,7 +64,7 @@ def x16_run_job(workload: dict[str, Any]) -> dict[str, Any]:
     from tlm_models.run.execute_tiled import run_tiled
     from tlm_models.run.resolve import resolve_run
 
-    config = RunConfig("flash2", platform="platforms/attenio-x16.yaml", **workload)
+    config = RunConfig.of("flash2", platform="platforms/attenio-x16.yaml", **workload)
     result = run_tiled(resolve_run(config))
     return {
         "bytes": result["offchip_bytes"]["total"],

@@ -94,7 +94,7 @@ def test_error_grows_with_the_bound_and_callers_get_their_own_copy() -> None:
 
 
 def test_error_of_prefers_the_stored_field_and_fills_in_older_results() -> None:
-    config = RunConfig("approx", 8192, 16, extra=(("degree", "3"),))
+    config = RunConfig.of("approx", 8192, 16, extra=(("degree", "3"),))
     record = result_record(config, fake_result(config))
     assert error_of(record) == approx_error(3, 1.0, 16)
     record["approx_error"] = {"max_rel": 0.5, "mean_rel": 0.25, "bound": 1.0, "degree": 3}
@@ -105,7 +105,7 @@ def test_error_of_prefers_the_stored_field_and_fills_in_older_results() -> None:
 
 
 def _record(dataflow: str, n: int, d: int, total: float, time_ns: float, **extra: str) -> Any:
-    config = RunConfig(dataflow, n, d, extra=tuple(extra.items()))
+    config = RunConfig.of(dataflow, n, d, extra=tuple(extra.items()))
     result = fake_result(config)
     result["offchip_bytes"] = {"read": total, "write": 0, "total": total}
     result["sim_time_ns"] = time_ns
@@ -157,11 +157,11 @@ def test_bounds_of_approx_carry_its_closed_form_and_lower_bound() -> None:
 
 
 def test_run_one_stores_the_approximation_error() -> None:
-    config = RunConfig("approx", 256, 16, extra=(("degree", "3"), ("bound", "0.5")))
+    config = RunConfig.of("approx", 256, 16, extra=(("degree", "3"), ("bound", "0.5")))
     result = run_in_worker(run_one, config)
     assert result["approx_error"] == approx_error(3, 0.5, 16)
     assert result["bounds"]["closed_form"] == result["offchip_bytes"]["total"]
-    exact = run_in_worker(run_one, RunConfig("flash2", 256, 16))
+    exact = run_in_worker(run_one, RunConfig.of("flash2", 256, 16))
     assert "approx_error" not in exact
 
 

@@ -87,7 +87,7 @@ def test_trains_replay_a_tiled_chip_exactly() -> None:
     platform = str(PLATFORMS / "attenio-x4.yaml")
 
     def run(trains: str) -> Any:
-        config = RunConfig(
+        config = RunConfig.of(
             dataflow="flat", seq_len=2048, head_dim=64, heads=4, exact=True, platform=platform,
             overrides=(f"{key}={trains}",),
         )  # fmt: skip

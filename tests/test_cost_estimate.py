@@ -10,6 +10,7 @@ from tlm_models.platform import load_platform
 from tlm_models.run import cost
 from tlm_models.run.config import RunConfig
 from tlm_models.run.cost import estimate_cost
+from tlm_models.run.resolve import resolve_run
 from tlm_models.workload.spec import Workload
 
 
@@ -29,28 +30,28 @@ def _emitted(config: RunConfig) -> tuple[int, int]:
 
 def test_counts_equal_the_emitted_trace() -> None:
     for config in (
-        RunConfig("attenio", 2048, 64),
-        RunConfig("flash2", 2048, 64),
-        RunConfig("flat", 2048, 64),
-        RunConfig("approx", 1024, 16, extra=(("degree", "2"),)),
+        RunConfig.of("attenio", 2048, 64),
+        RunConfig.of("flash2", 2048, 64),
+        RunConfig.of("flat", 2048, 64),
+        RunConfig.of("approx", 1024, 16, extra=(("degree", "2"),)),
     ):
-        cost = estimate_cost(config, budget_s=60.0)
+        cost = estimate_cost(resolve_run(config), budget_s=60.0)
         assert cost.exact
         assert (cost.ops, cost.macs) == _emitted(config), config.dataflow
 
 
 def test_exact_attention_does_2_n2_d_macs_and_the_roofline_is_the_compute_time() -> None:
-    cost = estimate_cost(RunConfig("attenio", 2048, 64), budget_s=60.0)
+    cost = estimate_cost(resolve_run(RunConfig.of("attenio", 2048, 64)), budget_s=60.0)
     assert cost.macs == 2 * 2048 * 2048 * 64
     # 64 x 32 MACs at 1 GHz on platforms/attenio.yaml; its bytes take less at 128 GB/s.
     assert cost.roofline_ns == cost.macs / (64 * 32)
 
 
 def test_past_the_budget_a_smaller_count_is_scaled_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    exact = estimate_cost(RunConfig("attenio", 8192, 64), budget_s=60.0)
+    exact = estimate_cost(resolve_run(RunConfig.of("attenio", 8192, 64)), budget_s=60.0)
     # No time for any count above 2048: 8K and 4K give up, 2K and 1K are counted.
     monkeypatch.setattr(cost, "_MIN_COUNTED_N", 2048)
-    scaled = estimate_cost(RunConfig("attenio", 8192, 64), budget_s=0.0)
+    scaled = estimate_cost(resolve_run(RunConfig.of("attenio", 8192, 64)), budget_s=0.0)
     assert (scaled.exact, scaled.counted_at) == (False, 2048)
     assert "scaled from a count at N = 2,048" in scaled.describe()
     # AttenIO's operations grow as N * ceil(N / a): from below one Q block (a = 1,985 rows at
@@ -61,14 +62,18 @@ def test_past_the_budget_a_smaller_count_is_scaled_up(monkeypatch: pytest.Monkey
 def test_a_configuration_that_cannot_plan_raises_its_own_error() -> None:
     # (FLAT at N = 1K, d = 64 fits since its row plan counts the tile-max row vector.)
     with pytest.raises(UserError, match="FLAT needs M >= 1029 elements even when spilling"):
-        estimate_cost(RunConfig("flat", 1024, 256, overrides=("sram.capacity=1KiB",)))
+        estimate_cost(
+            resolve_run(RunConfig.of("flat", 1024, 256, overrides=("sram.capacity=1KiB",)))
+        )
 
 
 def test_the_estimate_counts_at_the_platforms_element_width() -> None:
     # An FP32 platform: the estimate builds its workload at 4 B, as the run does, instead of
     # a 2 B workload the emitter refuses (the run failed before any worker started).
     wide = ("pe.elem_bytes=4B", "exp.elem_bytes=4B")
-    cost = estimate_cost(RunConfig("flash2", 1024, 64, overrides=wide), budget_s=60.0)
+    cost = estimate_cost(
+        resolve_run(RunConfig.of("flash2", 1024, 64, overrides=wide)), budget_s=60.0
+    )
     assert cost.exact
     assert cost.macs == 2 * 1024 * 1024 * 64
 
@@ -82,10 +87,13 @@ def test_a_tiled_run_counts_every_tile() -> None:
     from tlm_models.run.worker import run_in_worker
 
     x4 = "platforms/attenio-x4.yaml"
-    exact = RunConfig("attenio", 2048, 64, heads=8, platform=x4)
-    assert estimate_cost(exact).ops == run_in_worker(run_one, exact)["ops"] == 426_000
-    causal = RunConfig("flash2", 4096, 128, heads=16, mask="causal", platform=x4)
-    predicted, measured = estimate_cost(causal).ops, run_in_worker(run_one, causal)["ops"]
+    exact = RunConfig.of("attenio", 2048, 64, heads=8, platform=x4)
+    assert estimate_cost(resolve_run(exact)).ops == run_in_worker(run_one, exact)["ops"] == 426_000
+    causal = RunConfig.of("flash2", 4096, 128, heads=16, mask="causal", platform=x4)
+    predicted, measured = (
+        estimate_cost(resolve_run(causal)).ops,
+        run_in_worker(run_one, causal)["ops"],
+    )
     assert abs(predicted - measured) <= 0.1 * measured
 
 

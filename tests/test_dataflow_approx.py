@@ -427,6 +427,6 @@ def test_a_run_with_too_many_features_is_refused_before_anything_is_planned() ->
     assert feature_count(64, 3) <= MAX_FEATURES < feature_count(64, 4)
     started = time.perf_counter()
     with pytest.raises(UserError, match=r"r = C\(71, 7\) = 1,329,890,705 features.*degree <= 3"):
-        resolve_run(RunConfig("approx", 1024, 64, extra=(("degree", "7"),)))
+        resolve_run(RunConfig.of("approx", 1024, 64, extra=(("degree", "7"),)))
     assert time.perf_counter() - started < 1.0
-    resolve_run(RunConfig("approx", 1024, 64, extra=(("degree", "3"),)))  # the study's largest
+    resolve_run(RunConfig.of("approx", 1024, 64, extra=(("degree", "3"),)))  # the study's largest

@@ -20,7 +20,7 @@ def _records(directory: Path) -> None:
     for cap in CAPACITIES:
         for dataflow in ("flash2", "attenio"):
             overrides = (f"sram.capacity={cap}", "hbm.channels=8")
-            config = RunConfig(dataflow, 8192, 64, overrides=overrides)
+            config = RunConfig.of(dataflow, 8192, 64, overrides=overrides)
             result = copy.deepcopy(fake_result(config))
             # Time falls with capacity, so the table's order can be checked.
             result["sim_time_ns"] = {"128KiB": 3e6, "512KiB": 2e6, "1MiB": 1e6}[cap]
@@ -55,6 +55,6 @@ def test_report_has_the_design_space_table_and_plot(tmp_path: Path) -> None:
 
 def test_a_single_value_is_not_an_axis(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
-    config = RunConfig("flash2", 8192, 64, overrides=("sram.capacity=256KiB",))
+    config = RunConfig.of("flash2", 8192, 64, overrides=("sram.capacity=256KiB",))
     store.append(result_record(config, fake_result(config)))
     assert swept_axes(store.records()) == []

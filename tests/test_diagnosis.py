@@ -130,26 +130,26 @@ def test_the_mapping_hint_fires_on_an_output_stationary_array_that_idles_its_mac
 _X4 = str(ROOT / "platforms" / "attenio-x4.yaml")
 CONSTRUCTED = {
     # FlashAttention-2 on the paper's machine overlaps its loads: its MACs are 86 % of peak.
-    "compute": RunConfig("flash2", 2048, 64),
+    "compute": RunConfig.of("flash2", 2048, 64),
     # 4 exp lanes instead of 128: 4.2 M exps take 1.05 ms against 0.3 ms of matmuls.
-    "exp": RunConfig("flash2", 2048, 64, overrides=("exp.lanes=4",)),
+    "exp": RunConfig.of("flash2", 2048, 64, overrides=("exp.lanes=4",)),
     # GQA decode reads each K/V row once: the compulsory bytes at the full 128 GB/s.
-    "offchip_bandwidth": RunConfig(
+    "offchip_bandwidth": RunConfig.of(
         "flash2", 1, 128, heads=32, kv_heads=8, kv_len=2048, phase="decode", batch=2
     ),
     # 64 B SRAM ports: a 64 x 32 matmul's operands take 64x longer to read than to multiply.
-    "sram_ports": RunConfig("flash2", 2048, 64, overrides=("sram.port_width=64B",)),
+    "sram_ports": RunConfig.of("flash2", 2048, 64, overrides=("sram.port_width=64B",)),
     # An 8 B/cycle DMA path: 8 GB/s in front of a 128 GB/s HBM, carrying the paper tiles' K/V
     # re-reads (fitted tiles keep every row of 2K on chip: too few bytes to fill the link).
-    "links": RunConfig(
+    "links": RunConfig.of(
         "flash2", 2048, 64, overrides=("dma_noc.width=8B",), extra=(("tiling", "paper"),)
     ),
     # One 256 B request in flight: each waits out the HBM's 100 ns, 2.56 GB/s of 128.
-    "latency_bound_transfers": RunConfig(
+    "latency_bound_transfers": RunConfig.of(
         "flash2", 2048, 64, overrides=("dma.max_outstanding=1", "dma.max_burst=256B")
     ),
     # AttenIO's matrix-vector products on an output-stationary array use one column of 32.
-    "operation_overhead": RunConfig(
+    "operation_overhead": RunConfig.of(
         "attenio", 2048, 64, overrides=("pe.mapping=output_stationary",)
     ),
 }
@@ -168,7 +168,7 @@ def test_runs_built_to_be_limited_by_one_resource_get_that_verdict(verdict: str)
 
 def test_a_tiled_chip_limited_by_its_shared_crossbar_names_that_link() -> None:
     """Four tiles behind an 8 B/cycle crossbar output (8 GB/s for the chip)."""
-    config = RunConfig("flash2", 2048, 64, heads=4, platform=_X4, overrides=("noc.width=8B",))
+    config = RunConfig.of("flash2", 2048, 64, heads=4, platform=_X4, overrides=("noc.width=8B",))
     result = run_in_worker(run_one, config)
     assert result["diagnosis"]["verdict"] == "links"
     assert result["resources"]["links"]["component"] == "noc.out0"
@@ -197,9 +197,9 @@ def test_a_platform_without_pe_mapping_gets_the_hint_for_attenio(tmp_path: Path)
     platform.write_text("\n".join(lines) + "\n", encoding="utf-8")
     reports = _Reports()
     slow = run_in_worker(
-        run_one, RunConfig("attenio", 2048, 64, platform=str(platform)), progress=reports
+        run_one, RunConfig.of("attenio", 2048, 64, platform=str(platform)), progress=reports
     )
-    fast = run_in_worker(run_one, RunConfig("attenio", 2048, 64))
+    fast = run_in_worker(run_one, RunConfig.of("attenio", 2048, 64))
     assert slow["sim_time_ns"] > 5 * fast["sim_time_ns"]
     assert any("pe.mapping=broadcast" in hint for hint in slow["diagnosis"]["hints"])
     assert not any("pe.mapping" in hint for hint in fast["diagnosis"]["hints"])

@@ -107,7 +107,7 @@ def test_paper_tiling_is_unchanged_and_fit_refuses_what_cannot_fit() -> None:
 def test_a_16_mib_sram_on_the_attenio_machine_runs() -> None:
     """`--set sram.capacity=16MiB` on platforms/attenio.yaml: the SRAM's window grows below the
     KV buffer's, the run simulates, and FA2 keeps all 1K query rows (K and V read once)."""
-    config = RunConfig("flash2", 1024, 64, overrides=("sram.capacity=16MiB",))
+    config = RunConfig.of("flash2", 1024, 64, overrides=("sram.capacity=16MiB",))
     run = resolve_run(config)
     assert run.capacity_elements == 8 * 2**20
     result: dict[str, Any] = run_in_worker(run_one, run)

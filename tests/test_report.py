@@ -108,7 +108,7 @@ def test_report_tables_have_units_speedups_and_failures(tmp_path: Path) -> None:
 
 
 def test_report_uses_gib_for_large_traffic(tmp_path: Path) -> None:
-    config = RunConfig("standard", 131072, 128)
+    config = RunConfig.of("standard", 131072, 128)
     record = result_record(config, fake_result(config))
     row = next(line for line in render_report([record]).splitlines() if line.startswith("| st"))
     assert row.split("|")[4].strip().endswith(" GiB")
@@ -138,7 +138,7 @@ def test_report_energy_section(tmp_path: Path) -> None:
     assert "| Dataflow | Energy (mJ) | Dynamic (mJ) | Static (mJ) | Avg. power (W) |" in section
     assert "pJ / attention FLOP | hbm (mJ) | pe (mJ) |" in section  # dma spent nothing
     # standard at N = 8K, d = 64: 1 pJ per MAC = 0.5 pJ per FLOP, plus 32 pJ per byte and 1 W.
-    config = RunConfig("standard", 8192, 64)
+    config = RunConfig.of("standard", 8192, 64)
     fake = fake_result(config)
     pj_flop = fake["energy"]["total_j"] * 1e12 / (4 * 8192**2 * 64)
     row = next(line for line in section.splitlines() if line.startswith("| standard |"))
@@ -150,7 +150,7 @@ def test_variants_get_their_own_sections_and_plots(tmp_path: Path) -> None:
     store = ResultStore(tmp_path)
     for capacity in ("256KiB", "512KiB"):
         for dataflow in ("standard", "attenio"):
-            config = RunConfig(dataflow, 8192, 64, overrides=(f"sram.capacity={capacity}",))
+            config = RunConfig.of(dataflow, 8192, 64, overrides=(f"sram.capacity={capacity}",))
             store.append(result_record(config, fake_result(config)))
     text = write_report(tmp_path).read_text()
     assert "## platforms/attenio.yaml, sram.capacity=256KiB" in text
@@ -163,7 +163,7 @@ def _write_approx_results(directory: Path) -> None:
     for d in (16, 64):
         for n in (8192, 16384, 32768):
             for dataflow, per_row in (("flash2", n // 32), ("attenio", n // 1024)):
-                config = RunConfig(dataflow, n, d)
+                config = RunConfig.of(dataflow, n, d)
                 result = fake_result(config)
                 total = 2 * n * d * per_row
                 result["offchip_bytes"] = {"read": total - 2 * n * d, "write": 2 * n * d}
@@ -171,7 +171,7 @@ def _write_approx_results(directory: Path) -> None:
                 result["bounds"] = {"closed_form": total, "mmm_lower": n * n}
                 store.append(result_record(config, result))
             for degree in (1, 2, 3):
-                config = RunConfig("approx", n, d, extra=(("degree", str(degree)),))
+                config = RunConfig.of("approx", n, d, extra=(("degree", str(degree)),))
                 result = fake_result(config)
                 result["offchip_bytes"] = {"read": 6 * n * d, "write": 2 * n * d}
                 result["offchip_bytes"]["total"] = 8 * n * d

@@ -56,21 +56,21 @@ def test_a_sweep_with_a_set_typo_runs_nothing(
 
 
 def test_a_plan_that_does_not_fit_is_refused_before_running() -> None:
-    config = RunConfig("flash2", 1024, 64, overrides=("sram.capacity=256B",))
+    config = RunConfig.of("flash2", 1024, 64, overrides=("sram.capacity=256B",))
     with pytest.raises(UserError, match=r"needs 261 elements on chip .* but M = 128 elements"):
         resolve_run(config)
 
 
 def test_dataflow_parameters_are_checked_in_the_caller() -> None:
     with pytest.raises(UserError, match=r"dataflow 'flash2' takes .*; unknown: degree"):
-        resolve_run(RunConfig("flash2", 1024, 64, extra=(("degree", "2"),)))
+        resolve_run(RunConfig.of("flash2", 1024, 64, extra=(("degree", "2"),)))
     with pytest.raises(UserError, match="unknown: degre"):
-        resolve_runs([RunConfig("approx", 1024, 16, extra=(("degre", "2"),))])
+        resolve_runs([RunConfig.of("approx", 1024, 16, extra=(("degre", "2"),))])
 
 
 def test_the_element_width_comes_from_the_platform_once() -> None:
-    fp16 = resolve_run(RunConfig("flash2", 1024, 64))
-    fp32 = resolve_run(RunConfig("flash2", 1024, 64, overrides=FP32))
+    fp16 = resolve_run(RunConfig.of("flash2", 1024, 64))
+    fp32 = resolve_run(RunConfig.of("flash2", 1024, 64, overrides=FP32))
     assert (fp16.elem_bytes, fp16.capacity_elements) == (2, 262_144)  # 512 KiB / 2 B
     assert (fp32.elem_bytes, fp32.capacity_elements) == (4, 131_072)  # 512 KiB / 4 B
     paper = {"tiling": "paper"}
@@ -85,17 +85,17 @@ def test_the_element_width_comes_from_the_platform_once() -> None:
 
 def test_one_component_alone_changing_the_width_is_refused() -> None:
     with pytest.raises(UserError, match=r"pe\.elem_bytes = 4 B but exp\.elem_bytes = 2 B"):
-        resolve_run(RunConfig("flash2", 1024, 64, overrides=("pe.elem_bytes=4B",)))
+        resolve_run(RunConfig.of("flash2", 1024, 64, overrides=("pe.elem_bytes=4B",)))
 
 
 def test_a_workload_of_another_width_is_refused() -> None:
     with pytest.raises(UserError, match="4 B elements but platform 'attenio' computes on 2 B"):
-        resolve_run(RunConfig("flash2", 1024, 64), elem_bytes=4)
+        resolve_run(RunConfig.of("flash2", 1024, 64), elem_bytes=4)
 
 
 def test_an_fp32_run_moves_its_closed_form_bytes() -> None:
     paper = (("tiling", "paper"),)
-    run = resolve_run(RunConfig("flash2", 1024, 64, overrides=FP32, extra=paper))
+    run = resolve_run(RunConfig.of("flash2", 1024, 64, overrides=FP32, extra=paper))
     result: dict[str, Any] = run_in_worker(run_one, run)
     assert result["elem_bytes"] == 4 and result["capacity_elements"] == 131_072
     # Bc = ceil(131072 / 256) = 512 columns, less what Br = 64 rows of statistics take.

@@ -19,7 +19,7 @@ from tlm_models.run.worker import run_in_worker
 
 @pytest.fixture(scope="module")
 def approx_result() -> dict[str, Any]:
-    config = RunConfig("approx", 512, 16, extra=(("degree", "2"),))
+    config = RunConfig.of("approx", 512, 16, extra=(("degree", "2"),))
     result: dict[str, Any] = run_in_worker(run_one, config)
     return result
 

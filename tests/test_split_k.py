@@ -147,7 +147,7 @@ def test_split_one_keeps_whole_blocks() -> None:
         _, one = emit_all("flash2", w, info, params={"split": "1"})
         assert np.array_equal(auto, one)
         assert not auto["k"][auto["kind"] <= 2].any()  # no token on any load or store
-    config = RunConfig(
+    config = RunConfig.of(
         "flash2", 1, 64, 8, "platforms/attenio-x4.yaml", kv_heads=2, kv_len=2048,
         phase="decode", mask="causal", extra=(("split", "1"),),
     )  # fmt: skip
@@ -167,7 +167,7 @@ def test_bad_splits_are_refused(platform: str, split: str, message: str) -> None
     """S beyond the K/V tiles of a block (2,048 keys in the paper's tiles of 1,024; the fitted
     tiles narrow to give every slice one), split-K on one tile, a split that is not a count:
     one-line UserErrors before anything runs."""
-    config = RunConfig("flash2", 1, 64, 8, f"platforms/{platform}", kv_heads=2, kv_len=2048,
+    config = RunConfig.of("flash2", 1, 64, 8, f"platforms/{platform}", kv_heads=2, kv_len=2048,
                        phase="decode", mask="causal",
                        extra=(("split", split), ("tiling", "paper")))  # fmt: skip
     with pytest.raises(UserError, match=message) as info:

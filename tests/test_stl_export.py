@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_export_holds_every_offchip_byte_in_time_order(tmp_path: Path) -> None:
     out = tmp_path / "attenio.stl"
-    config = RunConfig(dataflow="attenio", seq_len=1024, head_dim=64)
+    config = RunConfig.of(dataflow="attenio", seq_len=1024, head_dim=64)
     result = run_in_worker(run_one, config, None, None, None, str(out), 1e9)
     requests = load_stl(out)
     reads = requests[~requests["is_write"]]

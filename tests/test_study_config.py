@@ -59,33 +59,33 @@ def test_key_value_needs_a_dotted_key_and_a_value() -> None:
 
 def test_config_validates_its_fields() -> None:
     with pytest.raises(UserError, match="unknown dataflow"):
-        RunConfig("flashy", 8192, 64)
+        RunConfig.of("flashy", 8192, 64)
     with pytest.raises(UserError, match="seq_len"):
-        RunConfig("standard", 0, 64)
+        RunConfig.of("standard", 0, 64)
     with pytest.raises(UserError, match="override"):
-        RunConfig("standard", 8192, 64, overrides=("nonsense",))
+        RunConfig.of("standard", 8192, 64, overrides=("nonsense",))
     with pytest.raises(UserError, match=r"simulated fraction in \(0, 1\], found 0.001 and 0"):
-        RunConfig("standard", 8192, 64, ff_max_fraction=0)
+        RunConfig.of("standard", 8192, 64, ff_max_fraction=0)
     with pytest.raises(UserError, match="error bound must be > 0"):
-        RunConfig("standard", 8192, 64, ff_error_bound=-1.0)
+        RunConfig.of("standard", 8192, 64, ff_error_bound=-1.0)
 
 
 def test_key_is_stable_and_distinguishes_every_field() -> None:
-    base = RunConfig(
+    base = RunConfig.of(
         "approx", 8192, 64, overrides=("sram.capacity=64KiB",), extra=(("degree", "2"),)
     )
     assert base.key() == RunConfig.from_dict(base.as_dict()).key()
     assert base == RunConfig.from_dict(base.as_dict())
     variants = [
-        RunConfig("flat", 8192, 64, overrides=base.overrides, extra=base.extra),
-        RunConfig("approx", 16384, 64, overrides=base.overrides, extra=base.extra),
-        RunConfig("approx", 8192, 128, overrides=base.overrides, extra=base.extra),
-        RunConfig("approx", 8192, 64, heads=2, overrides=base.overrides, extra=base.extra),
-        RunConfig(
+        RunConfig.of("flat", 8192, 64, overrides=base.overrides, extra=base.extra),
+        RunConfig.of("approx", 16384, 64, overrides=base.overrides, extra=base.extra),
+        RunConfig.of("approx", 8192, 128, overrides=base.overrides, extra=base.extra),
+        RunConfig.of("approx", 8192, 64, heads=2, overrides=base.overrides, extra=base.extra),
+        RunConfig.of(
             "approx", 8192, 64, platform="p.yaml", overrides=base.overrides, extra=base.extra
         ),
-        RunConfig("approx", 8192, 64, extra=base.extra),
-        RunConfig("approx", 8192, 64, overrides=base.overrides, extra=(("degree", "3"),)),
+        RunConfig.of("approx", 8192, 64, extra=base.extra),
+        RunConfig.of("approx", 8192, 64, overrides=base.overrides, extra=(("degree", "3"),)),
         replace(base, ff_error_bound=1e-2),
         replace(base, ff_max_fraction=1.0),
     ]
@@ -134,7 +134,7 @@ def test_grid_is_the_cartesian_product_in_a_fixed_order() -> None:
     configs = expand_grid(spec)
     assert len(configs) == 2 * 4 * 2 * 2 * 2
     assert len({c.key() for c in configs}) == len(configs)
-    assert configs[0] == RunConfig(
+    assert configs[0] == RunConfig.of(
         "standard",
         8192,
         64,

@@ -25,7 +25,7 @@ CONTRACT_KEYS = {
 @pytest.fixture(scope="module")
 def attenio_1k() -> dict[str, Any]:
     result: dict[str, Any] = run_in_worker(
-        run_one, RunConfig(dataflow="attenio", seq_len=1024, head_dim=64)
+        run_one, RunConfig.of(dataflow="attenio", seq_len=1024, head_dim=64)
     )
     return result
 
@@ -59,7 +59,7 @@ def test_time_is_at_least_the_compute_and_the_io_bound(attenio_1k: dict[str, Any
 
 
 def test_results_are_deterministic(attenio_1k: dict[str, Any]) -> None:
-    again = run_in_worker(run_one, RunConfig(dataflow="attenio", seq_len=1024, head_dim=64))
+    again = run_in_worker(run_one, RunConfig.of(dataflow="attenio", seq_len=1024, head_dim=64))
     for key in ("sim_time_ns", "offchip_bytes", "pe", "exp", "stalls", "overlap_efficiency"):
         assert again[key] == attenio_1k[key], key
 
@@ -68,7 +68,7 @@ def test_timeline_is_written_when_asked(tmp_path: Path) -> None:
     path = tmp_path / "flash2.json"
     result = run_in_worker(
         run_one,
-        RunConfig(dataflow="flash2", seq_len=1024, head_dim=64),
+        RunConfig.of(dataflow="flash2", seq_len=1024, head_dim=64),
         str(path),
         TimelineWindow(0.0, 5_000.0, 1000),
     )

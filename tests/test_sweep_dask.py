@@ -93,4 +93,4 @@ def test_daemonic_workers_are_refused_with_the_fix(tmp_path: Path) -> None:
 def test_an_unreachable_scheduler_is_a_user_error() -> None:
     executor = DaskExecutor("tcp://127.0.0.1:9", connect_timeout_s=1.0)
     with pytest.raises(UserError, match="cannot reach the Dask scheduler"):
-        executor.run([RunConfig("standard", 8192, 64)], fake_run, print, print)
+        executor.run([RunConfig.of("standard", 8192, 64)], fake_run, print, print)

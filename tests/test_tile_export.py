@@ -39,7 +39,7 @@ def _scopes(vcd: str) -> dict[str, list[str]]:
 
 def test_tiled_run_writes_a_waveform_scope_per_tile_and_one_stl(tmp_path: Path) -> None:
     vcd, stl = tmp_path / "x4.vcd", tmp_path / "x4.stl"
-    config = RunConfig(
+    config = RunConfig.of(
         dataflow="flash2", platform=X4, seq_len=1024, head_dim=64, heads=4, extra=PAPER
     )  # the paper's 64-row tiles: every HBM channel busy
     result = run_in_worker(run_one, config, None, None, str(vcd), str(stl), 1e9)
@@ -64,7 +64,7 @@ def test_two_stacks_give_one_stl_per_memory_that_replays_into_its_own_stack(
     tmp_path: Path,
 ) -> None:
     stl = tmp_path / "x16.stl"
-    config = RunConfig(dataflow="flash2", platform=X16, seq_len=1024, head_dim=64, heads=16)
+    config = RunConfig.of(dataflow="flash2", platform=X16, seq_len=1024, head_dim=64, heads=16)
     result = run_in_worker(run_one, config, None, None, None, str(stl), 1e9)
     paths = stl_paths(stl, ["hbm0", "hbm1"])
     assert paths == {"hbm0": tmp_path / "x16.hbm0.stl", "hbm1": tmp_path / "x16.hbm1.stl"}
@@ -87,7 +87,7 @@ def test_export_of_a_fast_forwardable_run_holds_every_request(tmp_path: Path) ->
     # FlashAttention-2 at 4K repeats its loop: without the export it is fast-forwarded
     # (skipping iterations whose requests an STL file would miss); with it, it replays exactly.
     stl = tmp_path / "fa2.stl"
-    config = RunConfig(dataflow="flash2", seq_len=4096, head_dim=64, extra=PAPER)  # 64 blocks
+    config = RunConfig.of(dataflow="flash2", seq_len=4096, head_dim=64, extra=PAPER)  # 64 blocks
     plain = run_in_worker(run_one, config)
     assert plain["fast_forward"]["enabled"] is True
     assert plain["fast_forward"]["skipped_iterations"] > 0

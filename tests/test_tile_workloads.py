@@ -148,7 +148,7 @@ def test_tiles_together_compute_masked_attention(dataflow: str, seq_len: int, he
 
 def test_too_few_blocks_are_refused() -> None:
     """AttenIO stacks 2 causal heads of N = 1024 in 2 blocks (a = 1,984): not for 4 tiles."""
-    config = RunConfig("attenio", 1024, 64, 2, "platforms/attenio-x4.yaml", mask="causal")
+    config = RunConfig.of("attenio", 1024, 64, 2, "platforms/attenio-x4.yaml", mask="causal")
     with pytest.raises(UserError, match=r"in 2 query block\(s\), fewer than the 4 tiles"):
         resolve_run(config)
 

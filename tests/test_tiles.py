@@ -176,7 +176,7 @@ def test_standard_and_flat_replay_a_head_per_tile(dataflow: str) -> None:
 
 def test_approx_needs_a_kv_group_per_tile() -> None:
     with pytest.raises(UserError, match=r"has 2 group\(s\), fewer than the 4 tiles"):
-        resolve_run(RunConfig("approx", 1024, 64, 2, "platforms/attenio-x4.yaml"))
+        resolve_run(RunConfig.of("approx", 1024, 64, 2, "platforms/attenio-x4.yaml"))
 
 
 def test_compute_bound_time_scales_as_one_over_c() -> None:

@@ -104,7 +104,7 @@ def test_job_runs_in_the_vp_as_attn_tlm_run(job_dir: Path) -> None:
     assert int(vp["bytes_read"]) == d["ATTN_JOB_BYTES_READ"]
     assert int(vp["bytes_written"]) == d["ATTN_JOB_BYTES_WRITTEN"]
     assert int(vp["ops"]) == d["ATTN_JOB_OPS"]
-    config = RunConfig(
+    config = RunConfig.of(
         dataflow="flash2", seq_len=256, head_dim=64, platform="platforms/vp-soc.yaml", exact=True
     )
     result = run_in_worker(run_one, config, timeout=600)
@@ -133,7 +133,7 @@ def test_job_through_each_vp_family(job_dir: Path) -> None:
         assert (int(vp["compat.incomplete_responses"]) > 0) == habits, family
     assert runs["riscv-vp"]["sim_time_ps"] == runs["vcml"]["sim_time_ps"]
     assert runs["riscv-vp"]["cycles"] == runs["vcml"]["cycles"]
-    config = RunConfig(
+    config = RunConfig.of(
         dataflow="flash2",
         seq_len=256,
         head_dim=64,

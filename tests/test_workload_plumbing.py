@@ -13,7 +13,6 @@ from tlm_models.api import model_workload
 from tlm_models.cli import demo_cmd
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
-from tlm_models.platform import load_platform
 from tlm_models.run.config import RunConfig
 from tlm_models.run.cost import _workload_at
 from tlm_models.run.execute import all_layers
@@ -38,7 +37,7 @@ def test_default_fields_keep_the_old_key_and_old_records_load() -> None:
 
 
 def test_workload_fields_round_trip_and_enter_the_key() -> None:
-    decode = RunConfig(
+    decode = RunConfig.of(
         "flash2", 1, 128, heads=32, kv_heads=8, kv_len=8192, batch=8, phase="decode",
         layers=32, model="llama3-8b",
     )  # fmt: skip
@@ -47,38 +46,38 @@ def test_workload_fields_round_trip_and_enter_the_key() -> None:
         "dataflow=flash2 N=1 d=128 heads=32 platform=platforms/attenio.yaml batch=8 "
         "kv_heads=8 kv_len=8192 phase=decode layers=32 model=llama3-8b"
     )
-    assert decode.workload(2) == Workload(
+    assert decode.workload == Workload(
         1, 128, heads=32, batch=8, kv_heads=8, kv_len=8192, phase="decode"
     )
     assert decode.workload_parts() == [
         "llama3-8b", "decode", "GQA 32/8", "Nk = 8K", "B = 8", "32 layers"
     ]  # fmt: skip
-    sliding = RunConfig("attenio", 8192, 64, mask="sliding", window=4096)
+    sliding = RunConfig.of("attenio", 8192, 64, mask="sliding", window=4096)
     assert sliding.key().endswith("mask=sliding:4096")
-    assert RunConfig.for_workload("attenio", sliding.workload()) == sliding
+    assert RunConfig("attenio", sliding.workload) == sliding
 
 
 def test_bad_workloads_are_one_error_naming_the_values() -> None:
     with pytest.raises(UserError, match=r"query heads \(6\) must be a multiple of KV heads \(4\)"):
-        RunConfig("flash2", 1024, 64, heads=6, kv_heads=4)
+        RunConfig.of("flash2", 1024, 64, heads=6, kv_heads=4)
     with pytest.raises(UserError, match="W = 4096 is larger than the key length Nk = 1024"):
-        RunConfig("flash2", 1024, 64, mask="sliding", window=4096)
+        RunConfig.of("flash2", 1024, 64, mask="sliding", window=4096)
     with pytest.raises(UserError, match="layers must be a positive integer, found 0"):
-        RunConfig("flash2", 1024, 64, layers=0)
+        RunConfig.of("flash2", 1024, 64, layers=0)
 
 
 def test_a_dataflow_without_the_feature_refuses_before_anything_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(workload_module.FEATURES, "flash2", frozenset())
-    config = RunConfig("flash2", 1024, 64, heads=4, kv_heads=1)
+    config = RunConfig.of("flash2", 1024, 64, heads=4, kv_heads=1)
     with pytest.raises(UserError, match="'flash2' does not support kv_heads=1 < heads=4"):
         resolve_run(config)
 
 
 def test_resolve_builds_the_workload_from_the_config(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(workload_module.FEATURES, "attenio", ALL_FEATURES)
-    config = RunConfig("attenio", 512, 64, heads=4, kv_heads=2, mask="causal", batch=2)
+    config = RunConfig.of("attenio", 512, 64, heads=4, kv_heads=2, mask="causal", batch=2)
     run = resolve_run(config)
     assert run.workload == Workload(
         512, 64, heads=4, batch=2, kv_heads=2, mask="causal", elem_bytes=2
@@ -232,11 +231,10 @@ def test_all_layers_multiplies_one_simulated_layer() -> None:
 
 
 def test_cost_counts_scale_both_lengths() -> None:
-    config = RunConfig("flash2", 1, 64, kv_len=8192, phase="decode")
-    info = load_platform(config.platform_path()).info()
-    assert _workload_at(config, info, 2048) == Workload(1, 64, kv_len=2048, phase="decode")
-    sliding = RunConfig("flash2", 8192, 64, mask="sliding", window=4096)
-    small = _workload_at(sliding, info, 2048)
+    config = RunConfig.of("flash2", 1, 64, kv_len=8192, phase="decode")
+    assert _workload_at(resolve_run(config), 2048) == Workload(1, 64, kv_len=2048, phase="decode")
+    sliding = RunConfig.of("flash2", 8192, 64, mask="sliding", window=4096)
+    small = _workload_at(resolve_run(sliding), 2048)
     assert (small.seq_len, small.kv_len, small.window) == (2048, 2048, 2048)
 
 
@@ -281,7 +279,7 @@ def test_run_and_sweep_command_lines(tmp_path: Path) -> None:
     args = build_parser("run").parse_args(
         [*argv, "--kv-len", "8K", "--batch", "8", "--layers", "model"]
     )
-    assert config_of(args) == RunConfig(
+    assert config_of(args) == RunConfig.of(
         "standard", 1, 128, heads=32, kv_heads=8, kv_len=8192, batch=8, phase="decode",
         layers=32, model="llama3-8b",
     )  # fmt: skip

@@ -27,10 +27,12 @@ def _record(config: RunConfig, compulsory: float) -> dict[str, Any]:
 
 
 def _records() -> list[dict[str, Any]]:
-    dense = RunConfig("flash2", 8192, 64)
-    causal = RunConfig("flash2", 8192, 64, mask="causal")
-    decode = RunConfig("flash2", 1, 64, heads=4, kv_heads=1, kv_len=8192, batch=2, phase="decode")
-    attenio = RunConfig("attenio", 8192, 64, mask="causal")
+    dense = RunConfig.of("flash2", 8192, 64)
+    causal = RunConfig.of("flash2", 8192, 64, mask="causal")
+    decode = RunConfig.of(
+        "flash2", 1, 64, heads=4, kv_heads=1, kv_len=8192, batch=2, phase="decode"
+    )
+    attenio = RunConfig.of("attenio", 8192, 64, mask="causal")
     return [_record(c, 4.0 * 8192 * 64 * 2) for c in (dense, causal, decode, attenio)]
 
 
@@ -107,7 +109,7 @@ def test_useful_flops_count_only_visible_pairs() -> None:
 
 
 def test_dense_runs_without_a_counterpart_stay_out_of_the_side_by_side_table() -> None:
-    lone = _record(RunConfig("flash2", 4096, 128), 1.0)
+    lone = _record(RunConfig.of("flash2", 4096, 128), 1.0)
     text = render_report([*_records(), lone])
     section = text[text.index("## Workloads side by side") :]
     assert "| flash2 | dense | 8K | 8K | 64 |" in section

@@ -247,7 +247,7 @@ def dataflow_job(
     from tlm_models.run.execute_tiled import run_tiled
     from tlm_models.run.resolve import resolve_run
 
-    config = RunConfig(
+    config = RunConfig.of(
         dataflow, 256, 64, heads, "platforms/attenio-x4.yaml",
         overrides=(f"tiles.count={tiles}", *overrides),
     )  # fmt: skip
@@ -270,7 +270,7 @@ def tiled_result_job(
     from tlm_models.run.execute_tiled import run_tiled
     from tlm_models.run.resolve import resolve_run
 
-    config = RunConfig(
+    config = RunConfig.of(
         dataflow, seq_len, 64, heads, "platforms/attenio-x4.yaml", mask=mask, exact=exact,
         extra=tuple(PAPER_TILES.items()) if dataflow == "flash2" else (),
     )  # fmt: skip
@@ -308,7 +308,7 @@ def workload_run_job(dataflow: str, workload: dict[str, Any]) -> dict[str, Any]:
     from tlm_models.run.execute_tiled import run_tiled
     from tlm_models.run.resolve import resolve_run
 
-    config = RunConfig(dataflow, platform="platforms/attenio-x4.yaml", exact=True, **workload)
+    config = RunConfig.of(dataflow, platform="platforms/attenio-x4.yaml", exact=True, **workload)
     result = run_tiled(resolve_run(config))
     return {
         "bytes": result["offchip_bytes"]["total"],
@@ -325,6 +325,6 @@ def timeline_job(path: str) -> dict[str, Any]:
     from tlm_models.run.execute_tiled import run_tiled
     from tlm_models.run.resolve import resolve_run
 
-    config = RunConfig("flash2", 1024, 64, 4, "platforms/attenio-x4.yaml", exact=True)
+    config = RunConfig.of("flash2", 1024, 64, 4, "platforms/attenio-x4.yaml", exact=True)
     result = run_tiled(resolve_run(config), Path(path), TimelineWindow(0.0, 20_000.0))
     return {"times": [t["sim_time_ns"] for t in result["tiles"]["per_tile"]]}

@@ -76,7 +76,7 @@ def _resolve(
     model: str = "",
 ) -> ResolvedRun:
     plat = _platform(platform, overrides)
-    config = RunConfig.for_workload(
+    config = RunConfig(
         dataflow,
         workload,
         platform=plat.label,
@@ -120,7 +120,7 @@ def simulate(
     from tlm_models.run.cost import announce
     from tlm_models.run.progress import SimulationProgress
 
-    cost = announce(run.config, sys.stderr)
+    cost = announce(run, sys.stderr)
     bar = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
     try:
         return RunResult.from_dict(run_in_worker(run_one, run, out, progress=bar))
@@ -191,18 +191,26 @@ def sweep(
     )
     configs = expand_grid(grid)
     if isinstance(platform, Platform):
-        _resolve_grid_on(configs, platform)
+        runs = _resolve_grid_on(configs, platform)
         directory.mkdir(parents=True, exist_ok=True)
         platform.save(directory / "platform.yaml")
     else:
-        resolve_runs(configs)
+        runs = resolve_runs(configs)
     if progress:
         from tlm_models.run.cost import predicted_ops
 
         # As `attn-tlm sweep`: the bar with an ETA from each configuration's predicted cost.
-        run_sweep(configs, directory, executor=LocalExecutor(jobs), cost_of=predicted_ops)
+        run_sweep(
+            configs,
+            directory,
+            executor=LocalExecutor(jobs),
+            cost_of=predicted_ops,
+            resolved=runs,
+        )
     else:
-        run_sweep(configs, directory, executor=LocalExecutor(jobs), interactive=False)
+        run_sweep(
+            configs, directory, executor=LocalExecutor(jobs), interactive=False, resolved=runs
+        )
     latest = ResultStore(directory).latest()
     results, failures = [], {}
     for config in configs:
@@ -216,10 +224,12 @@ def sweep(
     return SweepOutcome(results, failures, directory)
 
 
-def _resolve_grid_on(configs: Sequence[RunConfig], platform: Platform) -> None:
+def _resolve_grid_on(configs: Sequence[RunConfig], platform: Platform) -> list[ResolvedRun]:
     """Resolves a grid on an in-memory platform (its swept overrides applied to it)."""
-    for config in configs:
+    return [
         resolve_run(config, platform=platform.with_overrides(*config.overrides).config)
+        for config in configs
+    ]
 
 
 def emit(

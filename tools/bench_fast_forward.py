@@ -28,7 +28,7 @@ def _wall(dataflow: str, seq_len: int, exact: bool) -> tuple[float, float]:
     from tlm_models.run.execute import run_one
     from tlm_models.run.worker import run_in_worker
 
-    config = RunConfig(dataflow=dataflow, seq_len=seq_len, head_dim=HEAD_DIM, exact=exact)
+    config = RunConfig.of(dataflow=dataflow, seq_len=seq_len, head_dim=HEAD_DIM, exact=exact)
     result = run_in_worker(run_one, config)
     fraction = float(result["fast_forward"].get("simulated_fraction", 1.0))
     return float(result["wall_s"]), fraction

@@ -29,7 +29,7 @@ def main() -> None:
     images.mkdir(parents=True, exist_ok=True)
     for dataflow in DATAFLOWS:
         trace = traces / f"{dataflow}.json"
-        run_in_worker(run_one, RunConfig(dataflow, 8192, 64), str(trace), WINDOW)
+        run_in_worker(run_one, RunConfig.of(dataflow, 8192, 64), str(trace), WINDOW)
         png = images / f"timeline-{dataflow}.png"
         plot_timelines([trace], png)
         png.with_suffix(".svg").unlink()  # the docs use the PNG

@@ -25,7 +25,6 @@ from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.run.cost import predicted_ops
 from tlm_models.run.phase import phase
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
-from tlm_models.study.job import load_job
 from tlm_models.study.report import load_results, render_summary, write_report
 from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import run_sweep
@@ -93,7 +92,7 @@ def model_configs() -> tuple[list[RunConfig], list[str]]:
                 done = "not run:" if workload is None else "ran with"
                 notes.append(f"{model} {wanted.phase} on {dataflow}: {done} {'; '.join(changed)}")
             if workload is not None:
-                config = RunConfig.for_workload(
+                config = RunConfig(
                     dataflow, workload, platform=DEFAULT_PLATFORM, layers=layers, model=model
                 )
                 configs.setdefault(config.key(), config)
@@ -181,7 +180,6 @@ def _demo(args: argparse.Namespace) -> int:
     summary = run_sweep(
         everything,
         args.out,
-        job=load_job(),
         executor=LocalExecutor(args.jobs),
         cost_of=predicted_ops,
     )

@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace) -> int:
     check_outputs(args, run.platform)  # a bad output path is refused before simulating
     progress = None
     if not args.json:
-        cost = announce(run.config, sys.stderr)
+        cost = announce(run, sys.stderr)
         progress = SimulationProgress(run.config.dataflow, cost.ops, cost.roofline_ns)
     try:
         result = run_in_worker(

@@ -148,13 +148,16 @@ def _executor(args: argparse.Namespace) -> SweepExecutor:
 
 def _sweep(args: argparse.Namespace) -> int:
     configs = expand_grid(grid_of(args))
+    runs = None
     if args.job == DEFAULT_JOB:
-        resolve_runs(configs)  # every user error (a --set typo, a plan that does not fit) first
+        # Every user error (a --set typo, a plan that does not fit) first; the runs resolved
+        # here are the ones the workers receive.
+        runs = resolve_runs(configs)
     else:  # a stand-in job (tests) makes its own sense of the configuration
         for platform in dict.fromkeys(config.platform for config in configs):
             resolve_platform(platform)
     executor = _executor(args)
-    job = load_job(args.job)
+    job = None if args.job == DEFAULT_JOB else load_job(args.job)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
@@ -165,6 +168,7 @@ def _sweep(args: argparse.Namespace) -> int:
         executor=executor,
         retry_failed=args.retry_failed,
         cost_of=predicted_ops if args.job == DEFAULT_JOB else None,
+        resolved=runs,
     )
     if args.timelines and not summary.interrupted:
         from tlm_models.study.timelines import write_timelines

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,32 +54,25 @@ _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_\[\]]+)*$")
 class RunConfig:
     """One attention workload on one platform with one dataflow: the unit of a sweep.
 
-    The workload fields carry the names of ``Workload`` (tlm_models/workload/spec.py):
-    ``seq_len`` Nq, ``kv_len`` Nk, ``heads`` Hq, ``kv_heads`` Hkv, ``batch``, ``mask`` with
-    its ``window``, ``phase``; ``kv_heads`` and ``kv_len`` given as 0 become ``heads`` and
-    ``seq_len``. ``layers`` identical layers run back to back: one is simulated and the
-    result's ``all_layers`` section multiplies it (docs/workloads.md). ``model`` names the
-    preset or config.json the workload came from (a label only).
+    ``workload`` is the attention problem (``Workload``, tlm_models/workload/spec.py: Nq, Nk,
+    Hq, Hkv, batch, mask with its window, phase), validated once when it was built; its element
+    width is the platform's business (``resolve_run`` gives it the platform's). The workload's
+    fields read through as properties (``config.seq_len``). ``layers`` identical layers run
+    back to back: one is simulated and the result's ``all_layers`` section multiplies it
+    (docs/workloads.md). ``model`` names the preset or config.json the workload came from (a
+    label only). ``RunConfig.of`` builds one from the workload's fields by name.
 
     ``overrides`` are platform parameter overrides ``"key.path=value"`` applied in order;
     ``extra`` are dataflow parameters as ``(name, value)`` pairs (e.g. ``("degree", "2")``).
     """
 
     dataflow: str
-    seq_len: int
-    head_dim: int
-    heads: int = 1
+    workload: Workload
     platform: str = DEFAULT_PLATFORM
     overrides: tuple[str, ...] = ()
     extra: tuple[tuple[str, str], ...] = ()
     #: Simulate every iteration (no steady-state fast-forward, DESIGN decision 14).
     exact: bool = False
-    batch: int = 1
-    kv_heads: int = 0  # 0: = heads
-    kv_len: int = 0  # 0: = seq_len
-    mask: str = "none"
-    window: int = 0
-    phase: str = "prefill"
     layers: int = 1
     model: str = ""
     #: Fast-forward on a bank-level memory (statistical_period.py): the bound each
@@ -94,6 +87,8 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.dataflow not in DATAFLOWS:
             raise UserError(_unknown_dataflow(self.dataflow))
+        if not isinstance(self.workload, Workload):
+            raise UserError(f"a run's workload must be a Workload, found {self.workload!r}")
         if not (self.ff_error_bound > 0 and 0 < self.ff_max_fraction <= 1):
             raise UserError(
                 f"fast-forward accuracy: the error bound must be > 0 and the simulated "
@@ -106,29 +101,98 @@ class RunConfig:
             )
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
             raise UserError(f"layers must be a positive integer, found {self.layers!r}")
-        workload = self.workload()  # one validation of the workload fields: Workload's
-        object.__setattr__(self, "kv_heads", workload.kv_heads)
-        object.__setattr__(self, "kv_len", workload.kv_len)
         for item in self.overrides:
             parse_key_value(item, what="platform override")
         for pair in self.extra:
             if len(pair) != 2 or not _KEY_NAME.match(str(pair[0])):
                 raise UserError(f"dataflow parameter must be a (name, value) pair, found {pair!r}")
 
-    def workload(self, elem_bytes: int = 2) -> Workload:
-        """The attention problem of this configuration at ``elem_bytes`` per element."""
-        return Workload(**self.workload_fields(), elem_bytes=elem_bytes)
+    @classmethod
+    def of(
+        cls,
+        dataflow: str,
+        seq_len: int,
+        head_dim: int,
+        heads: int = 1,
+        platform: str = DEFAULT_PLATFORM,
+        overrides: tuple[str, ...] = (),
+        extra: tuple[tuple[str, str], ...] = (),
+        exact: bool = False,
+        batch: int = 1,
+        kv_heads: int = 0,
+        kv_len: int = 0,
+        mask: str = "none",
+        window: int = 0,
+        phase: str = "prefill",
+        **fields: Any,
+    ) -> RunConfig:
+        """The configuration of the workload with these fields (``kv_heads`` and ``kv_len``
+        given as 0 are ``heads`` and ``seq_len``); ``fields`` are the other RunConfig fields."""
+        workload = Workload(
+            seq_len=seq_len,
+            head_dim=head_dim,
+            heads=heads,
+            batch=batch,
+            kv_heads=kv_heads,
+            kv_len=kv_len,
+            mask=mask,
+            window=window,
+            phase=phase,
+        )
+        return cls(
+            dataflow,
+            workload,
+            platform=platform,
+            overrides=overrides,
+            extra=extra,
+            exact=exact,
+            **fields,
+        )
+
+    def with_workload(self, **changes: Any) -> RunConfig:
+        """This configuration with some of its workload's fields changed."""
+        return replace(self, workload=replace(self.workload, **changes))
+
+    # The workload's fields, read through (reports, keys and tables name them directly).
+    @property
+    def seq_len(self) -> int:
+        return self.workload.seq_len
+
+    @property
+    def head_dim(self) -> int:
+        return self.workload.head_dim
+
+    @property
+    def heads(self) -> int:
+        return self.workload.heads
+
+    @property
+    def batch(self) -> int:
+        return self.workload.batch
+
+    @property
+    def kv_heads(self) -> int:
+        return self.workload.kv_heads
+
+    @property
+    def kv_len(self) -> int:
+        return self.workload.kv_len
+
+    @property
+    def mask(self) -> str:
+        return self.workload.mask
+
+    @property
+    def window(self) -> int:
+        return self.workload.window
+
+    @property
+    def phase(self) -> str:
+        return self.workload.phase
 
     def workload_fields(self) -> dict[str, Any]:
         """The workload fields by ``Workload``'s names (the result JSON's too)."""
-        return {name: getattr(self, name) for name in WORKLOAD_FIELDS}
-
-    @classmethod
-    def for_workload(cls, dataflow: str, workload: Workload, **fields: Any) -> RunConfig:
-        """The configuration running ``workload`` (its element width is the platform's
-        business: ``resolve_run`` checks it); ``fields`` are the other RunConfig fields."""
-        shape = {name: getattr(workload, name) for name in WORKLOAD_FIELDS}
-        return cls(dataflow=dataflow, **shape, **fields)
+        return {name: getattr(self.workload, name) for name in WORKLOAD_FIELDS}
 
     def workload_parts(self) -> list[str]:
         """What sets this workload apart from one dense head of self-attention, as words
@@ -224,7 +288,7 @@ class RunConfig:
         """Rebuilds a configuration from ``as_dict`` output (e.g. a results.jsonl line); a
         record written before the workload fields existed reads as their defaults."""
         try:
-            return cls(
+            return cls.of(
                 dataflow=str(data["dataflow"]),
                 seq_len=int(data["seq_len"]),
                 head_dim=int(data["head_dim"]),

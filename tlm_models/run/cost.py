@@ -9,7 +9,6 @@ scaled up by the growth exponent measured between the two largest sizes that fit
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, replace
 from typing import TextIO
@@ -17,9 +16,9 @@ from typing import TextIO
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.builder import CountBudgetExceeded, OpCount, counting_ops
 from tlm_models.errors import UserError
-from tlm_models.platform import load_platform
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import ResolvedRun
 from tlm_models.units import format_count, format_duration, format_ns
 from tlm_models.workload.spec import Workload
 
@@ -85,19 +84,11 @@ def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: flo
     return max(compute, exp, memory) * 1e9
 
 
-@functools.lru_cache(maxsize=64)
-def _tile_infos(path: str, overrides: tuple[str, ...]) -> tuple[PlatformInfo, ...]:
-    """Each compute tile's figures (one for an untiled platform), loaded once per platform and
-    overrides (a sweep asks 50 times)."""
-    config = load_platform(path, overrides)
-    if config.tiles is None:
-        return (config.info(),)
-    return tuple(config.tile_info(i) for i in range(config.tile_count))
-
-
-def _platform_info(path: str, overrides: tuple[str, ...]) -> PlatformInfo:
-    """The figures of the platform (its first tile's on a tiled one)."""
-    return _tile_infos(path, overrides)[0]
+def _tile_infos(run: ResolvedRun) -> tuple[PlatformInfo, ...]:
+    """Each compute tile's figures (one for an untiled platform), from the resolved platform."""
+    if run.platform.tiles is None:
+        return (run.info,)
+    return tuple(run.platform.tile_info(i) for i in range(run.platform.tile_count))
 
 
 def _length(config: RunConfig) -> int:
@@ -105,39 +96,40 @@ def _length(config: RunConfig) -> int:
     return max(config.seq_len, config.kv_len)
 
 
-def _workload_at(config: RunConfig, info: PlatformInfo, length: int) -> Workload:
-    """The workload with Nq and Nk scaled by ``length / _length(config)`` (a sliding window
-    kept within the keys), for a count at a smaller size, at the platform's element width."""
-    full = _length(config)
+def _workload_at(run: ResolvedRun, length: int) -> Workload:
+    """The run's workload with Nq and Nk scaled by ``length / _length(config)`` (a sliding
+    window kept within the keys), for a count at a smaller size: the run's own at full size."""
+    config, full = run.config, _length(run.config)
     if length == full:
-        return config.workload(info.elem_bytes)
+        return run.workload
     nq = max(1, config.seq_len * length // full)
     nk = max(1, config.kv_len * length // full)
     if config.mask != "none":
         nk = max(nk, nq)
     window = min(config.window, nk) if config.mask == "sliding" else 0
-    return replace(config, seq_len=nq, kv_len=nk, window=window).workload(info.elem_bytes)
+    return replace(run.workload, seq_len=nq, kv_len=nk, window=window)
 
 
 def _count(
-    config: RunConfig, infos: tuple[PlatformInfo, ...], length: int, budget_s: float
+    run: ResolvedRun, infos: tuple[PlatformInfo, ...], length: int, budget_s: float
 ) -> OpCount:
     """The operations of every tile's share (each tile emits its own trace)."""
-    workload = _workload_at(config, infos[0], length)
+    workload = _workload_at(run, length)
     with counting_ops(budget_s) as count:
         for info in infos:
-            for _ in emit(config.dataflow, workload, info, params=dict(config.extra)).chunks:
+            for _ in emit(run.config.dataflow, workload, info, params=run.params).chunks:
                 pass
     return count
 
 
-def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
-    """Predicted operations, MACs, exps and roofline time of ``config`` (see the module doc).
+def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
+    """Predicted operations, MACs, exps and roofline time of ``run`` (see the module doc).
 
     Raises what the emitter raises for a configuration that cannot run (a UserError)."""
     from tlm_models.run.execute import bounds_bytes
 
-    infos = _tile_infos(str(config.platform_path()), config.overrides)
+    config = run.config
+    infos = _tile_infos(run)
     info = infos[0]
     n = _length(config)
     counts: list[tuple[int, OpCount]] = []
@@ -146,7 +138,7 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
             # Each tile's share is counted: the budget grows with them, so that a tiled
             # run is counted at the same length as an untiled one would be.
             budget = budget_s * len(infos) if n > _MIN_COUNTED_N else 60.0
-            counts.append((n, _count(config, infos, n, budget)))
+            counts.append((n, _count(run, infos, n, budget)))
         except CountBudgetExceeded:
             n //= 2
             continue
@@ -164,8 +156,7 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
         if len(counts) == 2 and counts[1][1].ops > 0:
             exponent = min(3.0, max(1.0, math.log(count.ops / counts[1][1].ops, 2)))
         scale = (_length(config) / at) ** exponent
-    workload = config.workload(info.elem_bytes)
-    bounds = bounds_bytes(workload, info, config.dataflow, dict(config.extra))
+    bounds = bounds_bytes(run.workload, info, config.dataflow, run.params)
     macs, exps = count.macs * scale, count.exps * scale
     return CostEstimate(
         ops=round(count.ops * scale),
@@ -180,18 +171,18 @@ def estimate_cost(config: RunConfig, budget_s: float = 0.5) -> CostEstimate:
     )
 
 
-def predicted_ops(config: RunConfig) -> float:
-    """A sweep's cost weight of ``config``: its predicted operation count (a shorter count
+def predicted_ops(run: ResolvedRun) -> float:
+    """A sweep's cost weight of ``run``: its predicted operation count (a shorter count
     budget than a single run's: a sweep estimates every configuration before its ETA shows)."""
-    return float(estimate_cost(config, budget_s=0.2).ops)
+    return float(estimate_cost(run, budget_s=0.2).ops)
 
 
-def announce(config: RunConfig, stream: TextIO) -> CostEstimate:
-    """Prints the predicted cost of ``config`` and, when it is long, a warning (``attn-tlm run``
+def announce(run: ResolvedRun, stream: TextIO) -> CostEstimate:
+    """Prints the predicted cost of ``run`` and, when it is long, a warning (``attn-tlm run``
     and ``simulate(progress=True)``); returns the estimate for the progress bar."""
     from tlm_models.units import format_duration
 
-    cost = estimate_cost(config)
+    cost = estimate_cost(run)
     print(f"predicted: {cost.describe()}", file=stream, flush=True)
     if cost.wall_s > LARGE_RUN_S:
         print(

@@ -28,7 +28,7 @@ def run_case(case: TrainingCase) -> None:
     from tlm_models.run.resolve import resolve_run
     from tlm_models.workload.spec import Workload
 
-    config = RunConfig.for_workload(
+    config = RunConfig(
         case.dataflow,
         Workload(seq_len=case.seq_len, head_dim=64, heads=case.heads),
         platform=str(PLATFORMS / case.platform),

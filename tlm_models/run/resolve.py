@@ -74,7 +74,7 @@ def resolve_run(
     if platform is None:
         platform = load_platform(config.platform_path(), config.overrides)
     info = platform.info()
-    workload = config.workload(info.elem_bytes if elem_bytes is None else elem_bytes)
+    workload = config.workload.at_width(info.elem_bytes if elem_bytes is None else elem_bytes)
     check_element_width(workload, info)
     check_supported(config.dataflow, workload)
     params = dict(config.extra)

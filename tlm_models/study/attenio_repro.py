@@ -115,7 +115,7 @@ def _config(
     overrides: tuple[str, ...],
     mask: str = "none",
 ) -> RunConfig:
-    return RunConfig(
+    return RunConfig.of(
         dataflow=dataflow,
         seq_len=n,
         head_dim=d,

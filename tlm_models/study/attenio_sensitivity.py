@@ -140,7 +140,7 @@ def point_config(dataflow: str, n: int, d: int, alt: Alternative | None) -> RunC
     if alt is None or dataflow not in alt.params:
         return base
     merged = _merge(PUBLISHED.params[dataflow], alt.params[dataflow])
-    return RunConfig(**{**base.__dict__, "extra": merged})
+    return RunConfig.of(**{**base.__dict__, "extra": merged})
 
 
 def sensitivity_configs(points: Iterable[tuple[int, int]]) -> list[RunConfig]:

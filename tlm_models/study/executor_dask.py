@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import UserError
-from tlm_models.run.config import RunConfig
-from tlm_models.study.job import JobFunction, JobOutcome, run_job
+from tlm_models.study.job import JobFunction, JobOutcome, SweepItem, config_of, run_job
 
 __all__ = ["DaskExecutor", "worker_can_start_processes"]
 
@@ -39,7 +38,7 @@ class DaskExecutor:
 
     def run(
         self,
-        configs: Sequence[RunConfig],
+        configs: Sequence[SweepItem],
         job: JobFunction,
         on_outcome: Callable[[JobOutcome], None],
         on_idle: Callable[[], None],
@@ -91,8 +90,9 @@ class DaskExecutor:
             )
 
 
-def _outcome(future: Any, config: RunConfig) -> JobOutcome:
+def _outcome(future: Any, item: SweepItem) -> JobOutcome:
     """The task's outcome; a task lost on the cluster (worker died) becomes an error."""
+    config = config_of(item)
     try:
         outcome = future.result()
     except Exception as exc:

@@ -14,9 +14,8 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tlm_models.run.config import RunConfig
 from tlm_models.run.worker import kill_worker_of
-from tlm_models.study.job import JobFunction, JobOutcome, run_job
+from tlm_models.study.job import JobFunction, JobOutcome, SweepItem, run_job
 
 __all__ = ["LocalExecutor"]
 
@@ -33,7 +32,7 @@ class LocalExecutor:
 
     def run(
         self,
-        configs: Sequence[RunConfig],
+        configs: Sequence[SweepItem],
         job: JobFunction,
         on_outcome: Callable[[JobOutcome], None],
         on_idle: Callable[[], None],
@@ -45,7 +44,7 @@ class LocalExecutor:
         """
         if not configs:
             return
-        pending: queue.Queue[RunConfig] = queue.Queue()
+        pending: queue.Queue[SweepItem] = queue.Queue()
         for config in configs:
             pending.put(config)
         finished: queue.Queue[JobOutcome] = queue.Queue()

@@ -177,7 +177,7 @@ def expand_grid(spec: GridSpec) -> list[RunConfig]:
                 for extra in params_by_dataflow[dataflow]:
                     for point in points:
                         configs.append(
-                            RunConfig(
+                            RunConfig.of(
                                 dataflow=dataflow,
                                 platform=platform,
                                 overrides=tuple(overrides),

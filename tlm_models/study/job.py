@@ -1,8 +1,10 @@
 """The job a sweep runs per configuration, run in a fresh worker process, with its outcome.
 
 A job is a module-level function ``job(config) -> dict`` (the result JSON); by default
-``tlm_models.run.execute.run_one``. Running it never raises for a failed simulation: the
-failure becomes part of the outcome so a sweep records it and goes on.
+``tlm_models.run.execute.run_one``, which receives the run already resolved in the caller
+(``ResolvedRun``: the platform loaded and validated once per platform and overrides, never again
+in the worker); a user's job receives the ``RunConfig``. Running it never raises for a failed
+simulation: the failure becomes part of the outcome so a sweep records it and goes on.
 """
 
 from __future__ import annotations
@@ -15,11 +17,29 @@ from typing import Any
 
 from tlm_models.errors import SimulationError, UserError
 from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import ResolvedRun
 from tlm_models.run.worker import run_in_worker
 
-__all__ = ["DEFAULT_JOB", "JobFunction", "JobOutcome", "load_job", "run_job"]
+__all__ = [
+    "DEFAULT_JOB",
+    "JobFunction",
+    "JobOutcome",
+    "SweepItem",
+    "config_of",
+    "load_job",
+    "run_job",
+]
 
-JobFunction = Callable[[RunConfig], dict[str, Any]]
+JobFunction = Callable[[Any], dict[str, Any]]
+
+#: What a sweep hands a job: the resolved run (the default job) or the configuration (a user's).
+SweepItem = RunConfig | ResolvedRun
+
+
+def config_of(item: SweepItem) -> RunConfig:
+    """The configuration of a sweep item (its identity in the sweep directory)."""
+    return item.config if isinstance(item, ResolvedRun) else item
+
 
 #: The study runner: simulates one configuration and returns its result JSON.
 DEFAULT_JOB = "tlm_models.run.execute:run_one"
@@ -55,11 +75,12 @@ def load_job(spec: str = DEFAULT_JOB) -> JobFunction:
     return loaded
 
 
-def run_job(job: JobFunction, config: RunConfig) -> JobOutcome:
-    """Runs ``job(config)`` in a fresh worker process; a crash or error becomes the outcome."""
+def run_job(job: JobFunction, item: SweepItem) -> JobOutcome:
+    """Runs ``job(item)`` in a fresh worker process; a crash or error becomes the outcome."""
     start = time.monotonic()
+    config = config_of(item)
     try:
-        result = run_in_worker(job, config)
+        result = run_in_worker(job, item)
     except UserError as exc:
         return JobOutcome(config, None, f"UserError: {exc}", time.monotonic() - start)
     except SimulationError as exc:

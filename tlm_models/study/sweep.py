@@ -21,8 +21,9 @@ from typing import Any, Protocol, TextIO
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output_directory
 from tlm_models.run.config import RunConfig
+from tlm_models.run.resolve import ResolvedRun, resolve_runs
 from tlm_models.study.executor_local import LocalExecutor
-from tlm_models.study.job import JobFunction, JobOutcome, load_job
+from tlm_models.study.job import JobFunction, JobOutcome, SweepItem, config_of, load_job
 from tlm_models.study.progress import Progress
 from tlm_models.study.store import TORN_FILE, ResultStore, error_record, result_record
 from tlm_models.study.sweep_lock import sweep_lock
@@ -36,7 +37,7 @@ class SweepExecutor(Protocol):
 
     def run(
         self,
-        configs: Sequence[RunConfig],
+        configs: Sequence[SweepItem],
         job: JobFunction,
         on_outcome: Callable[[JobOutcome], None],
         on_idle: Callable[[], None],
@@ -70,11 +71,15 @@ def run_sweep(
     retry_failed: bool = False,
     stream: TextIO | None = None,
     interactive: bool | None = None,
-    cost_of: Callable[[RunConfig], float] | None = None,
+    cost_of: Callable[[ResolvedRun], float] | None = None,
+    resolved: Sequence[ResolvedRun] | None = None,
 ) -> SweepSummary:
     """Runs the configurations not yet in ``out_dir`` and records each result as it finishes.
 
-    ``job`` defaults to the study runner; ``executor`` to this machine with one job per core.
+    ``job`` defaults to the study runner, which receives each run resolved here, in the
+    caller, once (``resolved``, when the caller has resolved ``configs`` already; a bad
+    configuration raises ``UserError`` before anything runs); a user's job receives the
+    configuration. ``executor`` defaults to this machine with one job per core.
     Recorded failures are skipped too unless ``retry_failed``. ``cost_of`` predicts a
     configuration's cost (operations) for the ETA; it runs on a background thread while the
     sweep runs, so a slow estimate delays only the ETA.
@@ -84,9 +89,14 @@ def run_sweep(
         twice = next(key for key, count in Counter(keys).items() if count > 1)
         raise UserError(f"the sweep lists one configuration twice: {twice}")
     check_output_directory(out_dir, "sweep directory")
+    runs = None
+    if job is None:
+        runs = list(resolved) if resolved is not None else resolve_runs(configs)
+        if [run.config.key() for run in runs] != keys:
+            raise ValueError("run_sweep: resolved runs must be those of configs, in order")
     with sweep_lock(out_dir):
         return _run_locked(
-            configs,
+            configs if runs is None else runs,
             keys,
             out_dir,
             load_job() if job is None else job,
@@ -99,7 +109,7 @@ def run_sweep(
 
 
 def _run_locked(
-    configs: Sequence[RunConfig],
+    items: Sequence[SweepItem],
     keys: list[str],
     out_dir: Path,
     job: JobFunction,
@@ -107,9 +117,10 @@ def _run_locked(
     retry_failed: bool,
     stream: TextIO | None,
     interactive: bool | None,
-    cost_of: Callable[[RunConfig], float] | None,
+    cost_of: Callable[[ResolvedRun], float] | None,
 ) -> SweepSummary:
     """run_sweep's work, while this process holds the directory's sweep lock."""
+    configs = [config_of(item) for item in items]
     store = ResultStore(out_dir)
     torn = store.set_aside_torn_tail()
     if torn:
@@ -124,14 +135,14 @@ def _run_locked(
         record = latest.get(config.key())
         return record is None or (retry_failed and "error" in record)
 
-    to_run = [config for config in configs if wanted(config)]
+    to_run = [item for item in items if wanted(config_of(item))]
     progress = Progress(
         total=len(configs),
         skipped=len(configs) - len(to_run),
         stream=sys.stderr if stream is None else stream,
         interactive=interactive,
         parallel=max(1, min(len(to_run), _parallelism(executor))),
-        pending=[config.key() for config in to_run],
+        pending=[config_of(item).key() for item in to_run],
     )
     progress.failed = sum(1 for c in configs if not wanted(c) and "error" in latest[c.key()])
     progress.done -= progress.failed
@@ -153,7 +164,8 @@ def _run_locked(
 
     progress.start()
     if cost_of is not None and to_run:
-        _estimate_in_background(to_run, cost_of, progress)
+        runs = [item for item in to_run if isinstance(item, ResolvedRun)]
+        _estimate_in_background(runs, cost_of, progress)
     interrupted = False
     try:
         executor.run(to_run, job, record, progress.tick)
@@ -179,7 +191,7 @@ def _parallelism(executor: SweepExecutor) -> int:
 
 
 def _estimate_in_background(
-    configs: Sequence[RunConfig], cost_of: Callable[[RunConfig], float], progress: Progress
+    runs: Sequence[ResolvedRun], cost_of: Callable[[ResolvedRun], float], progress: Progress
 ) -> None:
     """Predicts every configuration's cost on a daemon thread and hands the costs over in one
     go (a partial set would bias the ETA towards whatever was estimated first). The progress
@@ -188,9 +200,9 @@ def _estimate_in_background(
 
     def estimate() -> None:
         costs: dict[str, float] = {}
-        for config in configs:
+        for run in runs:
             try:
-                costs[config.key()] = float(cost_of(config))
+                costs[run.config.key()] = float(cost_of(run))
             except Exception:  # the run itself reports what is wrong with the configuration
                 continue
         progress.set_costs(costs)

@@ -17,6 +17,7 @@ from tlm_models.run.cost import estimate_cost
 from tlm_models.run.execute import run_one
 from tlm_models.run.phase import is_terminal
 from tlm_models.run.progress import SimulationProgress
+from tlm_models.run.resolve import ResolvedRun, resolve_run
 from tlm_models.run.worker import run_in_worker
 from tlm_models.study.plots import TIMELINE_DIR
 
@@ -44,18 +45,19 @@ def write_timelines(configs: Sequence[RunConfig], out_dir: Path) -> list[Path]:
         path = directory / f"{config.dataflow}.json"
         if not path.exists():
             label = f"timeline {index + 1}/{len(chosen)} ({config.dataflow})"
-            progress = SimulationProgress(label, *_expected(config))
+            run = resolve_run(config)
+            progress = SimulationProgress(label, *_expected(run))
             try:
-                run_in_worker(run_one, config, str(path), EXCERPT, progress=progress)
+                run_in_worker(run_one, run, str(path), EXCERPT, progress=progress)
             finally:
                 progress.close()
         paths.append(path)
     return paths
 
 
-def _expected(config: RunConfig) -> tuple[int, float]:
+def _expected(run: ResolvedRun) -> tuple[int, float]:
     """Predicted operations and roofline time for the progress bar (0 when unknown)."""
     if not is_terminal(sys.stderr):
         return 0, 0.0  # nobody sees the bar: skip the estimate
-    cost = estimate_cost(config)
+    cost = estimate_cost(run)
     return cost.ops, cost.roofline_ns

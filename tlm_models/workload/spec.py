@@ -19,6 +19,7 @@ consecutive and can reuse one K/V tile while it is on chip.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -106,6 +107,17 @@ class Workload:
                 f"(Nk = {self.kv_len}) leaves the first {self.seq_len - self.kv_len} rows "
                 "with no key to attend to"
             )
+
+    def at_width(self, elem_bytes: int) -> Workload:
+        """This workload at ``elem_bytes`` per element (the platform's width): the checks of
+        the other fields already ran when it was built, so only the width is checked."""
+        if elem_bytes == self.elem_bytes:
+            return self
+        if not isinstance(elem_bytes, int) or isinstance(elem_bytes, bool) or elem_bytes < 1:
+            raise UserError(f"workload elem_bytes must be a positive integer, got {elem_bytes!r}")
+        widened = copy.copy(self)
+        object.__setattr__(widened, "elem_bytes", elem_bytes)
+        return widened
 
     @property
     def scale(self) -> float:
