@@ -35,6 +35,7 @@ from tlm_models.run.diagnosis import diagnose, peaks_of
 from tlm_models.run.resolve import ResolvedRun, resolve_run
 from tlm_models.run.resource_use import resource_use
 from tlm_models.run.result import compose_result
+from tlm_models.run.run_result import checked
 from tlm_models.workload.spec import Workload
 
 
@@ -237,4 +238,4 @@ def finish_result(
     result["diagnosis"] = diagnose(result, _pe_mapping(platform))
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = replay_wall_s
-    return result
+    return checked(result)

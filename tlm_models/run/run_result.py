@@ -19,7 +19,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from tlm_models.errors import UserError
+from tlm_models.errors import SimulationError, UserError
 from tlm_models.platform.energy.figures import EnergyFigures
 from tlm_models.run.result import SCHEMA
 
@@ -29,6 +29,7 @@ __all__ = [
     "PeFigures",
     "RunResult",
     "TensorBytes",
+    "checked",
 ]
 
 
@@ -162,6 +163,19 @@ class RunResult:
             raise UserError(f"not a {SCHEMA} result (schema: {data.get('schema')!r})")
         result: RunResult = _from_json(cls, data, "result")
         return result
+
+
+def checked(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` as made by a run, checked against its one declaration (``RunResult``): a
+    section of the wrong type or a missing key is a bug of the run core, reported as a failed
+    simulation rather than written into a sweep's results."""
+    try:
+        RunResult.from_dict(result)
+    except UserError as exc:
+        raise SimulationError(
+            f"the run made a result that its declaration refuses: {exc}"
+        ) from None
+    return result
 
 
 def _to_json(value: object) -> object:

@@ -42,6 +42,7 @@ def replay_trace_file(
     from tlm_models.replay.timeline import write_chrome_json
     from tlm_models.replay.vcd import write_vcd
     from tlm_models.run.result import compose_result
+    from tlm_models.run.run_result import checked
     from tlm_models.trace.io import open_trace
 
     started = time.perf_counter()
@@ -83,7 +84,7 @@ def replay_trace_file(
     result["energy"] = energy_section(platform, out.platform, result)
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
-    return result
+    return checked(result)
 
 
 def _check_against_platform(path: str, trace: Any, info: Any) -> None:
