@@ -20,6 +20,7 @@ from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output
 from tlm_models.platform.compose import Platform
+from tlm_models.platform.info import DEFAULT_ELEM_BYTES
 from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.run.resolve import ResolvedRun, resolve_run, resolve_runs
 from tlm_models.run.run_result import RunResult
@@ -254,7 +255,7 @@ def model_workload(
     batch: int = 1,
     phase: str = "prefill",
     mask: str | None = None,
-    elem_bytes: int = 2,
+    elem_bytes: int = DEFAULT_ELEM_BYTES,
 ) -> Workload:
     """One attention layer of a model: a preset name (``"llama3-8b"``, docs/workloads.md) or
     a Hugging Face config.json path. Hq, Hkv and d are the model's; the mask is causal, or

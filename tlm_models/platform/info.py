@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: Bytes per element when nothing says otherwise: FP16, the width of the paper's machine and the
+#: default of the PE array's and Exp unit's ``elem_bytes``. The one declaration of that default:
+#: a workload, a trace header and a platform's figures take it from here.
+DEFAULT_ELEM_BYTES = 2
+
 
 @dataclass(frozen=True)
 class MemoryRegion:
@@ -32,7 +37,7 @@ class PlatformInfo:
     extra: dict[str, float] = field(default_factory=dict)
     #: Bytes per element of the PE array and Exp unit (they must agree): the one element width
     #: that tiling, off-chip bytes and the engines' operand traffic all use.
-    elem_bytes: int = 2
+    elem_bytes: int = DEFAULT_ELEM_BYTES
     #: Which compute tile of how many this is (tiled platforms, ``platform/tiles.py``): the
     #: emitter produces tile ``tile``'s share of the work (``dataflows/partition.py``).
     tile: int = 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tlm_models.platform.info import DEFAULT_ELEM_BYTES
+
 FORMAT_NAME = "attn-tlm-trace"
 FORMAT_VERSION = 1
 DEFAULT_WINDOW = 1 << 16
@@ -35,7 +37,7 @@ class TraceHeader:
     engines: list[str]
     tensors: list[TensorInfo] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
-    elem_bytes: int = 2
+    elem_bytes: int = DEFAULT_ELEM_BYTES
     window: int = DEFAULT_WINDOW
     op_count: int = 0  # 0 = unknown (streamed); writers fill it in when they can
 

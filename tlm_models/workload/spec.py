@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tlm_models.errors import UserError
-from tlm_models.platform.info import PlatformInfo
+from tlm_models.platform.info import DEFAULT_ELEM_BYTES, PlatformInfo
 from tlm_models.units import UnitError
 from tlm_models.units import parse_count as _parse_count
 
@@ -66,7 +66,7 @@ class Workload:
     head_dim: int
     heads: int = 1  # Hq: query heads per sequence
     batch: int = 1
-    elem_bytes: int = 2  # FP16
+    elem_bytes: int = DEFAULT_ELEM_BYTES  # the platform's, once resolved
     kv_heads: int = 0  # Hkv (0: = heads)
     kv_len: int = 0  # Nk (0: = seq_len)
     mask: str = "none"
