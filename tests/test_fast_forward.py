@@ -175,7 +175,7 @@ def test_fast_forward_runs_a_short_causal_loop_exactly() -> None:
 def test_fast_forward_skips_only_the_repeating_sliding_window_blocks() -> None:
     # Sliding window over two heads: the blocks past the first window repeat, but each head's
     # first blocks see fewer keys; a skip planned in head 0 stops before head 1 begins, and
-    # head 1 is watched and skipped anew (growth_fast_forward.py), so every counter and byte
+    # head 1 is watched and skipped anew (fast_forward/growth.py), so every counter and byte
     # still matches the exact replay.
     # (128 blocks a head: the emitter runs about 64 one-tile blocks ahead of the replay)
     section = _check("flash2", 8192, 64, heads=2, mask="sliding", window=256)

@@ -1,4 +1,4 @@
-"""Fast-forward on the bank-level HBM: the statistical period (statistical_period.py) on
+"""Fast-forward on the bank-level HBM: the statistical period (fast_forward/statistical.py) on
 hand-made snapshots (docs/runtime.md, "On the bank-level HBM"); the replays against exact
 ones are in test_bank_fast_forward_accuracy.py."""
 

@@ -431,7 +431,7 @@ class RowLoopKinds(Sequence[Hashable]):
 class RowLoopShapes(Sequence[tuple[Hashable, tuple[int, ...]]]):
     """Iteration shapes (``IterationControl.shapes``): the kinds with no growth, so that the
     watcher skips the key rows and the query rows of every block, one regime after another
-    (``growth_fast_forward.py``)."""
+    (``fast_forward/growth.py``)."""
 
     def __init__(self, kinds: RowLoopKinds) -> None:
         self.kinds = kinds

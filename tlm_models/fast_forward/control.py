@@ -83,7 +83,7 @@ class FastForwardSettings:
     #: on, so that refreshes are averaged in rather than missed or over-counted.
     min_period_ps: int = 0
     #: When the loop runs on a bank-level memory that refreshes: the statistical rule
-    #: (statistical_period.py), tried when no period repeats exactly or within the tolerances.
+    #: (fast_forward/statistical.py), tried when no period repeats exactly or within the tolerances.
     statistical: StatisticalSettings | None = None
     #: Search for a period once this many new snapshot rows have come (1: at every poll).
     search_every: int = 1
@@ -108,8 +108,9 @@ class IterationControl:
     an iteration that differs from the one a period before it: masked attention's blocks
     change along the diagonal, and a loop over heads changes at each head's last block.
     ``shapes`` (optional, one ``(shape, counts)`` per iteration) let a loop whose blocks grow
-    along a causal diagonal be skipped by the linear-growth rule (``linear_growth.py``); its
-    watcher may then skip several times (``growth_fast_forward.py``).
+    along a causal diagonal be skipped by the linear-growth rule
+    (``fast_forward/linear_growth.py``); its watcher may then skip several times
+    (``fast_forward/growth.py``).
     """
 
     def __init__(
@@ -151,13 +152,13 @@ class IterationControl:
         growth_from: int | None = None,
         watched_to: int | None = None,
     ) -> tuple[int, int] | None:
-        """Skips whole periods from the first iteration still open up to ``tail`` before the
-        end; returns the skipped range, or None when too little is left to skip or a skip is
-        still pending. With ``growth_from`` (the loop grows linearly, ``linear_growth.py``)
+        """Skips whole periods from the first iteration still open up to ``tail`` before the end;
+        returns the skipped range, or None when too little is left to skip or a skip is still
+        pending. With ``growth_from`` (the loop grows linearly, ``fast_forward/linear_growth.py``)
         the skip stops before the first iteration whose shape breaks linear growth from
-        ``growth_from`` on. With ``watched_to`` (the last iteration the period was measured
-        on) and kinds, nothing is skipped when the kinds change between it and the skip: the
-        emitter ran ahead into another regime than the one measured."""
+        ``growth_from`` on. With ``watched_to`` (the last iteration the period was measured on) and
+        kinds, nothing is skipped when the kinds change between it and the skip: the emitter ran
+        ahead into another regime than the one measured."""
         first = self.next_fixed + 1
         if watched_to is not None and self.kinds is not None:
             for i in range(max(watched_to + 1, period), min(first, self.total)):
@@ -338,7 +339,7 @@ class Period:
     whole: list[Path] = field(default_factory=list)
     #: How the period was found, when not by the rules above (the result's ``periodicity``).
     rule: str = ""
-    #: Statistical periods (statistical_period.py): each statistic's spread of its running
+    #: Statistical periods (fast_forward/statistical.py): each statistic's spread of its running
     #: total about its trend, and the windows the deltas are the mean of.
     spread: Flat | None = None
     #: ... and the standard deviation of its change per window.
@@ -597,7 +598,7 @@ class FastForward:
         keep = iterations >= self.settings.warmup
         self.pending.append((rows[keep], iterations[keep], starts[keep]))
         # Search once enough rows have come (long histories are costly to scan); the watcher
-        # of masked loops (growth_fast_forward.py) reads the rows after every take.
+        # of masked loops (fast_forward/growth.py) reads the rows after every take.
         every = self.settings.search_every if self.control.shapes is None else 1
         if sum(len(r) for r, _, _ in self.pending) < every and (
             self.watched < self.settings.budget or self.sampling is not None
@@ -618,7 +619,7 @@ class FastForward:
                 periods = (end - first) // self.period.iterations
                 self.refused({p: periods * d for p, d in self.period.deltas.items()})
             self.done_watching = True
-            self.sampling = None  # a later regime (growth_fast_forward.py) is searched afresh
+            self.sampling = None  # a later regime (fast_forward/growth.py) is searched afresh
             return
         if self.sampling is not None:
             return  # every steady window counts: keep the rows

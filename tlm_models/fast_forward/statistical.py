@@ -3,7 +3,8 @@
 A bank-level DRAM refreshes every tREFI on its own clock and keeps rows open across
 iterations, so no two of a loop's iterations see the same refresh phase or row-buffer state:
 their times and bank-event counts (activates, row hits/misses/conflicts, queue waits) differ
-from one iteration to the next, and the exact rule of ``fast_forward.py`` never finds a period.
+from one iteration to the next, and the exact rule of ``fast_forward/control.py`` never finds a
+period.
 Over a window of W iterations that spans many refresh intervals, and whose length is (nearly)
 a whole number of them, the refresh phase returns to where it was and those fluctuations
 average out. This rule compares the last ``windows`` such windows:

@@ -143,7 +143,7 @@ class TileFastForward:
     def poll(self) -> None:
         """Between kernel slices: the watcher decides on tile 0's snapshots; a planned skip
         starts after the iteration furthest ahead of any tile's emitter, on every tile. A loop
-        of several regimes is skipped several times (``growth_fast_forward.py``): the watcher
+        of several regimes is skipped several times (``fast_forward/growth.py``): the watcher
         waits until every tile has taken the last skip, so that no tile's is replaced."""
         lead = self.controls[0]
         for control in self.controls[1:]:

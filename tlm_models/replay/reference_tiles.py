@@ -1,4 +1,4 @@
-"""Numeric execution of a chip's per-tile traces together (``reference.py`` for each tile).
+"""Numeric execution of a chip's per-tile traces together (``replay/reference.py`` for each tile).
 
 Each tile has its own on-chip memories and runs its records in trace order; the off-chip
 windows are shared, so a tile reads what another stored. Cross-tile tokens order them as the

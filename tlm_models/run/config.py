@@ -75,7 +75,7 @@ class RunConfig:
     exact: bool = False
     layers: int = 1
     model: str = ""
-    #: Fast-forward on a bank-level memory (statistical_period.py): the bound each
+    #: Fast-forward on a bank-level memory (fast_forward/statistical.py): the bound each
     #: extrapolated statistic's estimated error should meet, relative to the statistic ...
     ff_error_bound: float = 1e-3
     #: ... and the fraction of the loop that may be simulated to meet it.

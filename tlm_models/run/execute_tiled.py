@@ -1,6 +1,6 @@
 """Simulates one configuration on a tiled platform: every tile's share of the work, emitted
 for that tile (``dataflows/partition.py``) and replayed with the others in one simulation
-(``tile_replay.py``), composed into one result with a ``tiles`` section (``tile_result.py``).
+(``replay/tiles.py``), composed into one result with a ``tiles`` section (``run/tile_result.py``).
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ def run_tiled(
     stl_clock_hz: float = 1e9,
 ) -> dict[str, Any]:
     """The result JSON of ``run`` on its tiled platform, its steady state fast-forwarded on
-    every tile together where the tiles' loops are alike (``tile_fast_forward.py``); with
+    every tile together where the tiles' loops are alike (``fast_forward/tiles.py``); with
     ``timeline`` a Perfetto file of ``window`` (one track group per tile) is written there,
     with ``vcd`` the same window's busy signals (a scope per tile), and with ``export_stl``
-    every shared off-chip memory's requests as an STL trace (``stl_export.py``; the run then
+    every shared off-chip memory's requests as an STL trace (``replay/stl_out.py``; the run then
     replays exactly)."""
     started = time.perf_counter()
     platform, workload = run.platform, run.workload

@@ -468,7 +468,7 @@ def _dataflow_order(path: Path) -> tuple[int, str]:
     return (DATAFLOWS.index(stem) if stem in DATAFLOWS else len(DATAFLOWS), stem)
 
 
-#: A timeline keeps at most 200,000 events per run (about 100 B each in JSON, replay.py); a
+#: A timeline keeps at most 200,000 events per run (about 100 B each in JSON, replay/replayer.py); a
 #: tiled run's file has one window per tile: 256 MiB is far above any the package writes.
 MAX_TIMELINE_BYTES = 256 << 20
 
