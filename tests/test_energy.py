@@ -290,17 +290,19 @@ def test_bad_erts_are_named(tmp_path: Path, text: str, message: str) -> None:
 
 def test_a_platform_without_energy_tables_reports_energy_not_modelled() -> None:
     """It printed 'energy 0.000000 mJ (dynamic 0.000000 mJ, static 0.000000 mJ)'."""
+    from dataclasses import replace
+
+    from tlm_models.platform.energy.figures import ComponentEnergyFigures, EnergyFigures
     from tlm_models.run.summary import _energy_lines
 
-    nothing = {"type": "hbm", "table": False, "total_j": 0.0, "dynamic_j": 0.0, "static_j": 0.0}
-    energy = {
-        "total_j": 0.0, "dynamic_j": 0.0, "static_j": 0.0, "average_power_w": 0.0,
-        "edp_js": 0.0, "by_component": {"hbm": nothing, "pe": {**nothing, "type": "pe_array"}},
-    }  # fmt: skip
+    nothing = ComponentEnergyFigures("hbm", False, 0.0, 0.0, 0.0, {})
+    components = {"hbm": nothing, "pe": replace(nothing, type="pe_array")}
+    energy = EnergyFigures(0.0, 0.0, 0.0, 0.0, 0.0, components, {})
     (line,) = _energy_lines(energy)
     assert line.startswith("energy                 not modelled: no component")
-    table = {**nothing, "table": True, "total_j": 1e-3, "dynamic_j": 1e-3}
-    lines = _energy_lines({**energy, "total_j": 1e-3, "dynamic_j": 1e-3,
-                           "by_component": {"hbm": nothing, "pe": table}})  # fmt: skip
+    table = replace(nothing, table=True, total_j=1e-3, dynamic_j=1e-3)
+    lines = _energy_lines(
+        replace(energy, total_j=1e-3, dynamic_j=1e-3, by_component={"hbm": nothing, "pe": table})
+    )
     assert "static not modelled (no `leak` entry)" in lines[0]
     assert lines[-1] == "  counts only (no energy table): hbm"
