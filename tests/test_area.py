@@ -203,3 +203,14 @@ def test_run_result_carries_area_and_charges_leakage_over_time(tmp_path: Path) -
         leak = Fraction(12, 1000) if c.name == "sram" else Fraction(c.leakage_w)
         assert by_component[c.name]["static_j"] == float(leak * seconds), c.name
     assert by_component["pe"]["static_j"] > 0
+
+
+def test_tiled_platforms_count_every_tile() -> None:
+    tech = ["technology.node=22nm", "technology.voltage=0.8V"]
+    tiled = platform_area(load_platform(str(ROOT / "platforms" / "attenio-x4.yaml"), tech))
+    one = platform_area(load_platform(ATTENIO))
+    assert [tiled.component(f"tile{i}_pe").area_mm2 for i in range(4)] == [
+        one.component("pe").area_mm2
+    ] * 4
+    tiles = sum(c.area_mm2 for c in tiled.components if c.name.startswith("tile"))
+    assert tiled.total_mm2 == pytest.approx(tiles + tiled.component("noc").area_mm2, rel=1e-15)
