@@ -49,6 +49,10 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     if r.get("tiles"):
         lines += tile_lines(r["tiles"])
     lines += _energy_lines(r.get("energy"))
+    if r.get("area_mm2") is not None:
+        lines.append(
+            f"area                   {r['area_mm2']:,.4f} mm2 (attn-tlm area: by component)"
+        )
     lines += _all_layers_lines(r.get("all_layers"))
     speed = r.get("ops_per_s")
     lines.append(
@@ -92,7 +96,7 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     if not energy:
         return []
     counted = [name for name, c in energy["by_component"].items() if not c["table"]]
-    if len(counted) == len(energy["by_component"]):
+    if len(counted) == len(energy["by_component"]) and not energy["static_j"]:
         # Zero joules would read as a measurement: the platform describes no energy at all.
         return [
             "energy                 not modelled: no component of the platform has an "
@@ -102,7 +106,7 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     static = (
         f"static {energy['static_j'] * 1e3:,.6f} mJ"
         if energy["static_j"]
-        else "static not modelled (no `leak` entry)"
+        else "static not modelled (no `leak` entry, no `technology:`)"
     )
     lines = [
         f"energy                 {energy['total_j'] * 1e3:,.6f} mJ (dynamic "
@@ -111,7 +115,7 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
         f"energy-delay {energy['edp_js'] * 1e6:,.6f} mJ·ms",
     ]
     for name, comp in energy["by_component"].items():
-        if comp["table"]:
+        if comp["table"] or comp["static_j"]:  # static: the area model's leakage
             lines.append(f"  {name:<20} {comp['total_j'] * 1e3:>16,.6f} mJ")
     if counted:
         lines.append(f"  counts only (no energy table): {', '.join(counted)}")
