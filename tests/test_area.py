@@ -124,8 +124,10 @@ def test_sram_is_cacti_macros_interpolated_and_scaled() -> None:
     kv, source = sram(256, 1, 2, 256, AT_22)
     assert kv.area_mm2 == pytest.approx(2048 * 5.98 * S22 / S40 / 1e6, rel=1e-12)
     assert source.startswith("register file")
-    with pytest.raises(UserError, match=r"an SRAM with 3 ports"):
+    with pytest.raises(UserError, match=r"^ports = 3: the CACTI table has macros with 1, 2"):
         sram(512 * 1024, 1, 3, 64, AT_22)
+    with pytest.raises(UserError, match=r"attenio.yaml: sram.ports = 3: the CACTI table"):
+        platform_area(load_platform(ATTENIO, ["sram.ports=3"]))
 
 
 def test_report_interface_and_platform_objects() -> None:
@@ -172,7 +174,7 @@ def test_area_cli_prints_breakdown_json_and_one_line_errors(
     }  # fmt: skip
     for argv, message in (
         (["area", FUSEMAX], "states no technology"),
-        (["area", ATTENIO, "--set", "technology.node=3nm"], "covers 7-130 nm"),
+        (["area", ATTENIO, "--set", "technology.node=3nm"], "attenio.yaml: technology.node = 3 nm"),
         (["area", "no-such.yaml"], "no-such.yaml"),
     ):
         assert main(argv) == 2

@@ -135,8 +135,16 @@ def platform_area(platform: Platform | PlatformConfig) -> AreaReport:
             "--set technology.voltage=0.8V"
         )
     clocks = [float(c.params["clock"]) for c in config.components.values() if "clock" in c.params]
-    components = tuple(_component(c, config, tech) for c in config.components.values())
-    return AreaReport(tech.node_nm, tech.voltage_v, max(clocks, default=0.0), components)
+    where = config.source or config.name
+    components: list[ComponentArea] = []
+    for comp in config.components.values():
+        try:
+            components.append(_component(comp, config, tech))
+        except UserError as exc:
+            # The estimate's message names the parameter; this names the file and component.
+            key = "" if str(exc).startswith("technology.") else f"{comp.name}."
+            raise UserError(f"{where}: {key}{exc}") from None
+    return AreaReport(tech.node_nm, tech.voltage_v, max(clocks, default=0.0), tuple(components))
 
 
 def area_if_stated(platform: Platform | PlatformConfig) -> AreaReport | None:
