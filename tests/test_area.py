@@ -85,6 +85,10 @@ def test_pe_array_exp_unit_dma_and_interconnect_formulas() -> None:
     assert noc.leakage_w == pytest.approx(
         2 * 65536 * 1.862 * S22 * MUX2_BIT.leak_w_per_um2 * 0.8 / 0.9, rel=1e-12
     )
+    # The top: 197 control bits + (8 + 2 x 4 engines) 64-bit counters, each with two 32-bit adders.
+    top_um2 = (197 + 16 * 64) * reg + 2 * 16 * 278 * S22 / S40
+    assert report.component("top").area_mm2 == pytest.approx(top_um2 / 1e6, rel=1e-12)
+    assert report.component("top").kind == "accelerator_top"
     assert report.component("hbm").area_mm2 == 0.0
     assert "PHY is not modelled" in report.component("hbm").source
 
@@ -137,7 +141,7 @@ def test_report_interface_and_platform_objects() -> None:
     assert (report.node_nm, report.voltage_v, report.clock_hz) == (22.0, 0.8, 1e9)
     assert report.total_mm2 == sum(c.area_mm2 for c in report.components)
     assert report.leakage_w == sum(c.leakage_w for c in report.components)
-    assert [c.name for c in report.components] == list(load_platform(ATTENIO).components)
+    assert [c.name for c in report.components] == [*load_platform(ATTENIO).components, "top"]
     smaller = platform_area(load_platform(ATTENIO, ["pe.rows=32"]))
     assert smaller.component("pe").area_mm2 == pytest.approx(
         report.component("pe").area_mm2 / 2, rel=1e-12
@@ -145,6 +149,9 @@ def test_report_interface_and_platform_objects() -> None:
     with pytest.raises(UserError, match=r"platform 'fusemax' states no technology"):
         platform_area(load_platform(FUSEMAX))
     assert run_area(load_platform(FUSEMAX)) == (None, {})
+    area, leakage = run_area(load_platform(ATTENIO))
+    assert area == report.total_mm2
+    assert leakage == {c.name: (c.kind, c.leakage_w) for c in report.components}
 
 
 def test_area_cli_prints_breakdown_json_and_one_line_errors(
@@ -205,6 +212,16 @@ def test_run_result_carries_area_and_charges_leakage_over_time(tmp_path: Path) -
         leak = Fraction(12, 1000) if c.name == "sram" else Fraction(c.leakage_w)
         assert by_component[c.name]["static_j"] == float(leak * seconds), c.name
     assert by_component["pe"]["static_j"] > 0
+    # The top's registers have no statistics group: an entry of static energy only.
+    assert by_component["top"] == {
+        "type": "accelerator_top", "table": False, "total_j": by_component["top"]["static_j"],
+        "dynamic_j": 0.0, "static_j": by_component["top"]["static_j"], "actions": {},
+    }  # fmt: skip
+    static = Fraction(12, 1000) * seconds + sum(
+        (Fraction(c.leakage_w) * seconds for c in report.components if c.name != "sram"),
+        Fraction(0),
+    )
+    assert result["energy"]["static_j"] == float(static)
     # The text summary names the area and lists the components charged only leakage.
     from tlm_models.summary import format_summary
 
@@ -225,7 +242,10 @@ def test_tiled_platforms_count_every_tile() -> None:
         one.component("pe").area_mm2
     ] * 4
     tiles = sum(c.area_mm2 for c in tiled.components if c.name.startswith("tile"))
-    assert tiled.total_mm2 == pytest.approx(tiles + tiled.component("noc").area_mm2, rel=1e-15)
+    shared = tiled.component("noc").area_mm2 + tiled.component("top").area_mm2
+    assert tiled.total_mm2 == pytest.approx(tiles + shared, rel=1e-15)
+    # One register map for the chip, with a busy and a stall counter per engine of every tile.
+    assert "register map: 2757 register bits, 40 64-bit counter" in tiled.component("top").source
 
 
 @pytest.mark.parametrize("nbytes", [8192, 65536, 524288])

@@ -95,8 +95,12 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     """Energy total, power and EDP, then each component that spent energy (docs/energy.md)."""
     if not energy:
         return []
-    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
-    if len(counted) == len(energy["by_component"]) and not energy["static_j"]:
+    # Without a table its actions are counted only; an entry with no actions (the accelerator
+    # top's leakage, docs/models/area.md) counts nothing.
+    counted = [
+        n for n, c in energy["by_component"].items() if not c["table"] and c.get("actions") != {}
+    ]
+    if not any(c["table"] for c in energy["by_component"].values()) and not energy["static_j"]:
         # Zero joules would read as a measurement: the platform describes no energy at all.
         return [
             "energy                 not modelled: no component of the platform has an "
