@@ -292,10 +292,15 @@ def test_a_platform_without_energy_tables_reports_energy_not_modelled() -> None:
     """It printed 'energy 0.000000 mJ (dynamic 0.000000 mJ, static 0.000000 mJ)'."""
     from dataclasses import replace
 
-    from tlm_models.platform.energy.figures import ComponentEnergyFigures, EnergyFigures
+    from tlm_models.platform.energy.figures import (
+        ActionFigures,
+        ComponentEnergyFigures,
+        EnergyFigures,
+    )
     from tlm_models.run.summary import _energy_lines
 
-    nothing = ComponentEnergyFigures("hbm", False, 0.0, 0.0, 0.0, {})
+    counted = {"read": ActionFigures(count=1, energy_j=None)}
+    nothing = ComponentEnergyFigures("hbm", False, 0.0, 0.0, 0.0, counted)
     components = {"hbm": nothing, "pe": replace(nothing, type="pe_array")}
     energy = EnergyFigures(0.0, 0.0, 0.0, 0.0, 0.0, components, {})
     (line,) = _energy_lines(energy)
@@ -304,5 +309,5 @@ def test_a_platform_without_energy_tables_reports_energy_not_modelled() -> None:
     lines = _energy_lines(
         replace(energy, total_j=1e-3, dynamic_j=1e-3, by_component={"hbm": nothing, "pe": table})
     )
-    assert "static not modelled (no `leak` entry)" in lines[0]
+    assert "static not modelled (no `leak` entry, no `technology:`)" in lines[0]
     assert lines[-1] == "  counts only (no energy table): hbm"

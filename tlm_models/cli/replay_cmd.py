@@ -123,7 +123,11 @@ def _replay(args: argparse.Namespace) -> int:
     if args.outstanding is not None and fmt != "stl":
         raise UserError("--outstanding applies to absolute STL memory traces (.stl)")
     if fmt in ("stl", "rstl"):
-        from tlm_models.replay.stl_in import format_stl_summary, replay_stl_file, write_latencies
+        from tlm_models.replay.stl_in import (
+            format_stl_summary,
+            replay_stl_file,
+            write_latencies,
+        )
 
         if args.timeline or args.vcd:
             raise UserError(

@@ -37,6 +37,7 @@ def replay_trace_file(
     file (loaded here, with ``overrides``) or an already validated configuration.
     """
     from tlm_models.platform import load_platform
+    from tlm_models.platform.area.estimate import run_area
     from tlm_models.platform.energy.model import energy_section
     from tlm_models.replay.replayer import replay_in_this_process
     from tlm_models.replay.timeline import write_chrome_json
@@ -81,7 +82,8 @@ def replay_trace_file(
         **workload,
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
-    result["energy"] = energy_section(platform, out.platform, result)
+    result["area_mm2"], leakage = run_area(platform)
+    result["energy"] = energy_section(platform, out.platform, result, leakage)
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return checked(result)
