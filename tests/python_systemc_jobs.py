@@ -1,0 +1,73 @@
+"""Worker jobs of tests/test_python_systemc.py (importable by name: each runs in its own
+process, since SystemC elaborates once per process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tlm_models.systemc import REQUEST_DTYPE, Simulation, requests
+
+PAPER = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
+HEADER = Path(__file__).resolve().parent / "data" / "systemc" / "paced_memory.h"
+#: The user's memory's window: free in attenio.yaml (hbm at 0, sram 0x1_..., kvbuf 0x2_...).
+USER_BASE = 0x3_0000_0000
+#: The writes start this long after the last read completed (the generator reads the results).
+GAP_PS = 100_000
+
+
+def _layout(sim: Simulation) -> dict[str, int]:
+    """``FedRequest``'s field offsets and size as C++ sees them."""
+    import cppyy
+
+    cppyy.cppdef(
+        "#include <cstddef>\n"
+        "std::size_t attn_test_fed_offset(int i) {\n"
+        "  using R = tlm_models::FedRequest;\n"
+        "  const std::size_t at[] = {offsetof(R, issue_ps), offsetof(R, address),\n"
+        "    offsetof(R, length), offsetof(R, write), offsetof(R, done_ps), offsetof(R, status),\n"
+        "    sizeof(R)};\n"
+        "  return at[i];\n}\n"
+    )
+    names = [*(REQUEST_DTYPE.names or ()), "itemsize"]
+    return {name: int(sim.cpp.attn_test_fed_offset(i)) for i, name in enumerate(names)}
+
+
+def paper_platform_with_user_modules() -> dict[str, Any]:
+    """The paper's platform, a user's C++ memory on dma_noc's next output and a Python traffic
+    generator on its next input: 16 reads of 256 B from the HBM, then, 100 ns after the last
+    read completed, 8 writes of 512 B into the user's memory."""
+    sim = Simulation(PAPER)
+    sim.add_module(
+        "mem",
+        "user_models::PacedMemory",
+        header=HEADER,
+        params={"size": "64 KiB", "latency": "20 ns", "bytes_per_cycle": 64, "cycle": "1 ns"},
+    )
+    sim.bind("dma_noc.out", "mem.target")
+    sim.map(USER_BASE, "64 KiB", "mem", via="dma_noc")
+    seen: dict[str, Any] = {}
+
+    def traffic() -> Iterator[np.ndarray]:
+        reads = requests(np.arange(16) * 256, 256)
+        yield reads
+        seen["read_done_ps"] = reads["done_ps"].tolist()
+        seen["read_status"] = reads["status"].tolist()
+        writes = requests(USER_BASE + np.arange(8) * 512, 512, write=True)
+        writes["issue_ps"][0] = int(reads["done_ps"].max()) + GAP_PS
+        yield writes
+        seen["write_done_ps"] = writes["done_ps"].tolist()
+
+    sim.add_traffic("gen", traffic())
+    sim.bind("gen.socket", "dma_noc.in")
+    end_ns = sim.run()
+    return {
+        "end_ns": end_ns,
+        "stats": sim.flat_stats(),
+        "layout": _layout(sim),
+        "modules": sorted(sim.modules),
+        **seen,
+    }
