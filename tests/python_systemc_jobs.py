@@ -3,12 +3,13 @@ process, since SystemC elaborates once per process)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tlm_models.errors import UserError
 from tlm_models.systemc import REQUEST_DTYPE, Simulation, requests
 
 PAPER = Path(__file__).resolve().parent.parent / "platforms" / "attenio.yaml"
@@ -71,3 +72,43 @@ def paper_platform_with_user_modules() -> dict[str, Any]:
         "modules": sorted(sim.modules),
         **seen,
     }
+
+
+TRAFFIC = Path(__file__).resolve().parent / "data" / "platforms" / "traffic.yaml"
+
+
+def _refusal(call: Callable[[], object]) -> str:
+    try:
+        call()
+    except UserError as exc:
+        return str(exc)
+    raise AssertionError("no UserError")
+
+
+def failures_and_refusals() -> dict[str, Any]:
+    """A small platform file with an override, a Python generator that raises after its first
+    chunk, and the calls SystemC cannot honour."""
+    sim = Simulation(TRAFFIC, overrides=("gen.requests=4",))
+
+    def traffic() -> Iterator[np.ndarray]:
+        yield requests(0x1000_0000 + np.arange(4) * 64, 64)
+        raise ValueError("pattern ran out")
+
+    sim.add_traffic("py", traffic())
+    out: dict[str, Any] = {
+        "no_module": _refusal(lambda: sim.bind("pi.socket", "noc.in")),
+        "index": _refusal(lambda: sim.bind("py.socket", "noc.in[2]")),
+        "bound": _refusal(lambda: sim.bind("py.socket", "hbm.target")),
+        "role": _refusal(lambda: sim.bind("noc.in", "hbm.target")),
+        "taken": _refusal(lambda: sim.add_traffic("gen", [])),
+    }
+    sim.bind("py.socket", "noc.in")
+    out["second"] = _refusal(lambda: Simulation(TRAFFIC))
+    try:
+        sim.run()
+    except ValueError as exc:
+        out["raised"] = str(exc)
+    out["py_requests"] = sim.stat("py/requests")
+    out["gen_requests"] = sim.stat("gen/requests")
+    out["rerun"] = _refusal(sim.run)
+    return out

@@ -121,3 +121,24 @@ def test_other_record_layouts_are_converted() -> None:
     lacking = ChunkFeeder("gen", _Recorder(), np.zeros(1, dtype=[("address", "<u8")]))
     assert lacking() == -1
     assert "lack field(s) length" in str(lacking.error)
+
+
+def test_failures_and_refusals_name_their_cause() -> None:
+    out = run_in_worker(jobs.failures_and_refusals, timeout=900)
+    assert out == {
+        "no_module": "socket 'pi.socket': no module 'pi'",
+        "index": "socket 'noc.in[2]': noc.in binds in index order; the next free one is [1]",
+        "bound": "socket 'hbm.target' is bound already",
+        "role": "socket 'noc.in' is a target socket: bind(initiator, target)",
+        "taken": "module name 'gen' is taken by another module",
+        "second": (
+            "this process has elaborated a SystemC simulation already and SystemC elaborates "
+            "once per process: run each Simulation in its own process "
+            "(tlm_models.systemc.run_in_worker)"
+        ),
+        # The generator's exception stopped the simulation and came back from run().
+        "raised": "pattern ran out",
+        "py_requests": 4,
+        "gen_requests": 4,  # the platform file's generator, with its override applied
+        "rerun": "the simulation has stopped: SystemC cannot start again in this process",
+    }

@@ -64,6 +64,15 @@ def _ps(text: str | float, what: str) -> int:
         raise UserError(f"{what}: {exc}") from None
 
 
+def _refuse_second() -> None:
+    if _ELABORATED:
+        raise UserError(
+            "this process has elaborated a SystemC simulation already and SystemC elaborates "
+            "once per process: run each Simulation in its own process "
+            "(tlm_models.systemc.run_in_worker)"
+        )
+
+
 def _flatten(tree: dict[str, Any], prefix: str, out: dict[str, float]) -> None:
     for name, stat in tree.get("stats", {}).items():
         out[f"{prefix}{name}"] = float(stat["value"])
@@ -82,6 +91,7 @@ class Simulation:
     """
 
     def __init__(self, platform: PlatformSource, *, overrides: Iterable[str] = ()) -> None:
+        _refuse_second()
         self.config = _platform_config(platform, overrides)  # validated here, before SystemC
         self._built: BuiltPlatform | None = None
         self._user: dict[str, Any] = {}
@@ -110,12 +120,7 @@ class Simulation:
 
     def _platform(self) -> BuiltPlatform:
         if self._built is None:
-            if _ELABORATED:
-                raise UserError(
-                    "this process has elaborated a SystemC simulation already and SystemC "
-                    "elaborates once per process: run each Simulation in its own process "
-                    "(tlm_models.systemc.run_in_worker)"
-                )
+            _refuse_second()
             self.cpp  # noqa: B018 -- loads SystemC and the models
             _ELABORATED.append(self)
             self._built = build_platform(self.config)
@@ -285,7 +290,7 @@ class Simulation:
             elif index is not None:
                 raise UserError(f"socket '{text}': {component}.{socket} takes no index")
             elif bound:
-                raise UserError(f"socket '{text}' is bound already (by the platform)")
+                raise UserError(f"socket '{text}' is bound already")
         obj = getattr(modules[component], socket, None)
         if obj is None:
             raise UserError(f"socket '{text}': module '{component}' has no member '{socket}'")
