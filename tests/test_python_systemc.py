@@ -4,6 +4,9 @@ components' timing formulas; the request records' layout shared with C++."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +18,7 @@ from tlm_models.systemc import REQUEST_DTYPE, TLM_OK_RESPONSE, requests, run_in_
 from tlm_models.systemc.request_chunks import ChunkFeeder
 
 NS = 1000  # ps
+ROOT = Path(__file__).resolve().parent.parent
 
 # attenio.yaml: dma_noc 256 B per 1 ns cycle, 1 ns per hop; hbm 16 channels x 8 GB/s, 256 B
 # interleave, 100 ns latency. One 256 B read of an idle channel, issued at t (interconnect.md,
@@ -32,6 +36,7 @@ def paper_run() -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow  # cling compiles the models in the worker: seconds of CPU
 def test_python_traffic_and_a_user_memory_on_the_paper_platform(paper_run: dict[str, Any]) -> None:
     stats = paper_run["stats"]
     reads_done = [(i + 1) * READ_NS * NS for i in range(16)]
@@ -61,12 +66,14 @@ def test_python_traffic_and_a_user_memory_on_the_paper_platform(paper_run: dict[
     assert stats["sram/bytes_read"] == stats["sram/bytes_written"] == 0
 
 
+@pytest.mark.slow  # cling compiles the models in the worker: seconds of CPU
 def test_the_platform_and_the_users_modules_are_all_there(paper_run: dict[str, Any]) -> None:
     assert paper_run["modules"] == sorted(
         ["hbm", "sram", "kvbuf", "dma_noc", "compute_noc", "dma", "pe", "exp", "mem", "gen"]
     )
 
 
+@pytest.mark.slow  # cling compiles the models in the worker: seconds of CPU
 def test_request_records_have_the_cpp_layout(paper_run: dict[str, Any]) -> None:
     fields = REQUEST_DTYPE.fields
     assert fields is not None
@@ -123,6 +130,7 @@ def test_other_record_layouts_are_converted() -> None:
     assert "lack field(s) length" in str(lacking.error)
 
 
+@pytest.mark.slow  # cling compiles the models in the worker: seconds of CPU
 def test_failures_and_refusals_name_their_cause() -> None:
     out = run_in_worker(jobs.failures_and_refusals, timeout=900)
     assert out == {
@@ -142,3 +150,16 @@ def test_failures_and_refusals_name_their_cause() -> None:
         "gen_requests": 4,  # the platform file's generator, with its override applied
         "rerun": "the simulation has stopped: SystemC cannot start again in this process",
     }
+
+
+def test_composing_loads_no_systemc_until_it_is_needed() -> None:
+    # The platform is validated in the caller; cppyy loads on the first call that needs it.
+    code = (
+        "import sys, tlm_models\n"
+        "plat = 'platforms/attenio.yaml'\n"
+        "sim = tlm_models.systemc.Simulation(plat, overrides=['hbm.channels=8'])\n"
+        "assert sim.config.components['hbm'].params['channels'] == 8\n"
+        "assert 'cppyy' not in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
