@@ -64,8 +64,12 @@ def paper_platform_with_user_modules() -> dict[str, Any]:
 
     sim.add_traffic("gen", traffic())
     sim.bind("gen.socket", "dma_noc.in")
+    partial_ns = sim.run("1 us")
+    partial_requests = sim.stat("gen/requests")
     end_ns = sim.run()
     return {
+        "partial_ns": partial_ns,
+        "partial_requests": partial_requests,
         "end_ns": end_ns,
         "stats": sim.flat_stats(),
         "layout": _layout(sim),
