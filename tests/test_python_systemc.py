@@ -163,6 +163,9 @@ def test_composing_loads_no_systemc_until_it_is_needed() -> None:
         "plat = 'platforms/attenio.yaml'\n"
         "sim = tlm_models.systemc.Simulation(plat, overrides=['hbm.channels=8'])\n"
         "assert sim.config.components['hbm'].params['channels'] == 8\n"
+        "from tlm_models import Platform\n"
+        "sim = tlm_models.systemc.Simulation(Platform.load(plat), overrides=['hbm.channels=4'])\n"
+        "assert sim.config.components['hbm'].params['channels'] == 4\n"
         "assert 'cppyy' not in sys.modules\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
