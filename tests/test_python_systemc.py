@@ -170,3 +170,11 @@ def test_composing_loads_no_systemc_until_it_is_needed() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_callable_is_called_until_it_returns_none() -> None:
+    left = [requests([0], 64), requests([64, 128], 64)]
+    recorder = _Recorder()
+    feeder = ChunkFeeder("gen", recorder, lambda: left.pop(0) if left else None)
+    assert [feeder(), feeder(), feeder()] == [1, 1, 0]
+    assert [count for _, count in recorder.fed] == [1, 2]

@@ -16,9 +16,10 @@ the platform's sockets by name, run, and read every statistic in one tree
 The process that elaborates becomes the SystemC process (once per process);
 ``run_in_worker(fn, ...)`` runs a function that builds a ``Simulation`` in a fresh worker and
 returns its plain-data result. Dataflow runs and sweeps take the compiled library instead
-(``attn-tlm run``, ``tlm_models.simulate``). This folder sits above ``runtime`` and
-``platform`` (it elaborates through ``runtime.bound_platform``) and beside ``api``; nothing
-below imports it. Importing it is cheap: cppyy loads on the first call that needs SystemC.
+(``attn-tlm run``, ``tlm_models.simulate``). This folder sits at the top beside ``api``: it
+may import ``run`` (its worker), ``runtime`` (it elaborates through
+``runtime.bound_platform``), ``platform``, ``units`` and ``errors``; nothing below imports
+it. Importing it is cheap: cppyy loads on the first call that needs SystemC.
 """
 
 from __future__ import annotations

@@ -9,14 +9,14 @@ several LT transactions; docs/python-systemc.md has the measured rates).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
 from tlm_models.errors import UserError
 
-__all__ = ["REQUEST_DTYPE", "TLM_OK_RESPONSE", "ChunkFeeder", "requests"]
+__all__ = ["REQUEST_DTYPE", "TLM_OK_RESPONSE", "ChunkFeeder", "ChunkSource", "requests"]
 
 #: One request; the layout of ``tlm_models::FedRequest`` (40 bytes). ``issue_ps``: earliest
 #: issue time (absolute, ps); ``write``: 0 read, 1 write; ``done_ps`` and ``status`` (a
@@ -84,17 +84,34 @@ def _as_chunk(value: object, index: int) -> np.ndarray:
     return value
 
 
+#: What ``add_traffic`` takes: one chunk, an iterable of chunks (a generator), or a callable
+#: returning the next chunk, None at the end.
+ChunkSource = np.ndarray | Iterable[np.ndarray] | Callable[[], np.ndarray | None]
+
+
+def _until_none(next_chunk: Callable[[], np.ndarray | None]) -> Iterator[np.ndarray]:
+    """Calls ``next_chunk`` for each chunk until it returns None (``iter(f, None)`` would
+    compare an array with None element by element)."""
+    while (chunk := next_chunk()) is not None:
+        yield chunk
+
+
 class ChunkFeeder:
     """The refill callback of one ``FedTrafficGenerator``: takes the next chunk from the user's
     iterable, keeps it alive while C++ reads it, and never lets an exception cross into C++
     (one that did would leave the SystemC kernel unusable): it is kept and raised after
     ``sc_start`` returns."""
 
-    def __init__(self, name: str, generator: Any, chunks: np.ndarray | Iterable[np.ndarray]):
+    def __init__(self, name: str, generator: Any, chunks: ChunkSource):
         self.name = name
         self._generator = generator
-        source: Iterable[np.ndarray] = [chunks] if isinstance(chunks, np.ndarray) else chunks
-        self._chunks: Iterator[np.ndarray] = iter(source)
+        self._chunks: Iterator[np.ndarray]
+        if isinstance(chunks, np.ndarray):
+            self._chunks = iter([chunks])
+        elif callable(chunks):
+            self._chunks = _until_none(chunks)
+        else:
+            self._chunks = iter(chunks)
         self._current: np.ndarray | None = None
         self._index = 0
         self.error: BaseException | None = None

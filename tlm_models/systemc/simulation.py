@@ -20,13 +20,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
 from tlm_models.errors import SimulationError, UserError, suggest
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.runtime.bound_platform import BuiltPlatform, build_platform
-from tlm_models.systemc.request_chunks import ChunkFeeder
+from tlm_models.systemc.request_chunks import ChunkFeeder, ChunkSource
 from tlm_models.units import UnitError, parse_address, parse_size, parse_time
 
 __all__ = ["PlatformSource", "Simulation"]
@@ -229,15 +227,15 @@ class Simulation:
     def add_traffic(
         self,
         name: str,
-        chunks: np.ndarray | Iterable[np.ndarray],
+        chunks: ChunkSource,
         *,
         max_outstanding: int = 1,
     ) -> Any:
         """A traffic generator fed from Python: ``chunks`` is an array of ``REQUEST_DTYPE``
-        records (``requests(...)``) or an iterable of them (a generator may decide each chunk
-        from the results of the previous one: when it resumes, the chunk it yielded holds
-        ``done_ps`` and ``status``). Returns the C++ ``FedTrafficGenerator``; bind its
-        ``socket`` with ``bind(f"{name}.socket", ...)``."""
+        records (``requests(...)``), an iterable of them, or a callable returning the next one
+        (None at the end). A generator may decide each chunk from the results of the previous
+        one: when it resumes, the chunk it yielded holds ``done_ps`` and ``status``. Returns the
+        C++ ``FedTrafficGenerator``; bind its ``socket`` with ``bind(f"{name}.socket", ...)``."""
         self._check_new(name)
         if max_outstanding < 1:
             raise UserError(f"traffic generator '{name}': max_outstanding must be at least 1")
