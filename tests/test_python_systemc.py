@@ -47,7 +47,7 @@ def test_python_traffic_and_a_user_memory_on_the_paper_platform(paper_run: dict[
     assert paper_run["read_done_ps"] == reads_done
     assert paper_run["read_status"] == [TLM_OK_RESPONSE] * 16
     assert paper_run["write_done_ps"] == writes_done
-    assert paper_run["end_ns"] == writes_done[-1] / NS == 2484
+    assert paper_run["end_ns"] == paper_run["again_ns"] == writes_done[-1] / NS == 2484
     # run("1 us") stopped at 1 us, then run() went on. The 8th read was issued at 7 x 134 ns
     # and, loosely timed, counted when its b_transport returned (completion 8 x 134 > 1000).
     assert paper_run["partial_ns"] == 1000

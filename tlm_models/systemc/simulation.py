@@ -352,6 +352,8 @@ class Simulation:
         if step <= 0:
             raise UserError("slice must be longer than 0 s")
         if duration is None:
+            if self._started and not sc.sc_pending_activity():
+                return self.now_ns  # finished already (sc_start would warn, W571)
             while True:
                 self._start(sc, step, sc.SC_EXIT_ON_STARVATION)
                 if sc.sc_get_status() == sc.SC_STOPPED or not sc.sc_pending_activity():
