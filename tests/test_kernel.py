@@ -32,7 +32,7 @@ def test_importing_the_package_does_not_load_cppyy() -> None:
 def test_stub_cache_is_rebuilt_when_invalid(tmp_path: Path) -> None:
     # In a fresh process: overwriting a library this process has mapped would crash it.
     proc = _python(
-        "from tlm_models import kernel\n"
+        "from tlm_models.runtime import kernel\n"
         "first = kernel.stub_library()\n"
         "print(first.parent)\n"
         "first.write_bytes(b'not a shared library')\n"
@@ -48,7 +48,7 @@ def test_stub_cache_is_rebuilt_when_invalid(tmp_path: Path) -> None:
 
 def test_missing_systemc_home_gives_one_clear_message(tmp_path: Path) -> None:
     proc = _python(
-        "from tlm_models import kernel\n"
+        "from tlm_models.runtime import kernel\n"
         "try:\n    kernel.systemc_paths()\nexcept kernel.SystemCNotFound as e:\n    print(e)\n",
         env={"SYSTEMC_HOME": str(tmp_path)},
     )
@@ -58,7 +58,7 @@ def test_missing_systemc_home_gives_one_clear_message(tmp_path: Path) -> None:
 
 def test_models_load_and_fatals_throw() -> None:
     proc = _python(
-        "from tlm_models import kernel\n"
+        "from tlm_models.runtime import kernel\n"
         "g = kernel.load_models()\n"
         "sc = g.sc_core\n"
         "try:\n"

@@ -24,6 +24,7 @@ LAYERS = (
     "runtime",
     "replay",
     "run",
+    "systemc",
     "study",
     "explore",
     "api",

@@ -5,8 +5,10 @@ The public API (docs/api.md)::
     from tlm_models import Platform, Workload, simulate
     result = simulate("attenio", Workload(seq_len=1024, head_dim=64), "platforms/attenio.yaml")
 
-Importing the package is cheap: the API loads on first use, SystemC and cppyy on the first
-simulation, in a worker process (see ``tlm_models.runtime.kernel``).
+Importing the package is cheap: the API loads on first use, the compiled models on the first
+simulation, in a worker process (``tlm_models.runtime.session``). ``tlm_models.systemc``
+elaborates platforms as SystemC modules in the calling process through cppyy, with the user's
+own C++ modules or Python-fed traffic (docs/python-systemc.md); cppyy loads only there.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     """The API names, imported on first use (the CLI and workers need not import them)."""
+    if name == "systemc":  # the package of SystemC from Python, without importing cppyy
+        import importlib
+
+        return importlib.import_module("tlm_models.systemc")
     if name in __all__:
         from tlm_models import api
 
