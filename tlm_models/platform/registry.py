@@ -316,18 +316,23 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
     )
 
 
-def _compute_engine_params(
+def _compute_engine(
+    name: str,
+    cpp_class: str,
+    description: str,
+    engine: str,
     shape: tuple[ParamSpec, ...],
     own: tuple[ParamSpec, ...],
     *,
     pipeline_latency: int,
     peer: str,
     traffic: str,
-) -> tuple[ParamSpec, ...]:
-    """The parameters of a compute engine (the PE array, the Exp unit): its ``shape`` (rows and
+) -> ComponentType:
+    """A compute engine (the PE array, the Exp unit; its model in ``tlm_models/<name>.h``)
+    executing ``engine`` operations through its SRAM port. Parameters: its ``shape`` (rows and
     columns, lanes), the clock, its ``own`` parameters, then the streaming engine's (pipeline
     depth, forwarding granule, element width shared with its ``peer``, SRAM traffic)."""
-    return (
+    params = (
         *shape,
         _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
         *own,
@@ -348,6 +353,15 @@ def _compute_engine_params(
         ),
         _p("elem_bytes", "size", "2 B", f"bytes per element (FP16 = 2); must equal {peer}"),
         _p("sram_traffic", "bool", True, traffic),
+    )
+    return ComponentType(
+        name=name,
+        cpp_class=cpp_class,
+        header=f"tlm_models/{name}.h",
+        description=description,
+        executor=ExecutorSpec(engine),
+        params=params,
+        sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
     )
 
 
@@ -483,76 +497,68 @@ def _register_builtins() -> None:
         )
     )
     register_component_type(
-        ComponentType(
-            name="pe_array",
-            cpp_class="PeArray",
-            header="tlm_models/pe_array.h",
-            description="MAC array executing matmul and vector operations",
-            executor=ExecutorSpec("pe"),
-            params=_compute_engine_params(
-                (
-                    _p("rows", "count", 64, "array rows", minimum=1, unit="MACs"),
-                    _p("cols", "count", 32, "array columns", minimum=1, unit="MACs"),
-                ),
-                (
-                    _p(
-                        "mapping",
-                        "choice",
-                        "output_stationary",
-                        "dataflow mapping onto the array: systolic `output_stationary`, "
-                        "`weight_stationary`, `input_stationary` (SCALE-Sim v3's folds), or "
-                        "`broadcast` (a vector array)",
-                        choices=(
-                            "output_stationary",
-                            "weight_stationary",
-                            "input_stationary",
-                            "broadcast",
-                        ),
-                    ),
-                    _p(
-                        "fold_overlap",
-                        "bool",
-                        False,
-                        "systolic: double-buffered PE registers hide each fold's fill and drain "
-                        "(paid once per operation, not per fold)",
-                    ),
-                    _p(
-                        "split_k",
-                        "bool",
-                        False,
-                        "broadcast: outputs smaller than the array split k over idle MACs",
-                    ),
-                    _p(
-                        "scale_accumulate",
-                        "bool",
-                        True,
-                        "each MAC scales its partial sum and adds its product in one step (a "
-                        "scale_rows matmul costs an accumulate's cycles; false: one more step "
-                        "per pass)",
-                    ),
-                ),
-                pipeline_latency=2,
-                peer="the Exp unit's",
-                traffic="issue operand/result transactions",
+        _compute_engine(
+            "pe_array",
+            "PeArray",
+            "MAC array executing matmul and vector operations",
+            "pe",
+            (
+                _p("rows", "count", 64, "array rows", minimum=1, unit="MACs"),
+                _p("cols", "count", 32, "array columns", minimum=1, unit="MACs"),
             ),
-            sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+            (
+                _p(
+                    "mapping",
+                    "choice",
+                    "output_stationary",
+                    "dataflow mapping onto the array: systolic `output_stationary`, "
+                    "`weight_stationary`, `input_stationary` (SCALE-Sim v3's folds), or "
+                    "`broadcast` (a vector array)",
+                    choices=(
+                        "output_stationary",
+                        "weight_stationary",
+                        "input_stationary",
+                        "broadcast",
+                    ),
+                ),
+                _p(
+                    "fold_overlap",
+                    "bool",
+                    False,
+                    "systolic: double-buffered PE registers hide each fold's fill and drain "
+                    "(paid once per operation, not per fold)",
+                ),
+                _p(
+                    "split_k",
+                    "bool",
+                    False,
+                    "broadcast: outputs smaller than the array split k over idle MACs",
+                ),
+                _p(
+                    "scale_accumulate",
+                    "bool",
+                    True,
+                    "each MAC scales its partial sum and adds its product in one step (a "
+                    "scale_rows matmul costs an accumulate's cycles; false: one more step "
+                    "per pass)",
+                ),
+            ),
+            pipeline_latency=2,
+            peer="the Exp unit's",
+            traffic="issue operand/result transactions",
         )
     )
     register_component_type(
-        ComponentType(
-            name="exp_unit",
-            cpp_class="ExpUnit",
-            header="tlm_models/exp_unit.h",
-            description="exponent unit: lanes computing exp() element-wise",
-            executor=ExecutorSpec("exp"),
-            params=_compute_engine_params(
-                (_p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),),
-                (),
-                pipeline_latency=4,
-                peer="the PE array's",
-                traffic="issue the read of src0 and the write of dst",
-            ),
-            sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+        _compute_engine(
+            "exp_unit",
+            "ExpUnit",
+            "exponent unit: lanes computing exp() element-wise",
+            "exp",
+            (_p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),),
+            (),
+            pipeline_latency=4,
+            peer="the PE array's",
+            traffic="issue the read of src0 and the write of dst",
         )
     )
     register_component_type(
