@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tlm_models.platform.cpp_fields import field_type_asserts
 from tlm_models.platform.registry import ComponentType, ParamSpec, SocketSpec, component_types
 from tlm_models.runtime import aot
 
@@ -31,6 +33,8 @@ def test_factory_builds_every_registered_type_with_every_parameter() -> None:
         assert f"new {spec.qualified_class}(name.c_str(), p)" in source
         for param in spec.params:
             assert f"set_value(p.{param.name}, value);" in source
+        for line in field_type_asserts(spec):
+            assert line in source
         for socket in spec.sockets:
             assert f'"{socket.name}"' in source
 
@@ -167,9 +171,20 @@ def test_a_failing_compile_is_one_clear_error(tmp_path: Path) -> None:
     assert not aot.library_path(types).exists()
 
 
-def _doc_block(marker: str) -> str:
-    import re
+def test_a_cpp_field_of_another_type_than_declared_fails_the_build(tmp_path: Path) -> None:
+    # key_probe declares `size` a size (std::uint64_t); this model holds it in an unsigned.
+    (tmp_path / "probe.h").write_text(
+        "namespace probe {\nstruct Probe {\n  struct Params {\n    unsigned size = 1024;\n"
+        "  };\n};\n}  // namespace probe\n"
+    )
+    types = {"key_probe": _user_type(tmp_path)}
+    message = "key_probe.size: the Params field of a size parameter must be std::uint64_t"
+    with pytest.raises(aot.UserError, match=re.escape(message)):
+        aot.ensure_library(types, quiet=True)
+    assert not aot.library_path(types).exists()
 
+
+def _doc_block(marker: str) -> str:
     match = re.search(
         rf"<!-- worked-example: {marker} -->\n```\w+\n(.*?)```", DOC.read_text(), re.S
     )

@@ -587,6 +587,11 @@ TEST_CASE(invalid_params_are_reported_fatally) {
   q = HbmMemory::Params{};
   q.act_cycles = 0;
   CHECK(q.check().find("act_cycles") != std::string::npos);
+  // The declared minimum of every field holds in C++ too (params_generated.h), not only in
+  // the platform loader.
+  q = HbmMemory::Params{};
+  q.frfcfs_cap = 0;
+  CHECK_EQ(q.check(), std::string("frfcfs_cap must be at least 1"));
 }
 
 CHECK_MAIN

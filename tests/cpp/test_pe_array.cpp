@@ -92,8 +92,8 @@ TEST_CASE(weight_and_input_stationary_matmul_cycles) {
 TEST_CASE(mapping_parameters_are_checked) {
   PeArray::Params p;
   p.mapping = "row_stationary";
-  CHECK(p.check().find("weight_stationary, input_stationary or broadcast, not "
-                       "'row_stationary'") != std::string::npos);
+  CHECK_EQ(p.check(), std::string("mapping must be 'output_stationary', 'weight_stationary', "
+                                   "'input_stationary' or 'broadcast', got 'row_stationary'"));
   p.mapping = "broadcast";
   p.fold_overlap = true;
   CHECK(p.check().find("fold_overlap needs a systolic mapping") != std::string::npos);

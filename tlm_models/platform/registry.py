@@ -5,9 +5,11 @@ construct, the `Params` fields to set (one per parameter, same name), and the so
 Users add their own models with :func:`register_component_type` (see docs/platforms.md).
 
 Each parameter is declared once, here: name, kind (hence its C++ type and SI unit), display
-unit, default and doc line. The docs/models parameter tables are generated from it
-(``tlm_models.platform.param_docs``) and a test compares it with the C++ ``Params`` defaults and
-field types through cppyy, so neither side can drift alone.
+unit, default, bounds (minimum, choices) and doc line. The C++ side follows from it: the
+built-in models' ``Params`` fields, defaults and bounds checks are generated into
+``include/tlm_models/params_generated.h`` (``tlm_models.platform.cpp_fields``), the compiled
+library's factory asserts each field's C++ type (``tlm_models.runtime.aot``), and the
+docs/models parameter tables are generated too (``tlm_models.platform.param_docs``).
 """
 
 from __future__ import annotations
@@ -314,8 +316,56 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
     )
 
 
+def _compute_engine(
+    name: str,
+    cpp_class: str,
+    description: str,
+    engine: str,
+    shape: tuple[ParamSpec, ...],
+    own: tuple[ParamSpec, ...],
+    *,
+    pipeline_latency: int,
+    peer: str,
+    traffic: str,
+) -> ComponentType:
+    """A compute engine (the PE array, the Exp unit; its model in ``tlm_models/<name>.h``)
+    executing ``engine`` operations through its SRAM port. Parameters: its ``shape`` (rows and
+    columns, lanes), the clock, its ``own`` parameters, then the streaming engine's (pipeline
+    depth, forwarding granule, element width shared with its ``peer``, SRAM traffic)."""
+    params = (
+        *shape,
+        _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
+        *own,
+        _p(
+            "pipeline_latency",
+            "count",
+            pipeline_latency,
+            "added once per operation; overlaps the next operation",
+            unit="cycles",
+        ),
+        _p(
+            "forward_granularity",
+            "count",
+            128,
+            "elements per forwarded granule of streamed operations",
+            minimum=1,
+            unit="elements",
+        ),
+        _p("elem_bytes", "size", "2 B", f"bytes per element (FP16 = 2); must equal {peer}"),
+        _p("sram_traffic", "bool", True, traffic),
+    )
+    return ComponentType(
+        name=name,
+        cpp_class=cpp_class,
+        header=f"tlm_models/{name}.h",
+        description=description,
+        executor=ExecutorSpec(engine),
+        params=params,
+        sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+    )
+
+
 def _register_builtins() -> None:
-    cycles = "added once per operation; overlaps the next operation"
     register_component_type(
         ComponentType(
             name="hbm",
@@ -446,25 +496,17 @@ def _register_builtins() -> None:
             sockets=(SocketSpec("mem_port", "initiator", description="memory traffic"),),
         )
     )
-    forward = _p(
-        "forward_granularity",
-        "count",
-        128,
-        "elements per forwarded granule of streamed operations",
-        minimum=1,
-        unit="elements",
-    )
     register_component_type(
-        ComponentType(
-            name="pe_array",
-            cpp_class="PeArray",
-            header="tlm_models/pe_array.h",
-            description="MAC array executing matmul and vector operations",
-            executor=ExecutorSpec("pe"),
-            params=(
+        _compute_engine(
+            "pe_array",
+            "PeArray",
+            "MAC array executing matmul and vector operations",
+            "pe",
+            (
                 _p("rows", "count", 64, "array rows", minimum=1, unit="MACs"),
                 _p("cols", "count", 32, "array columns", minimum=1, unit="MACs"),
-                _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
+            ),
+            (
                 _p(
                     "mapping",
                     "choice",
@@ -497,43 +539,26 @@ def _register_builtins() -> None:
                     "bool",
                     True,
                     "each MAC scales its partial sum and adds its product in one step (a "
-                    "scale_rows matmul costs an accumulate's cycles; false: one more step per "
-                    "pass)",
+                    "scale_rows matmul costs an accumulate's cycles; false: one more step "
+                    "per pass)",
                 ),
-                _p("pipeline_latency", "count", 2, cycles, unit="cycles"),
-                forward,
-                _p(
-                    "elem_bytes",
-                    "size",
-                    "2 B",
-                    "bytes per element (FP16 = 2); must equal the Exp unit's",
-                ),
-                _p("sram_traffic", "bool", True, "issue operand/result transactions"),
             ),
-            sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+            pipeline_latency=2,
+            peer="the Exp unit's",
+            traffic="issue operand/result transactions",
         )
     )
     register_component_type(
-        ComponentType(
-            name="exp_unit",
-            cpp_class="ExpUnit",
-            header="tlm_models/exp_unit.h",
-            description="exponent unit: lanes computing exp() element-wise",
-            executor=ExecutorSpec("exp"),
-            params=(
-                _p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),
-                _p("clock", "frequency", "1 GHz", "one cycle = 1 / clock"),
-                _p("pipeline_latency", "count", 4, cycles, unit="cycles"),
-                forward,
-                _p(
-                    "elem_bytes",
-                    "size",
-                    "2 B",
-                    "bytes per element (FP16 = 2); must equal the PE array's",
-                ),
-                _p("sram_traffic", "bool", True, "issue the read of src0 and the write of dst"),
-            ),
-            sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
+        _compute_engine(
+            "exp_unit",
+            "ExpUnit",
+            "exponent unit: lanes computing exp() element-wise",
+            "exp",
+            (_p("lanes", "count", 128, "exponent modules", minimum=1, unit="exps/cycle"),),
+            (),
+            pipeline_latency=4,
+            peer="the PE array's",
+            traffic="issue the read of src0 and the write of dst",
         )
     )
     register_component_type(

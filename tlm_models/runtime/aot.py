@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tlm_models.errors import UserError
+from tlm_models.platform.cpp_fields import field_type_asserts
 from tlm_models.platform.registry import ComponentType, component_types
 from tlm_models.runtime.headers import INCLUDE_DIR
 from tlm_models.runtime.kernel import SystemCNotFound, cache_dir, systemc_paths
@@ -108,9 +109,12 @@ def _include(header: str) -> str:
 
 
 def factory_source(types: dict[str, ComponentType]) -> str:
-    """C++ of ``make_component`` for ``types``: one branch per type, one line per parameter."""
+    """C++ of ``make_component`` for ``types``: one branch per type, one line per parameter,
+    and a compile-time check that each declared parameter is a ``Params`` field of its kind's
+    C++ type (a declaration that disagrees with its model fails the build, naming the field)."""
     lines = [
         "// Generated from the component registry (tlm_models/platform/registry.py): do not edit.",
+        "#include <type_traits>",
         _include("component.h"),
         *sorted({_include(t.header) for t in types.values()}),
         "namespace tlm_models::native {",
@@ -121,7 +125,9 @@ def factory_source(types: dict[str, ComponentType]) -> str:
         cls = spec.qualified_class
         lines += [
             f'  if (type == "{spec.name}") {{',
-            f"    {cls}::Params p;",
+            f"    using P = {cls}::Params;",
+            *(f"    {line}" for line in field_type_asserts(spec)),
+            "    P p;",
             "    for (const auto& [key, value] : params) {",
         ]
         for index, param in enumerate(spec.params):

@@ -19,6 +19,7 @@
 
 #include "tlm_models/dma_channel.h"
 #include "tlm_models/op_executor.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
@@ -26,20 +27,15 @@ namespace tlm_models {
 
 class DmaEngine : public sc_core::sc_module, public StatsProvider {
  public:
-  struct Params {
-    unsigned channels = 2;
-    std::uint64_t max_burst = 256;  // bytes
-    unsigned max_outstanding = 16;  // bursts in flight per channel
-    sc_core::sc_time setup_latency = sc_core::sc_time(10, sc_core::SC_NS);
-    // Hand the memory side of each group of max_outstanding bursts over as one burst train
-    // where the path allows it (burst_train.h); same timing and statistics, fewer calls.
-    bool burst_trains = true;
-
+  // The fields and their defaults: DmaEngineParamFields (params_generated.h, generated from
+  // the component registry).
+  struct Params : DmaEngineParamFields {
     std::string check() const {
-      if (channels == 0) return "channels must be at least 1";
-      if (max_burst == 0 || max_burst > std::numeric_limits<std::uint32_t>::max())
+      std::string error = check_fields();
+      if (!error.empty()) return error;
+      // A burst is one TLM payload, whose data length is 32 bits.
+      if (max_burst > std::numeric_limits<std::uint32_t>::max())
         return "max_burst must be between 1 B and 4 GiB";
-      if (max_outstanding == 0) return "max_outstanding must be at least 1";
       return "";
     }
   };

@@ -11,6 +11,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tlm_models/op_executor.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/streaming_executor.h"
@@ -21,21 +22,10 @@ namespace tlm_models {
 
 class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public StatsProvider {
  public:
-  struct Params {
-    unsigned lanes = 128;
-    double clock = 1e9;             // Hz
-    unsigned pipeline_latency = 4;  // cycles
-    unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
-    std::uint64_t elem_bytes = 2;   // bytes
-    bool sram_traffic = true;
-
-    std::string check() const {
-      if (lanes == 0) return "lanes must be at least 1";
-      if (!(clock > 0)) return "clock must be positive";
-      if (elem_bytes == 0) return "elem_bytes must be at least 1";
-      if (forward_granularity == 0) return "forward_granularity must be at least 1";
-      return "";
-    }
+  // The fields and their defaults: ExpUnitParamFields (params_generated.h, generated from
+  // the component registry).
+  struct Params : ExpUnitParamFields {
+    std::string check() const { return check_fields(); }
   };
 
   tlm_utils::simple_initiator_socket<ExpUnit> sram_port;

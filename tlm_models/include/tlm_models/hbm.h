@@ -32,6 +32,7 @@
 #include "tlm_models/hbm_channel.h"
 #include "tlm_models/interleave.h"
 #include "tlm_models/latency_stats.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/request_log.h"
 #include "tlm_models/sparse_storage.h"
@@ -42,96 +43,24 @@ namespace tlm_models {
 
 class HbmMemory : public sc_core::sc_module, public StatsProvider {
  public:
-  struct Params {
-    unsigned channels = 16;
-    double channel_bandwidth = 8e9;
-    sc_core::sc_time latency = sc_core::sc_time(100, sc_core::SC_NS);
-    std::uint64_t interleave = 256;
-    std::uint64_t size = std::uint64_t{8} << 30;
-    std::string fidelity = "bandwidth";
-    // Bank fidelity: organisation, controller and timing. The defaults are the HBM2
-    // pseudo-channel of platforms/parts/hbm2-attenio.yaml (1 Gb/s per pin: the paper machine's
-    // 8 GB/s); a zero time turns that constraint off (t_refi = 0: no refresh).
-    unsigned banks = 16;
-    unsigned bank_groups = 4;
-    std::uint64_t row_size = 1024;
-    std::uint64_t burst_bytes = 32;
-    std::string address_mapping;  // bit-level "field:bits ..." (most significant first) or ""
-    std::string scheduler = "frfcfs";
-    unsigned frfcfs_cap = 16;
-    std::string page_policy = "open";
-    unsigned queue_depth = 8;
-    // "none": reads and writes compete under the scheduler alone (DRAMSys' default FR-FCFS);
-    // "watermark": read and write phases switched by the write-queue watermarks.
-    std::string write_drain = "none";
-    unsigned write_high_watermark = 16;
-    unsigned write_low_watermark = 4;
-    std::string refresh = "all_bank";
-    // "immediate": each b_transport is served alone and returns at once (requests are committed
-    // in call order); "queued": b_transport waits in the controller's queue (bank fidelity,
-    // callers in SC_THREADs), so requests outstanding together are reordered.
-    std::string request_mode = "immediate";
-    sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
-    sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
-    sc_core::sc_time t_ras = sc_core::sc_time(34, sc_core::SC_NS);
-    sc_core::sc_time t_rc = sc_core::sc_time(48, sc_core::SC_NS);
-    sc_core::sc_time t_rrd_s = sc_core::sc_time(4, sc_core::SC_NS);
-    sc_core::sc_time t_rrd_l = sc_core::sc_time(6, sc_core::SC_NS);
-    sc_core::sc_time t_faw = sc_core::sc_time(30, sc_core::SC_NS);
-    sc_core::sc_time t_ccd_s = sc_core::sc_time(4, sc_core::SC_NS);
-    sc_core::sc_time t_ccd_l = sc_core::sc_time(8, sc_core::SC_NS);
-    sc_core::sc_time t_cl = sc_core::sc_time(14, sc_core::SC_NS);
-    sc_core::sc_time t_cwl = sc_core::sc_time(4, sc_core::SC_NS);
-    sc_core::sc_time t_wr = sc_core::sc_time(16, sc_core::SC_NS);
-    sc_core::sc_time t_wtr_s = sc_core::sc_time(4, sc_core::SC_NS);
-    sc_core::sc_time t_wtr_l = sc_core::sc_time(8, sc_core::SC_NS);
-    sc_core::sc_time t_rtw = sc_core::sc_time(18, sc_core::SC_NS);
-    sc_core::sc_time t_rtp = sc_core::sc_time(4, sc_core::SC_NS);
-    sc_core::sc_time t_refi = sc_core::sc_time(3900, sc_core::SC_NS);
-    sc_core::sc_time t_rfc = sc_core::sc_time(350, sc_core::SC_NS);
-    sc_core::sc_time t_rfc_pb = sc_core::sc_time(160, sc_core::SC_NS);
-    // Command bus: "split" (HBM: separate row and column command buses), "shared" (DDR4,
-    // LPDDR4: one bus) or "none" (commands take no bus time); each command holds its bus for
-    // its cycles of t_ck (HBM2: ACT two cycles, JESD235).
-    std::string command_bus = "split";
-    sc_core::sc_time t_ck = sc_core::sc_time(2, sc_core::SC_NS);
-    unsigned act_cycles = 2;
-    unsigned row_cycles = 1;
-    unsigned column_cycles = 1;
-    bool storage = false;
-
+  // The fields and their defaults: HbmMemoryParamFields (params_generated.h, generated from
+  // the component registry). The bank fidelity's defaults are the HBM2 pseudo-channel of
+  // platforms/parts/hbm2-attenio.yaml (1 Gb/s per pin: the paper machine's 8 GB/s); a zero
+  // time turns that constraint off (t_refi = 0: no refresh). request_mode "immediate": each
+  // b_transport is served alone and returns at once (requests are committed in call order);
+  // "queued": b_transport waits in the controller's queue (bank fidelity, callers in
+  // SC_THREADs), so requests outstanding together are reordered. write_drain "none": reads and
+  // writes compete under the scheduler alone (DRAMSys' default FR-FCFS); "watermark": read and
+  // write phases switched by the write-queue watermarks. command_bus: each command holds its bus
+  // for its cycles of t_ck (HBM2: ACT two cycles, JESD235).
+  struct Params : HbmMemoryParamFields {
     std::string check() const {
-      if (channels == 0) return "channels must be at least 1";
-      if (!(channel_bandwidth > 0)) return "channel_bandwidth must be positive";
-      if (interleave == 0) return "interleave must be at least 1 B";
-      if (size == 0) return "size must be at least 1 B";
-      if (fidelity != "bandwidth" && fidelity != "bank")
-        return "fidelity must be 'bandwidth' or 'bank', got '" + fidelity + "'";
-      if (banks == 0) return "banks must be at least 1";
-      if (bank_groups == 0) return "bank_groups must be at least 1";
-      if (row_size == 0) return "row_size must be at least 1 B";
-      if (burst_bytes == 0) return "burst_bytes must be at least 1 B";
-      if (scheduler != "fcfs" && scheduler != "frfcfs")
-        return "scheduler must be 'fcfs' or 'frfcfs', got '" + scheduler + "'";
-      DramPagePolicy policy;
-      if (!parse_page_policy(page_policy, &policy))
-        return "page_policy must be 'open', 'closed' or 'adaptive', got '" + page_policy + "'";
-      if (refresh != "all_bank" && refresh != "per_bank")
-        return "refresh must be 'all_bank' or 'per_bank', got '" + refresh + "'";
-      if (queue_depth == 0) return "queue_depth must be at least 1";
-      if (request_mode != "immediate" && request_mode != "queued")
-        return "request_mode must be 'immediate' or 'queued', got '" + request_mode + "'";
+      std::string error = check_fields();
+      if (!error.empty()) return error;
       if (request_mode == "queued" && fidelity != "bank")
         return "request_mode 'queued' needs fidelity 'bank' (the bandwidth level has no queue)";
-      DramWriteDrain drain;
-      if (!parse_write_drain(write_drain, &drain))
-        return "write_drain must be 'none' or 'watermark', got '" + write_drain + "'";
-      if (command_bus != "none" && command_bus != "split" && command_bus != "shared")
-        return "command_bus must be 'none', 'split' or 'shared', got '" + command_bus + "'";
       if (command_bus != "none" && t_ck == sc_core::SC_ZERO_TIME)
         return "t_ck must be positive when command_bus is '" + command_bus + "'";
-      if (act_cycles == 0 || row_cycles == 0 || column_cycles == 0)
-        return "act_cycles, row_cycles and column_cycles must be at least 1";
       if (write_low_watermark >= write_high_watermark)
         return "write_low_watermark must be below write_high_watermark";
       if (t_refi != sc_core::SC_ZERO_TIME && t_rfc >= t_refi)
@@ -142,7 +71,6 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
         return DramAddressMapper(geometry_of(*this), address_mapping).error();
       return "";
     }
-
   };
 
   tlm_utils::simple_target_socket<HbmMemory> target;

@@ -20,6 +20,7 @@
 #include "tlm_models/bandwidth_server.h"
 #include "tlm_models/burst_train.h"
 #include "tlm_models/fixed_divisor.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -29,21 +30,10 @@ namespace tlm_models {
 
 class Interconnect : public sc_core::sc_module, public StatsProvider, public TimedTarget {
  public:
-  struct Params {
-    double clock = 1e9;
-    std::uint64_t width = 64;
-    sc_core::sc_time hop_latency = sc_core::sc_time(1, sc_core::SC_NS);
-    std::string topology = "crossbar";  // crossbar | mesh (2-D, XY routing)
-    unsigned mesh_columns = 4;          // mesh: routers per row; input i sits at router i
-
-    std::string check() const {
-      if (!(clock > 0)) return "clock must be positive";
-      if (width == 0) return "width must be at least 1 B per cycle";
-      if (topology != "crossbar" && topology != "mesh")
-        return "topology must be crossbar or mesh, found '" + topology + "'";
-      if (mesh_columns == 0) return "mesh_columns must be at least 1";
-      return "";
-    }
+  // The fields and their defaults: InterconnectParamFields (params_generated.h, generated from
+  // the component registry).
+  struct Params : InterconnectParamFields {
+    std::string check() const { return check_fields(); }
   };
 
   struct Route {

@@ -13,6 +13,7 @@
 
 #include "tlm_models/op_executor.h"
 #include "tlm_models/operand_extents.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/streaming_executor.h"
@@ -42,35 +43,12 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     std::uint64_t overhead = 0;
   };
 
-  struct Params {
-    unsigned rows = 64;
-    unsigned cols = 32;
-    double clock = 1e9;  // Hz
-    // Systolic: output_stationary, weight_stationary, input_stationary (SCALE-Sim v3's fold
-    // model); or broadcast, a vector array with no systolic skew.
-    std::string mapping = "output_stationary";
-    // Systolic mappings: double-buffered PE registers let each fold's fill and drain overlap the
-    // neighbouring folds (paid once per operation) instead of once per fold.
-    bool fold_overlap = false;
-    // broadcast: outputs smaller than the array split k over idle MACs, joined by an adder tree
-    bool split_k = false;
-    // Each MAC scales its partial sum and adds its product in one operation (a second
-    // multiplier per MAC): a scale_rows matmul costs what an accumulating one does. Without
-    // it the MAC spends one more step per result element on the scale (one k-step per pass).
-    bool scale_accumulate = true;
-    unsigned pipeline_latency = 2;  // cycles
-    unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
-    std::uint64_t elem_bytes = 2;   // bytes
-    bool sram_traffic = true;
-
+  // The fields and their defaults: PeArrayParamFields (params_generated.h, generated from
+  // the component registry).
+  struct Params : PeArrayParamFields {
     std::string check() const {
-      if (rows == 0 || cols == 0) return "rows and cols must be at least 1";
-      if (!(clock > 0)) return "clock must be positive";
-      if (mapping_of(mapping) == Mapping::unknown)
-        return "mapping must be output_stationary, weight_stationary, input_stationary or "
-               "broadcast, not '" + mapping + "'";
-      if (elem_bytes == 0) return "elem_bytes must be at least 1";
-      if (forward_granularity == 0) return "forward_granularity must be at least 1";
+      std::string error = check_fields();
+      if (!error.empty()) return error;
       if (split_k && mapping != "broadcast") return "split_k needs mapping broadcast";
       if (fold_overlap && mapping == "broadcast")
         return "fold_overlap needs a systolic mapping (output_stationary, weight_stationary or "

@@ -18,6 +18,7 @@
 #include "tlm_models/bandwidth_server.h"
 #include "tlm_models/fixed_divisor.h"
 #include "tlm_models/latency_stats.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -28,23 +29,10 @@ namespace tlm_models {
 
 class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget {
  public:
-  struct Params {
-    std::uint64_t capacity = 512 * 1024;
-    unsigned banks = 16;
-    unsigned ports = 2;
-    std::uint64_t port_width = 64;
-    double clock = 1e9;
-    sc_core::sc_time latency = sc_core::sc_time(1, sc_core::SC_NS);
-    bool storage = true;
-
-    std::string check() const {
-      if (capacity == 0) return "capacity must be at least 1 B";
-      if (banks == 0) return "banks must be at least 1";
-      if (ports == 0) return "ports must be at least 1";
-      if (port_width == 0) return "port_width must be at least 1 B";
-      if (!(clock > 0)) return "clock must be positive";
-      return "";
-    }
+  // The fields and their defaults: SramParamFields (params_generated.h, generated from
+  // the component registry).
+  struct Params : SramParamFields {
+    std::string check() const { return check_fields(); }
   };
 
   TimedTargetSocket<Sram> target;

@@ -15,6 +15,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tlm_models/latency_stats.h"
+#include "tlm_models/params_generated.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
@@ -22,25 +23,14 @@ namespace tlm_models {
 
 class TrafficGenerator : public sc_core::sc_module, public StatsProvider {
  public:
-  struct Params {
-    unsigned requests = 1024;
-    std::uint64_t request_size = 64;
-    std::string command = "read";
-    std::string pattern = "sequential";
-    std::uint64_t base = 0;
-    std::uint64_t range = 1 << 20;
-    unsigned max_outstanding = 1;
-    unsigned seed = 1;
-
+  // The fields and their defaults: TrafficGeneratorParamFields (params_generated.h, generated from
+  // the component registry).
+  struct Params : TrafficGeneratorParamFields {
     std::string check() const {
-      if (request_size == 0) return "request_size must be at least 1 B";
+      std::string error = check_fields();
+      if (!error.empty()) return error;
       if (request_size > 0xffffffffu) return "request_size must fit a TLM data length (< 4 GiB)";
       if (range < request_size) return "range must hold at least one request (range >= request_size)";
-      if (command != "read" && command != "write")
-        return "command must be 'read' or 'write', got '" + command + "'";
-      if (pattern != "sequential" && pattern != "random")
-        return "pattern must be 'sequential' or 'random', got '" + pattern + "'";
-      if (max_outstanding == 0) return "max_outstanding must be at least 1";
       return "";
     }
   };
