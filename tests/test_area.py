@@ -14,7 +14,6 @@ import pytest
 
 from tests.test_energy import PLATFORM as EXACT_PLATFORM
 from tests.test_energy import SIM_TIME_PS, TRACE
-from tlm_models.run.trace_job import replay_trace_file
 from tlm_models.errors import UserError
 from tlm_models.platform import PlatformError, load_platform
 from tlm_models.platform.area.estimate import platform_area, run_area
@@ -30,6 +29,7 @@ from tlm_models.platform.area.sources import (
 from tlm_models.platform.area.sram import sram
 from tlm_models.platform.area.technology import Technology
 from tlm_models.platform.compose import Platform
+from tlm_models.run.trace_job import replay_trace_file
 from tlm_models.run.worker import run_in_worker
 
 ROOT = Path(__file__).resolve().parent.parent
