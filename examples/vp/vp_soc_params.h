@@ -130,6 +130,8 @@ inline tlm_models::PeArray::Params pe() {
   p.forward_granularity = 128u;
   p.elem_bytes = 2ull;
   p.sram_traffic = true;
+  p.functional = false;
+  p.number_format = "fp16";
   return p;
 }
 
@@ -141,6 +143,8 @@ inline tlm_models::ExpUnit::Params exp() {
   p.forward_granularity = 128u;
   p.elem_bytes = 2ull;
   p.sram_traffic = true;
+  p.functional = false;
+  p.number_format = "fp16";
   return p;
 }
 

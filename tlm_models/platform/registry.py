@@ -454,6 +454,25 @@ def _register_builtins() -> None:
         minimum=1,
         unit="elements",
     )
+    # Functional mode (functional_ops.h, docs/integration.md "Functional mode"): the PE array
+    # and the Exp unit compute values, with the same setting on both.
+    functional_params = (
+        _p(
+            "functional",
+            "bool",
+            False,
+            "compute each operation's values on the SRAM's contents (timing unchanged; the "
+            "PE array's and the Exp unit's must be equal)",
+        ),
+        _p(
+            "number_format",
+            "choice",
+            "fp16",
+            "element type of the values: `fp16` (IEEE binary16) or `bf16` (bfloat16) for "
+            "2-byte elements, `fp32` for 4-byte; functional mode only",
+            choices=("fp16", "bf16", "fp32"),
+        ),
+    )
     register_component_type(
         ComponentType(
             name="pe_array",
@@ -509,6 +528,7 @@ def _register_builtins() -> None:
                     "bytes per element (FP16 = 2); must equal the Exp unit's",
                 ),
                 _p("sram_traffic", "bool", True, "issue operand/result transactions"),
+                *functional_params,
             ),
             sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
         )
@@ -532,6 +552,7 @@ def _register_builtins() -> None:
                     "bytes per element (FP16 = 2); must equal the PE array's",
                 ),
                 _p("sram_traffic", "bool", True, "issue the read of src0 and the write of dst"),
+                *functional_params,
             ),
             sockets=(SocketSpec("sram_port", "initiator", description="operand traffic"),),
         )

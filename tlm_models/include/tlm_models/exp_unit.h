@@ -4,12 +4,14 @@
 #define TLM_MODELS_EXP_UNIT_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tlm_models/functional_ops.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
@@ -28,9 +30,13 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
     unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
     std::uint64_t elem_bytes = 2;   // bytes
     bool sram_traffic = true;
+    // Functional mode, as the PE array's (functional_ops.h).
+    bool functional = false;
+    std::string number_format = "fp16";
 
     std::string check() const {
       if (lanes == 0) return "lanes must be at least 1";
+      if (std::string e = check_number_format(number_format, functional, elem_bytes); !e.empty()) return e;
       if (!(clock > 0)) return "clock must be positive";
       if (elem_bytes == 0) return "elem_bytes must be at least 1";
       if (forward_granularity == 0) return "forward_granularity must be at least 1";
@@ -48,6 +54,8 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/exp_unit", (std::string(this->name()) + ": " + err).c_str());
+    if (p.functional)
+      functional_ = std::make_unique<FunctionalOps>(sram_port, this->name(), number_format_of(p.number_format));
   }
 
   const Params& params() const { return params_; }
@@ -100,6 +108,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
     if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
                     std::to_string(op.kind) + " (the Exp unit runs exp)");
+    if (functional_) functional_->run(op);
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
     OperandBlocks blocks;
     blocks.read(op.src0, mn);
@@ -121,6 +130,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
   Params params_;
   Ticks period_;
   PipelinedIssue pipe_;
+  std::unique_ptr<FunctionalOps> functional_;  // Params::functional
   std::uint64_t exps_ = 0;
   std::uint64_t cycles_ = 0;
   std::uint64_t ops_ = 0;

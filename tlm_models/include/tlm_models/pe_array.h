@@ -5,12 +5,14 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tlm_models/functional_ops.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/operand_extents.h"
 #include "tlm_models/pipelined_issue.h"
@@ -62,9 +64,15 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     unsigned forward_granularity = 128;  // elements per forwarded granule (streamed operations)
     std::uint64_t elem_bytes = 2;   // bytes
     bool sram_traffic = true;
+    // Functional mode (functional_ops.h): compute each operation's values on the SRAM's
+    // contents in `number_format` (fp16, bf16: 2-byte elements; fp32: 4), through debug
+    // transactions on sram_port that take no time. Off: timing only.
+    bool functional = false;
+    std::string number_format = "fp16";
 
     std::string check() const {
       if (rows == 0 || cols == 0) return "rows and cols must be at least 1";
+      if (std::string e = check_number_format(number_format, functional, elem_bytes); !e.empty()) return e;
       if (!(clock > 0)) return "clock must be positive";
       if (mapping_of(mapping) == Mapping::unknown)
         return "mapping must be output_stationary, weight_stationary, input_stationary or "
@@ -93,6 +101,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/pe_array", (std::string(this->name()) + ": " + err).c_str());
+    if (p.functional)
+      functional_ = std::make_unique<FunctionalOps>(sram_port, this->name(), number_format_of(p.number_format));
   }
 
   const Params& params() const { return params_; }
@@ -221,6 +231,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   std::uint64_t lanes() const { return std::uint64_t{params_.rows} * params_.cols; }
 
   TickTiming run(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
+    if (functional_) functional_->run(op);
     OperandBlocks blocks;
     IssueCycles c;
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
@@ -328,6 +339,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   bool broadcast_;
   Ticks period_;
   PipelinedIssue pipe_;
+  std::unique_ptr<FunctionalOps> functional_;  // Params::functional
   std::uint64_t cycles_ = 0;
   std::uint64_t macs_ = 0;
   std::uint64_t vector_elements_ = 0;
