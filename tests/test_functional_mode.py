@@ -18,21 +18,17 @@ The bound (docs/integration.md, "Functional mode"), first order in the format's 
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tests.cpp_build import build_cpp_test
+from tests.example_vp import example_vp_output, run_example_vp
 from tlm_models.cli.main import main as cli_main
 from tlm_models.element_format import decode
 from tlm_models.trace.record import RECORD_DTYPE, OpKind
 
-ROOT = Path(__file__).resolve().parent.parent
-ENV = {**os.environ, "SYSTEMC_DISABLE_COPYRIGHT_MESSAGE": "1"}
 HEAD_DIM = 64
 UNIT_ROUNDOFF = {"fp16": 2.0**-11, "bf16": 2.0**-8, "fp32": 2.0**-24}
 FP32_U = 2.0**-24
@@ -57,12 +53,8 @@ def _job(out: Path, dataflow: str, n: int, mask: str, fmt: str) -> Path:
 
 
 def _vp(job: Path, dump: Path, *extra: str) -> str:
-    binary = build_cpp_test(ROOT / "examples" / "vp" / "main.cpp")
     dump.mkdir()
-    cmd = [str(binary), "--job", str(job), "--dump", str(dump), *extra]
-    proc = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, f"{cmd} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
+    return example_vp_output(job, "--dump", str(dump), *extra)
 
 
 def _tensor(path: Path, fmt: str, n: int) -> npt.NDArray[np.float64]:
@@ -126,8 +118,6 @@ def test_functional_output_matches_reference_at_timing_only_timing(
 
 def test_functional_vp_refuses_a_job_of_another_width(tmp_path: Path) -> None:
     job = _job(tmp_path, "flash2", 64, "none", "fp16")
-    binary = build_cpp_test(ROOT / "examples" / "vp" / "main.cpp")
-    cmd = [str(binary), "--job", str(job), "--functional", "--number-format", "fp32"]
-    proc = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=300)
+    proc = run_example_vp(job, "--functional", "--number-format", "fp32")
     assert proc.returncode == 2
     assert "the job has 2-byte elements, the accelerator 4" in proc.stderr
