@@ -15,6 +15,8 @@
 //   DIR/<NAME>.bin.
 //   --cpu-stores N adds a second CPU that stores a word every 10 ns from the START write on
 //   (N stores), --quantum NS sets the global quantum it runs ahead by (storing_cpu.h).
+//   --split-requests sets the memory's and the system bus's split_requests (a request served
+//   across gaps).
 //   --family lt | riscv-vp | vcml builds the SoC the way that family of VPs does
 //   (vp_families.h): lt is the default above; riscv-vp and vcml use an address-translating bus
 //   that adds no time with the memory at kForeignMemoryBase and a function-call interrupt
@@ -69,6 +71,7 @@ struct Options {
   std::string dump_dir;       // --dump DIR: every job tensor read back from memory after the run
   std::uint64_t cpu_stores = 0;  // --cpu-stores N: a second CPU's stores during the job
   double quantum_ns = 0;         // --quantum NS: the global quantum (0: SystemC's default, none)
+  bool split_requests = false;   // --split-requests: the memory's and the bus's split_requests
 };
 
 Options parse_options(int argc, char** argv) {
@@ -98,6 +101,8 @@ Options parse_options(int argc, char** argv) {
       if (arg == "--cpu-stores") o.cpu_stores = std::stoull(value);
       else o.quantum_ns = std::stod(value);
       if (o.quantum_ns < 0) throw std::runtime_error("--quantum must not be negative");
+    } else if (arg == "--split-requests") {
+      o.split_requests = true;
     } else if (arg == "--dump") {
       if (i + 1 >= argc) throw std::runtime_error("--dump needs a directory");
       o.dump_dir = argv[++i];
@@ -169,6 +174,7 @@ int sc_main(int argc, char** argv) {
   DriverJob job;
   std::string family, dump_dir, job_dir;
   std::uint64_t cpu_stores = 0;
+  bool split_requests = false;
   try {
     const Options opts = parse_options(argc, argv);
     ap.fetch_block = opts.fetch_block;
@@ -184,6 +190,7 @@ int sc_main(int argc, char** argv) {
     }
     dump_dir = opts.dump_dir;
     cpu_stores = opts.cpu_stores;
+    split_requests = opts.split_requests;
     if (opts.quantum_ns > 0)
       tlm::tlm_global_quantum::instance().set(sc_core::sc_time(opts.quantum_ns, sc_core::SC_NS));
     job_dir = opts.job_dir;
@@ -195,7 +202,9 @@ int sc_main(int argc, char** argv) {
   const bool riscv = family == "riscv-vp";
   ap.accept_incomplete_response = riscv;
   tlm_models::AttentionAccelerator acc("acc", ap);
-  tlm_models::HbmMemory memory("memory", vp_soc::memory());
+  tlm_models::HbmMemory::Params memory_params = vp_soc::memory();
+  memory_params.split_requests = memory_params.split_requests || split_requests;
+  tlm_models::HbmMemory memory("memory", memory_params);
   const std::uint64_t register_base = job.regs;
   DriverCpu cpu("cpu", std::move(job));
   cpu.zero_streaming_width = cpu.accept_incomplete_response = riscv;
@@ -227,7 +236,9 @@ int sc_main(int argc, char** argv) {
   std::unique_ptr<InterruptController> intc;
   std::unique_ptr<tlm_models::IrqToCallback> to_intc;
   if (family == "lt") {
-    lt_bus = std::make_unique<tlm_models::Interconnect>("bus", vp_soc::bus());
+    tlm_models::Interconnect::Params bus_params = vp_soc::bus();
+    bus_params.split_requests = bus_params.split_requests || split_requests;
+    lt_bus = std::make_unique<tlm_models::Interconnect>("bus", bus_params);
     cpu_link.out.bind(lt_bus->in);
     acc_link.out.bind(lt_bus->in);
     storer_link.out.bind(lt_bus->in);

@@ -256,6 +256,15 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             choices=("immediate", "queued"),
         ),
         _p(
+            "split_requests",
+            "bool",
+            False,
+            "bandwidth fidelity: a request may be served across the gaps between requests booked "
+            "before it (a channel interleaving transfers) instead of in one gap that holds it "
+            "whole, so requests a long quantum delivers out of time order do not wait behind "
+            "runs of short ones (no burst trains)",
+        ),
+        _p(
             "write_drain",
             "choice",
             "none",
@@ -400,6 +409,15 @@ def _register_builtins() -> None:
                     4,
                     "mesh: routers per row; input i sits at router i",
                     minimum=1,
+                ),
+                _p(
+                    "split_requests",
+                    "bool",
+                    False,
+                    "a request may cross a link in the gaps between requests booked before it "
+                    "instead of in one gap that holds it whole, so requests a long quantum "
+                    "delivers out of time order do not wait behind runs of short ones (no burst "
+                    "trains)",
                 ),
             ),
             sockets=(

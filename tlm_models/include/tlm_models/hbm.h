@@ -71,6 +71,12 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     // in call order); "queued": b_transport waits in the controller's queue (bank fidelity,
     // callers in SC_THREADs), so requests outstanding together are reordered.
     std::string request_mode = "immediate";
+    // Bandwidth fidelity: a request may be served in the gaps between requests booked before
+    // it, across as many as it takes (a channel interleaving transfers, as a controller does
+    // burst by burst), instead of waiting for one gap that holds it whole. Requests that a
+    // quantum keeper delivers out of time order then no longer push earlier ones behind runs of
+    // short ones (docs/integration.md, "The global quantum and CPU contention"). No burst trains.
+    bool split_requests = false;
     sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_ras = sc_core::sc_time(34, sc_core::SC_NS);
@@ -121,6 +127,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (queue_depth == 0) return "queue_depth must be at least 1";
       if (request_mode != "immediate" && request_mode != "queued")
         return "request_mode must be 'immediate' or 'queued', got '" + request_mode + "'";
+      if (split_requests && fidelity != "bandwidth")
+        return "split_requests needs fidelity 'bandwidth' (the bank level schedules commands)";
       if (request_mode == "queued" && fidelity != "bank")
         return "request_mode 'queued' needs fidelity 'bank' (the bandwidth level has no queue)";
       DramWriteDrain drain;
@@ -156,6 +164,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     HbmChannel::Config c;
     c.bandwidth = p.channel_bandwidth;
     c.burst_bytes = p.burst_bytes;
+    c.split_requests = p.split_requests;
     channels_.reserve(p.channels);
     for (unsigned i = 0; i < p.channels; ++i) channels_.emplace_back(c);
     if (bank_level_) build_controllers();
@@ -414,7 +423,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   // Burst trains (burst_train.h) are served at bandwidth fidelity without storage: no data is
   // kept, reads are zeros, and each request is served alone at once, so serving the bursts in
   // order here is what their own b_transport calls would do, statistics included.
-  bool serves_trains() const { return !bank_level_ && !storage_ && fronts_.empty(); }
+  bool serves_trains() const { return !bank_level_ && !storage_ && fronts_.empty() && !p_.split_requests; }
 
   void b_transport_train(tlm::tlm_generic_payload& t, BurstTrain& train, sc_core::sc_time& delay) {
     if (!serves_trains() || !admit_memory_access(t, p_.size)) {

@@ -35,6 +35,12 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     sc_core::sc_time hop_latency = sc_core::sc_time(1, sc_core::SC_NS);
     std::string topology = "crossbar";  // crossbar | mesh (2-D, XY routing)
     unsigned mesh_columns = 4;          // mesh: routers per row; input i sits at router i
+    // A request may cross a link in the gaps between requests booked before it, across as many
+    // as it takes (bandwidth_server.h, serve_split), instead of in one gap that holds it whole:
+    // requests a quantum keeper delivers out of time order then do not push earlier ones behind
+    // runs of short ones. The grant is then the end of its last part minus its transfer time.
+    // No burst trains.
+    bool split_requests = false;
 
     std::string check() const {
       if (!(clock > 0)) return "clock must be positive";
@@ -241,7 +247,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     xfer = width_div_.ceil(len) * period_;
     std::uint64_t hops = 1;  // the output link
     if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r.out, arrival, xfer, now, hops);
-    grant = links_[r.out].serve(arrival, xfer, now);
+    grant = grant_on(links_[r.out], arrival, xfer, now);
     out_bytes_[r.out] += len;
     byte_hops_ += len * hops;
     return hops;
@@ -312,6 +318,13 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   // Mesh: input i sits at router (i mod C, i div C) of a C-column grid; output o leaves from the
   // west edge (column 0, o even) or the east edge (column C - 1, o odd), the k-th output of an
   // edge at row floor(k R / K) (K outputs on that edge, R rows). The request crosses the
+  // When a transfer of `xfer` arriving at `arrival` is granted the link: its start, or with
+  // split_requests the end of its last part minus `xfer`.
+  Ticks grant_on(BandwidthServer& link, Ticks arrival, Ticks xfer, Ticks now) {
+    if (p_.split_requests) return link.serve_split(arrival, xfer, now) - xfer;
+    return link.serve(arrival, xfer, now);
+  }
+
   // directed links of the XY path (all of X first, then Y), each booked for `xfer` at its
   // earliest gap after the previous grant + one hop; returns when it reaches the output link.
   Ticks cross_mesh(unsigned input, unsigned out_index, Ticks t, Ticks xfer, Ticks now,
@@ -325,7 +338,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     const unsigned ty = (out_index / 2) * mesh_rows_ / std::max(1u, on_side);
     auto step = [&](unsigned dir) {
       BandwidthServer& link = mesh_links_[(static_cast<std::size_t>(y) * cols + x) * 4 + dir];
-      t = link.serve(t, xfer, now) + hop_;
+      t = grant_on(link, t, xfer, now) + hop_;
       ++hops;
     };
     while (x != tx) {
@@ -457,7 +470,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     const std::uint64_t addr = t.get_address();
     const Route* r = find(addr);
     if (!probe.reached(addr)) return;
-    if (mesh_ || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
+    if (mesh_ || p_.split_requests || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
       probe.blocked = true;
       return;
     }
