@@ -49,6 +49,8 @@ class DriverCpu : public sc_core::sc_module {
   // Register values read after the interrupt, by register name.
   const std::map<std::string, std::uint64_t>& results() const { return results_; }
   bool completed() const { return completed_; }
+  // Notified when the START write has completed.
+  const sc_core::sc_event& started() const { return started_; }
 
  private:
   void run() {
@@ -61,6 +63,7 @@ class DriverCpu : public sc_core::sc_module {
     set_reg(Acc::kCommandCount, static_cast<std::uint32_t>(job_.commands.size()));
     set_reg(Acc::kWindow, job_.window);
     set_reg(Acc::kCtrl, Acc::kCtrlStart | Acc::kCtrlIrqEnable);
+    started_.notify();
     if (!irq.read()) sc_core::wait(irq.posedge_event());
     const std::uint32_t status = reg(Acc::kStatus);
     results_["status"] = status & 3u;
@@ -132,6 +135,7 @@ class DriverCpu : public sc_core::sc_module {
   DriverJob job_;
   std::map<std::string, std::uint64_t> results_;
   bool completed_ = false;
+  sc_core::sc_event started_;
 };
 
 #endif  // ATTN_TLM_EXAMPLES_VP_DRIVER_CPU_H

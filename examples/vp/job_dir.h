@@ -12,7 +12,10 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <tlm>
 
 #include "driver_cpu.h"
 #include "tlm_models/trace_op.h"
@@ -47,6 +50,20 @@ inline std::uint64_t job_define(const std::map<std::string, std::uint64_t>& d, c
   return it->second;
 }
 
+// The job's tensors: (NAME, address) of every ATTN_JOB_TENSOR_<NAME>_ADDR.
+inline std::vector<std::pair<std::string, std::uint64_t>> job_tensors(const std::map<std::string, std::uint64_t>& d) {
+  const std::string prefix = "ATTN_JOB_TENSOR_", suffix = "_ADDR";
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (const auto& kv : d) {
+    const std::string& name = kv.first;
+    if (name.compare(0, prefix.size(), prefix) != 0 || name.size() <= prefix.size() + suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    out.emplace_back(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()), kv.second);
+  }
+  return out;
+}
+
 // The driver's job: registers at ATTN_BASE, the stream at ATTN_JOB_COMMAND_BASE, and every
 // ATTN_JOB_TENSOR_<NAME>_ADDR whose DIR/<NAME>.bin exists placed there.
 inline DriverJob read_job_dir(const std::string& dir) {
@@ -63,17 +80,33 @@ inline DriverJob read_job_dir(const std::string& dir) {
                              std::to_string(count) + " records of 64 B");
   job.commands.resize(count);
   std::memcpy(job.commands.data(), stream.data(), stream.size());
-  const std::string prefix = "ATTN_JOB_TENSOR_", suffix = "_ADDR";
-  for (const auto& kv : d) {
-    const std::string& name = kv.first;
-    if (name.compare(0, prefix.size(), prefix) != 0 || name.size() <= prefix.size() + suffix.size() ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string tensor = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    std::ifstream probe(dir + "/" + tensor + ".bin");
-    if (probe) job.tensors.emplace_back(kv.second, read_file(dir + "/" + tensor + ".bin"));
+  for (const auto& tv : job_tensors(d)) {
+    std::ifstream probe(dir + "/" + tv.first + ".bin");
+    if (probe) job.tensors.emplace_back(tv.second, read_file(dir + "/" + tv.first + ".bin"));
   }
   return job;
+}
+
+// Every tensor of the job (ATTN_JOB_TENSOR_<NAME>_ADDR and _BYTES), read back through `socket`
+// with debug reads after the run and written to OUT/<NAME>.bin: the output a driver would read.
+inline void dump_job_tensors(const std::string& dir, const std::string& out, tlm::tlm_initiator_socket<>& socket) {
+  const std::string header = dir + "/job.h";
+  const std::map<std::string, std::uint64_t> d = read_job_defines(header);
+  for (const auto& tv : job_tensors(d)) {
+    const std::string& tensor = tv.first;
+    std::vector<unsigned char> bytes(job_define(d, "ATTN_JOB_TENSOR_" + tensor + "_BYTES", header));
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_READ_COMMAND);
+    t.set_address(tv.second);
+    t.set_data_ptr(bytes.data());
+    t.set_data_length(static_cast<unsigned>(bytes.size()));
+    t.set_streaming_width(static_cast<unsigned>(bytes.size()));
+    if (socket->transport_dbg(t) != bytes.size())
+      throw std::runtime_error("--dump: memory answered a short debug read of " + tensor);
+    std::ofstream f(out + "/" + tensor + ".bin", std::ios::binary);
+    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!f) throw std::runtime_error("--dump: cannot write " + out + "/" + tensor + ".bin");
+  }
 }
 
 #endif  // ATTN_TLM_EXAMPLES_VP_JOB_DIR_H

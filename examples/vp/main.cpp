@@ -9,6 +9,14 @@
 //   command-fetch read (default 64; the stream executes while later blocks are fetched).
 //   --job DIR runs a job written by `attn-tlm vp-job --platform platforms/vp-soc.yaml --out DIR`
 //   (job_dir.h): its stream, tensors and register base.
+//   --functional makes the PE array and the Exp unit compute values (docs/integration.md,
+//   "Functional mode"), --number-format fp16 | bf16 | fp32 sets their element type (and width),
+//   --dump DIR writes every tensor of the job, read back from memory after the run, to
+//   DIR/<NAME>.bin.
+//   --cpu-stores N adds a second CPU that stores a word every 10 ns from the START write on
+//   (N stores), --quantum NS sets the global quantum it runs ahead by (storing_cpu.h).
+//   --split-requests sets the memory's and the system bus's split_requests (a request served
+//   across gaps).
 //   --family lt | riscv-vp | vcml builds the SoC the way that family of VPs does
 //   (vp_families.h): lt is the default above; riscv-vp and vcml use an address-translating bus
 //   that adds no time with the memory at kForeignMemoryBase and a function-call interrupt
@@ -33,10 +41,12 @@
 #include "command_stream.h"
 #include "driver_cpu.h"
 #include "job_dir.h"
+#include "storing_cpu.h"
 #include "tlm_models/irq_adapters.h"
 #include "tlm_models/protocol_checker.h"
 #include "vp_families.h"
 #include "tlm_models/attention_accelerator.h"
+#include "tlm_models/functional_ops.h"
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
 #include "vp_soc_params.h"
@@ -56,6 +66,12 @@ struct Options {
   std::string trace;
   std::string job_dir;
   std::string family = "lt";
+  bool functional = false;    // --functional: the engines compute O (functional_ops.h)
+  std::string number_format;  // --number-format: the element type, instead of vp-soc.yaml's
+  std::string dump_dir;       // --dump DIR: every job tensor read back from memory after the run
+  std::uint64_t cpu_stores = 0;  // --cpu-stores N: a second CPU's stores during the job
+  double quantum_ns = 0;         // --quantum NS: the global quantum (0: SystemC's default, none)
+  bool split_requests = false;   // --split-requests: the memory's and the bus's split_requests
 };
 
 Options parse_options(int argc, char** argv) {
@@ -72,6 +88,24 @@ Options parse_options(int argc, char** argv) {
       o.family = argv[++i];
       if (o.family != "lt" && o.family != "riscv-vp" && o.family != "vcml")
         throw std::runtime_error("--family must be lt, riscv-vp or vcml, not '" + o.family + "'");
+    } else if (arg == "--functional") {
+      o.functional = true;
+    } else if (arg == "--number-format") {
+      if (i + 1 >= argc) throw std::runtime_error("--number-format needs fp16, bf16 or fp32");
+      o.number_format = argv[++i];
+      if (tlm_models::number_format_of(o.number_format) == tlm_models::NumberFormat::unknown)
+        throw std::runtime_error("--number-format must be fp16, bf16 or fp32, not '" + o.number_format + "'");
+    } else if (arg == "--cpu-stores" || arg == "--quantum") {
+      if (i + 1 >= argc) throw std::runtime_error(arg + " needs a number");
+      const std::string value = argv[++i];
+      if (arg == "--cpu-stores") o.cpu_stores = std::stoull(value);
+      else o.quantum_ns = std::stod(value);
+      if (o.quantum_ns < 0) throw std::runtime_error("--quantum must not be negative");
+    } else if (arg == "--split-requests") {
+      o.split_requests = true;
+    } else if (arg == "--dump") {
+      if (i + 1 >= argc) throw std::runtime_error("--dump needs a directory");
+      o.dump_dir = argv[++i];
     } else if (arg == "--job") {
       if (i + 1 >= argc) throw std::runtime_error("--job needs the directory attn-tlm vp-job wrote");
       o.job_dir = argv[++i];
@@ -83,6 +117,7 @@ Options parse_options(int argc, char** argv) {
     }
   }
   if (!o.trace.empty() && !o.job_dir.empty()) throw std::runtime_error("give a trace or --job, not both");
+  if (!o.dump_dir.empty() && o.job_dir.empty()) throw std::runtime_error("--dump reads a job's tensors: give --job DIR");
   if (o.family != "lt" && o.job_dir.empty())
     throw std::runtime_error("--family " + o.family + " runs a job (--job DIR, written with --tensors-at 0x1000_0000)");
   return o;
@@ -111,6 +146,15 @@ DriverJob make_job(const Options& opts, const tlm_models::AttentionAccelerator::
   return job;
 }
 
+// --functional and --number-format: both engines compute, in that format, with elements of its
+// width (a job emitted for vp-soc.yaml with the same pe/exp elem_bytes and number_format).
+void set_number_format(const Options& opts, tlm_models::AttentionAccelerator::Params& ap) {
+  ap.pe.functional = ap.exp.functional = opts.functional;
+  if (opts.number_format.empty()) return;
+  ap.pe.number_format = ap.exp.number_format = opts.number_format;
+  ap.pe.elem_bytes = ap.exp.elem_bytes = tlm_models::format_bytes(tlm_models::number_format_of(opts.number_format));
+}
+
 // `prefix.stat value` for every statistic under `g`, values printed so that they read back
 // exactly (%.17g); undefined ratios (NaN) print as `null`, as in the JSON of a Python replay.
 void print_stats(const tlm_models::StatsGroup& g, const std::string& prefix) {
@@ -128,12 +172,28 @@ void print_stats(const tlm_models::StatsGroup& g, const std::string& prefix) {
 int sc_main(int argc, char** argv) {
   tlm_models::AttentionAccelerator::Params ap = vp_soc::accelerator();
   DriverJob job;
-  std::string family;
+  std::string family, dump_dir, job_dir;
+  std::uint64_t cpu_stores = 0;
+  bool split_requests = false;
   try {
     const Options opts = parse_options(argc, argv);
     ap.fetch_block = opts.fetch_block;
     family = opts.family;
+    set_number_format(opts, ap);
     job = make_job(opts, ap);
+    if (!opts.job_dir.empty()) {
+      const std::string header = opts.job_dir + "/job.h";
+      const std::uint64_t eb = job_define(read_job_defines(header), "ATTN_JOB_ELEM_BYTES", header);
+      if (eb != ap.pe.elem_bytes)
+        throw std::runtime_error(header + ": the job has " + std::to_string(eb) + "-byte elements, the accelerator " +
+                                 std::to_string(ap.pe.elem_bytes) + " (emit it with the same pe/exp elem_bytes)");
+    }
+    dump_dir = opts.dump_dir;
+    cpu_stores = opts.cpu_stores;
+    split_requests = opts.split_requests;
+    if (opts.quantum_ns > 0)
+      tlm::tlm_global_quantum::instance().set(sc_core::sc_time(opts.quantum_ns, sc_core::SC_NS));
+    job_dir = opts.job_dir;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "attn_vp: %s\n", e.what());
     return 2;
@@ -142,7 +202,9 @@ int sc_main(int argc, char** argv) {
   const bool riscv = family == "riscv-vp";
   ap.accept_incomplete_response = riscv;
   tlm_models::AttentionAccelerator acc("acc", ap);
-  tlm_models::HbmMemory memory("memory", vp_soc::memory());
+  tlm_models::HbmMemory::Params memory_params = vp_soc::memory();
+  memory_params.split_requests = memory_params.split_requests || split_requests;
+  tlm_models::HbmMemory memory("memory", memory_params);
   const std::uint64_t register_base = job.regs;
   DriverCpu cpu("cpu", std::move(job));
   cpu.zero_streaming_width = cpu.accept_incomplete_response = riscv;
@@ -152,12 +214,17 @@ int sc_main(int argc, char** argv) {
   tlm_models::ProtocolChecker::Tolerance tolerance;
   tolerance.zero_streaming_width = tolerance.incomplete_response = riscv;
   std::vector<std::unique_ptr<tlm_models::ProtocolChecker>> checkers;
-  for (const char* name : {"check_cpu", "check_acc", "check_memory", "check_registers"}) {
+  for (const char* name : {"check_cpu", "check_acc", "check_memory", "check_registers", "check_storer"}) {
     checkers.push_back(std::make_unique<tlm_models::ProtocolChecker>(name));
     checkers.back()->set_tolerance(tolerance);
   }
   tlm_models::ProtocolChecker &cpu_link = *checkers[0], &acc_link = *checkers[1];
   tlm_models::ProtocolChecker &mem_link = *checkers[2], &reg_link = *checkers[3];
+  tlm_models::ProtocolChecker& storer_link = *checkers[4];
+  // --cpu-stores: a second CPU storing a word every 10 ns from the START write on, in the upper
+  // half of the memory (clear of any job), through the global quantum (storing_cpu.h).
+  StoringCpu storer("storer", cpu.started(), kMemorySize / 2, cpu_stores, sc_core::sc_time(10, sc_core::SC_NS));
+  storer.socket.bind(storer_link.in);
   cpu.socket.bind(cpu_link.in);
   acc.sys_port.bind(acc_link.in);
   reg_link.out.bind(acc.ctrl);
@@ -169,9 +236,12 @@ int sc_main(int argc, char** argv) {
   std::unique_ptr<InterruptController> intc;
   std::unique_ptr<tlm_models::IrqToCallback> to_intc;
   if (family == "lt") {
-    lt_bus = std::make_unique<tlm_models::Interconnect>("bus", vp_soc::bus());
+    tlm_models::Interconnect::Params bus_params = vp_soc::bus();
+    bus_params.split_requests = bus_params.split_requests || split_requests;
+    lt_bus = std::make_unique<tlm_models::Interconnect>("bus", bus_params);
     cpu_link.out.bind(lt_bus->in);
     acc_link.out.bind(lt_bus->in);
+    storer_link.out.bind(lt_bus->in);
     lt_bus->out.bind(mem_link.in);
     lt_bus->out.bind(reg_link.in);
     lt_bus->add_route(0, kMemorySize, 0);
@@ -182,6 +252,7 @@ int sc_main(int argc, char** argv) {
     foreign_bus = std::make_unique<TranslatingBus>("bus");
     cpu_link.out.bind(foreign_bus->in);
     acc_link.out.bind(foreign_bus->in);
+    storer_link.out.bind(foreign_bus->in);
     foreign_bus->out.bind(mem_link.in);
     foreign_bus->out.bind(reg_link.in);
     foreign_bus->map(kForeignMemoryBase, kMemorySize - kForeignMemoryBase, 0);
@@ -241,5 +312,13 @@ int sc_main(int argc, char** argv) {
                                               memory.zero_streaming_width_payloads()),
               static_cast<unsigned long long>(acc.incomplete_responses()));
   if (!acc.error_message().empty()) std::fprintf(stderr, "attn_vp: %s\n", acc.error_message().c_str());
+  if (!dump_dir.empty()) {
+    try {
+      dump_job_tensors(job_dir, dump_dir, cpu.socket);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "attn_vp: %s\n", e.what());
+      return 1;
+    }
+  }
   return cpu.results().at("status") == 2 && violations == 0 ? 0 : 1;
 }

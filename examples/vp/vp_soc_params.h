@@ -33,6 +33,7 @@ inline tlm_models::HbmMemory::Params memory() {
   p.page_policy = "open";
   p.queue_depth = 8u;
   p.request_mode = "immediate";
+  p.split_requests = false;
   p.write_drain = "none";
   p.write_high_watermark = 16u;
   p.write_low_watermark = 4u;
@@ -72,6 +73,7 @@ inline tlm_models::Interconnect::Params bus() {
   p.hop_latency = sc_core::sc_time(1000.0, sc_core::SC_PS);
   p.topology = "crossbar";
   p.mesh_columns = 4u;
+  p.split_requests = false;
   return p;
 }
 
@@ -82,6 +84,7 @@ inline tlm_models::Interconnect::Params dma_noc() {
   p.hop_latency = sc_core::sc_time(1000.0, sc_core::SC_PS);
   p.topology = "crossbar";
   p.mesh_columns = 4u;
+  p.split_requests = false;
   return p;
 }
 
@@ -92,6 +95,7 @@ inline tlm_models::Interconnect::Params compute_noc() {
   p.hop_latency = sc_core::sc_time(1000.0, sc_core::SC_PS);
   p.topology = "crossbar";
   p.mesh_columns = 4u;
+  p.split_requests = false;
   return p;
 }
 
@@ -130,6 +134,8 @@ inline tlm_models::PeArray::Params pe() {
   p.forward_granularity = 128u;
   p.elem_bytes = 2ull;
   p.sram_traffic = true;
+  p.functional = false;
+  p.number_format = "fp16";
   return p;
 }
 
@@ -141,6 +147,8 @@ inline tlm_models::ExpUnit::Params exp() {
   p.forward_granularity = 128u;
   p.elem_bytes = 2ull;
   p.sram_traffic = true;
+  p.functional = false;
+  p.number_format = "fp16";
   return p;
 }
 

@@ -1,5 +1,5 @@
-// BandwidthServer: first-fit booking of out-of-order requests, pruning, and the activity log
-// of a gap filled before earlier-booked work.
+// BandwidthServer: first-fit booking of out-of-order requests, split service across gaps,
+// pruning, and the activity log of a gap filled before earlier-booked work.
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -33,6 +33,30 @@ TEST_CASE(an_early_request_fills_the_gap_before_later_bookings) {
   CHECK_EQ(log[0].end, Ticks{90});
   CHECK_EQ(log[1].start, Ticks{100});
   CHECK_EQ(log[1].end, Ticks{140});
+}
+
+TEST_CASE(a_split_request_uses_every_gap_from_its_arrival) {
+  BandwidthServer s;
+  for (Ticks t : {10, 20, 30}) s.serve(t, 1, 0);  // short bookings made ahead: [10, 11) ...
+  // 20 ticks from 5: [5, 10), [11, 20), [21, 27) (whole, the first gap of 20 starts at 31).
+  CHECK_EQ(s.serve_split(5, 20, 0), Ticks{27});
+  CHECK_EQ(s.wait_ticks(), Ticks{2});
+  CHECK_EQ(s.busy_ticks(), Ticks{23});
+  // [0, 5), then [27, 30): the gaps left before [30, 31).
+  CHECK_EQ(s.serve_split(0, 8, 0), Ticks{30});
+  CHECK_EQ(s.serve_split(0, 1, 0), Ticks{32});  // no gap left before 31
+  CHECK_EQ(s.busy_until(), Ticks{32});
+}
+
+TEST_CASE(in_time_order_a_split_request_is_served_whole) {
+  BandwidthServer whole, split;
+  Ticks arrival = 0;
+  for (Ticks k = 0; k < 200; ++k) {
+    arrival += (k * 7) % 13;
+    const Ticks duration = 1 + (k * 5) % 17;
+    CHECK_EQ(split.serve_split(arrival, duration, arrival), whole.serve(arrival, duration, arrival) + duration);
+  }
+  CHECK_EQ(split.wait_ticks(), whole.wait_ticks());
 }
 
 namespace {

@@ -258,6 +258,15 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             choices=("immediate", "queued"),
         ),
         _p(
+            "split_requests",
+            "bool",
+            False,
+            "bandwidth fidelity: a request may be served across the gaps between requests booked "
+            "before it (a channel interleaving transfers) instead of in one gap that holds it "
+            "whole, so requests a long quantum delivers out of time order do not wait behind "
+            "runs of short ones (no burst trains)",
+        ),
+        _p(
             "write_drain",
             "choice",
             "none",
@@ -353,6 +362,23 @@ def _compute_engine(
         ),
         _p("elem_bytes", "size", "2 B", f"bytes per element (FP16 = 2); must equal {peer}"),
         _p("sram_traffic", "bool", True, traffic),
+        # Functional mode (functional_ops.h, docs/integration.md "Functional mode"): the PE
+        # array and the Exp unit compute values, with the same setting on both.
+        _p(
+            "functional",
+            "bool",
+            False,
+            "compute each operation's values on the SRAM's contents (timing unchanged; the "
+            "PE array's and the Exp unit's must be equal)",
+        ),
+        _p(
+            "number_format",
+            "choice",
+            "fp16",
+            "element type of the values: `fp16` (IEEE binary16) or `bf16` (bfloat16) for "
+            "2-byte elements, `fp32` for 4-byte; functional mode only",
+            choices=("fp16", "bf16", "fp32"),
+        ),
     )
     return ComponentType(
         name=name,
@@ -450,6 +476,15 @@ def _register_builtins() -> None:
                     4,
                     "mesh: routers per row; input i sits at router i",
                     minimum=1,
+                ),
+                _p(
+                    "split_requests",
+                    "bool",
+                    False,
+                    "a request may cross a link in the gaps between requests booked before it "
+                    "instead of in one gap that holds it whole, so requests a long quantum "
+                    "delivers out of time order do not wait behind runs of short ones (no burst "
+                    "trains)",
                 ),
             ),
             sockets=(

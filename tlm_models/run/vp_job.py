@@ -20,6 +20,7 @@ import numpy as np
 from tlm_models.dataflows import emit
 from tlm_models.errors import UserError
 from tlm_models.platform.cpp_params import accelerator_layout
+from tlm_models.platform.element_format import element_format, encode
 from tlm_models.run.resolve import ResolvedRun
 from tlm_models.runtime.headers import INCLUDE_DIR
 from tlm_models.trace.record import RECORD_DTYPE
@@ -52,6 +53,9 @@ class VpJob:
     tensors: tuple[JobTensor, ...]
     dataflow: str
     elem_bytes: int
+    number_format: str | None = (
+        None  # the values' type (platform/element_format.py); None: raw bytes
+    )
 
     @property
     def bytes_read(self) -> int:
@@ -133,6 +137,9 @@ def build_vp_job(run: ResolvedRun, tensors_at: int, commands_at: int | None = No
         tensors=tensors,
         dataflow=run.config.dataflow,
         elem_bytes=header.elem_bytes,
+        number_format=element_format(
+            str(run.platform.components[layout.pe].params["number_format"]), header.elem_bytes
+        ),
     )
 
 
@@ -178,7 +185,7 @@ def c_header(job: VpJob, base: int, command: str) -> str:
         f"#define ATTN_JOB_COMMAND_COUNT {len(job.records)}u",
         f"#define ATTN_JOB_COMMAND_BYTES {len(job.records) * _RECORD_BYTES}ull",
         f"#define ATTN_JOB_WINDOW {job.window}u",
-        f"#define ATTN_JOB_ELEM_BYTES {job.elem_bytes}u",
+        f"#define ATTN_JOB_ELEM_BYTES {job.elem_bytes}u  /* {job.number_format or 'raw'} */",
         f"#define ATTN_JOB_BYTES_READ {job.bytes_read}ull  /* BYTES_READ after completion */",
         f"#define ATTN_JOB_BYTES_WRITTEN {job.bytes_written}ull  /* BYTES_WRITTEN */",
         f"#define ATTN_JOB_OPS {len(job.records)}ull  /* OPS */",
@@ -193,21 +200,21 @@ def c_header(job: VpJob, base: int, command: str) -> str:
 
 def write_vp_job(job: VpJob, out: Path, base: int, command: str, seed: int = 0) -> list[Path]:
     """Writes ``commands.bin`` (the records, little-endian), ``<TENSOR>.bin`` for every input
-    tensor (values drawn from N(0, 1) in the element type, ``seed``), and ``job.h``."""
+    tensor (values drawn from N(0, 1) in the element type, FP16, BF16 or FP32 as the PE array's
+    ``number_format`` says, ``seed``), and ``job.h``."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "commands.bin", out / "job.h"]
     job.records.astype(RECORD_DTYPE).tofile(written[0])  # RECORD_DTYPE is little-endian
     written[1].write_text(c_header(job, base, command))
     rng = np.random.default_rng(seed)
-    dtype = {2: np.float16, 4: np.float32}.get(job.elem_bytes)
     for t in job.tensors:
         if not t.loaded:
             continue
         path = out / f"{_macro_name(t.name)}.bin"
         count = t.bytes // t.elem_bytes
-        if dtype is None:
+        if job.number_format is None:
             rng.integers(0, 256, t.bytes, dtype=np.uint8).tofile(path)
         else:
-            rng.standard_normal(count).astype(dtype).tofile(path)
+            path.write_bytes(encode(rng.standard_normal(count), job.number_format))
         written.append(path)
     return written

@@ -72,6 +72,12 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     bool has_kv_buffer = true;
     std::uint64_t kv_buffer_base = std::uint64_t{2} << 32;  // clear of an SRAM grown to 4 GiB
     Sram::Params kv_buffer;
+    // Functional mode is the engines' (pe.functional and exp.functional, both set, in
+    // pe.number_format): the PE array and the Exp unit compute each operation's values on the
+    // SRAM's contents, the DMA's transactions carry Q, K, V in and O out, at the timing of
+    // timing-only mode (docs/integration.md, "Functional mode"). The SRAM and the KV buffer are
+    // then built with storage whatever their `storage` says.
+    bool functional() const { return pe.functional; }
 
     // The defaults are platforms/attenio.yaml's accelerator, the AttenIO paper's machine
     // (`attn-tlm config --params platforms/attenio.yaml` generates the same values, checked by
@@ -107,6 +113,9 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
         if (kv_buffer_base < sram_base + sram.capacity && sram_base < kv_buffer_base + kv_buffer.capacity)
           return "the KV buffer's window overlaps the SRAM's";
       }
+      if (pe.functional != exp.functional || pe.number_format != exp.number_format)
+        return "pe and exp must agree on functional and number_format (functional mode computes "
+               "on both engines)";
       if (dma.channels + 2 > kMaxEngines)
         return "dma.channels must be at most " + std::to_string(kMaxEngines - 2);
       for (const std::string& e : {dma.check(), pe.check(), exp.check(), sram.check(),
@@ -179,7 +188,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
         dma_("dma", p.dma),
         pe_("pe", p.pe),
         exp_("exp", p.exp),
-        sram_("sram", p.sram),
+        sram_("sram", stored(p.sram, p.functional())),
         dma_noc_("dma_noc", p.dma_noc),
         compute_noc_("compute_noc", p.compute_noc),
         replayer_("replayer"),
@@ -204,7 +213,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
     compute_noc_.out.bind(sram_.target);
     compute_noc_.add_route(p.sram_base, p.sram.capacity, 0);
     if (p.has_kv_buffer) {
-      kv_buffer_.reset(new Sram("kv_buffer", p.kv_buffer));
+      kv_buffer_.reset(new Sram("kv_buffer", stored(p.kv_buffer, p.functional())));
       dma_noc_.out.bind(kv_buffer_->target);
       dma_noc_.add_route(p.kv_buffer_base, p.kv_buffer.capacity, 2);
       compute_noc_.out.bind(kv_buffer_->target);
@@ -295,6 +304,12 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
   }
 
   Ticks cycles_of(Ticks t) const { return ceil_div(t, period_); }
+
+  // Functional mode keeps values in the on-chip memories: storage on (it changes no timing).
+  static Sram::Params stored(Sram::Params p, bool functional) {
+    if (functional) p.storage = true;
+    return p;
+  }
 
   // --- control and command fetch --------------------------------------------------------
 

@@ -34,6 +34,45 @@ class BandwidthServer {
     return take(find(arrival, duration), arrival, duration);
   }
 
+  // Books `duration` of service in the free time from `arrival` on, across as many gaps as it
+  // takes (a server that interleaves transfers, as a memory channel does at burst granularity,
+  // instead of holding each whole); returns the end of its last part. With requests arriving in
+  // time order it is `serve` (no gap lies after an arrival but before booked work); out of
+  // order, a request is no longer held back by a run of short bookings made before it.
+  Ticks serve_split(Ticks arrival, Ticks duration, Ticks now) {
+    prune(now);
+    const auto first = booked_.begin() + static_cast<std::ptrdiff_t>(head_);
+    std::size_t i = static_cast<std::size_t>(
+        std::upper_bound(first, booked_.end(), arrival,
+                         [](Ticks t, const BusyInterval& b) { return t < b.end; }) -
+        booked_.begin());
+    Ticks t = arrival, left = duration;
+    parts_.clear();
+    while (left > 0) {
+      if (i == booked_.size() || booked_[i].start >= t + left) {
+        parts_.push_back(BusyInterval{t, t + left});
+        t += left;
+        break;
+      }
+      if (booked_[i].start > t) {
+        parts_.push_back(BusyInterval{t, booked_[i].start});
+        left -= booked_[i].start - t;
+      }
+      t = std::max(t, booked_[i].end);
+      ++i;
+    }
+    for (const BusyInterval& b : parts_) {
+      const auto at = std::lower_bound(booked_.begin() + static_cast<std::ptrdiff_t>(head_), booked_.end(),
+                                       b.start, [](const BusyInterval& x, Ticks v) { return x.start < v; });
+      book(static_cast<std::size_t>(at - booked_.begin()), b.start, b.end);
+      if (activity_.enabled()) activity_.record(b.start, b.end);
+    }
+    busy_ticks_ += duration;
+    wait_ticks_ += t - arrival - duration;
+    ++requests_;
+    return t;
+  }
+
   // The start `serve` would give, without booking (to choose among equivalent servers).
   Ticks earliest_start(Ticks arrival, Ticks duration) const {
     return earliest(arrival, duration, nullptr);
@@ -176,6 +215,7 @@ class BandwidthServer {
   // booked_[head_, size): future and current work, sorted and disjoint; [0, head_) are
   // bookings already dropped, not yet removed from the storage.
   std::vector<BusyInterval> booked_;
+  std::vector<BusyInterval> parts_;  // serve_split's parts, before they are booked
   std::size_t head_ = 0;
   Ticks last_end_ = 0;                // end of the latest booking already dropped
   Ticks busy_ticks_ = 0;

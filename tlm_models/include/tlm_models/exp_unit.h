@@ -4,12 +4,14 @@
 #define TLM_MODELS_EXP_UNIT_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tlm_models/functional_ops.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/params_generated.h"
 #include "tlm_models/pipelined_issue.h"
@@ -25,7 +27,11 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
   // The fields and their defaults: ExpUnitParamFields (params_generated.h, generated from
   // the component registry).
   struct Params : ExpUnitParamFields {
-    std::string check() const { return check_fields(); }
+    std::string check() const {
+      std::string error = check_fields();
+      if (!error.empty()) return error;
+      return check_number_format(number_format, functional, elem_bytes);
+    }
   };
 
   tlm_utils::simple_initiator_socket<ExpUnit> sram_port;
@@ -38,6 +44,8 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/exp_unit", (std::string(this->name()) + ": " + err).c_str());
+    if (p.functional)
+      functional_ = std::make_unique<FunctionalOps>(sram_port, this->name(), number_format_of(p.number_format));
   }
 
   const Params& params() const { return params_; }
@@ -90,6 +98,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
     if (op.kind != static_cast<std::uint8_t>(OpKind::exp))
       throw OpError(std::string(name()) + ": cannot execute operation kind " +
                     std::to_string(op.kind) + " (the Exp unit runs exp)");
+    if (functional_) functional_->run(op);
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
     OperandBlocks blocks;
     blocks.read(op.src0, mn);
@@ -111,6 +120,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
   Params params_;
   Ticks period_;
   PipelinedIssue pipe_;
+  std::unique_ptr<FunctionalOps> functional_;  // Params::functional
   std::uint64_t exps_ = 0;
   std::uint64_t cycles_ = 0;
   std::uint64_t ops_ = 0;

@@ -57,6 +57,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     std::string check() const {
       std::string error = check_fields();
       if (!error.empty()) return error;
+      if (split_requests && fidelity != "bandwidth")
+        return "split_requests needs fidelity 'bandwidth' (the bank level schedules commands)";
       if (request_mode == "queued" && fidelity != "bank")
         return "request_mode 'queued' needs fidelity 'bank' (the bandwidth level has no queue)";
       if (command_bus != "none" && t_ck == sc_core::SC_ZERO_TIME)
@@ -84,6 +86,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     HbmChannel::Config c;
     c.bandwidth = p.channel_bandwidth;
     c.burst_bytes = p.burst_bytes;
+    c.split_requests = p.split_requests;
     channels_.reserve(p.channels);
     for (unsigned i = 0; i < p.channels; ++i) channels_.emplace_back(c);
     if (bank_level_) build_controllers();
@@ -342,7 +345,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   // Burst trains (burst_train.h) are served at bandwidth fidelity without storage: no data is
   // kept, reads are zeros, and each request is served alone at once, so serving the bursts in
   // order here is what their own b_transport calls would do, statistics included.
-  bool serves_trains() const { return !bank_level_ && !storage_ && fronts_.empty(); }
+  bool serves_trains() const { return !bank_level_ && !storage_ && fronts_.empty() && !p_.split_requests; }
 
   void b_transport_train(tlm::tlm_generic_payload& t, BurstTrain& train, sc_core::sc_time& delay) {
     if (!serves_trains() || !admit_memory_access(t, p_.size)) {

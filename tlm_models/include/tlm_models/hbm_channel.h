@@ -15,13 +15,17 @@ class HbmChannel {
   struct Config {
     double bandwidth = 0;         // B/s
     std::uint64_t burst_bytes = 1;  // what one burst moves (counted for energy)
+    bool split_requests = false;    // a transfer may use several gaps (HbmMemory::Params)
   };
 
-  explicit HbmChannel(const Config& c) : rate_(c.bandwidth), burst_bytes_(c.burst_bytes) {}
+  explicit HbmChannel(const Config& c)
+      : rate_(c.bandwidth), burst_bytes_(c.burst_bytes), split_(c.split_requests) {}
 
-  // The whole transfer occupies the bus. Returns the end of the transfer.
+  // The whole transfer occupies the bus (in one gap, or with split_requests in the free time
+  // from its arrival on). Returns the end of the transfer.
   Ticks serve_transfer(Ticks arrival, std::uint64_t bytes, bool write) {
     const Ticks xfer = count(bytes, write);
+    if (split_) return bus_.serve_split(arrival, xfer, now_ticks());
     return bus_.serve(arrival, xfer) + xfer;
   }
 
@@ -105,6 +109,7 @@ class HbmChannel {
   Ticks last_xfer_ = 0;
   BandwidthServer bus_;
   std::uint64_t burst_bytes_;
+  bool split_;
   std::uint64_t bytes_read_ = 0, bytes_written_ = 0;
   std::uint64_t read_bursts_ = 0, write_bursts_ = 0;
 };

@@ -231,7 +231,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     xfer = width_div_.ceil(len) * period_;
     std::uint64_t hops = 1;  // the output link
     if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r.out, arrival, xfer, now, hops);
-    grant = links_[r.out].serve(arrival, xfer, now);
+    grant = grant_on(links_[r.out], arrival, xfer, now);
     out_bytes_[r.out] += len;
     byte_hops_ += len * hops;
     return hops;
@@ -302,6 +302,13 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   // Mesh: input i sits at router (i mod C, i div C) of a C-column grid; output o leaves from the
   // west edge (column 0, o even) or the east edge (column C - 1, o odd), the k-th output of an
   // edge at row floor(k R / K) (K outputs on that edge, R rows). The request crosses the
+  // When a transfer of `xfer` arriving at `arrival` is granted the link: its start, or with
+  // split_requests the end of its last part minus `xfer`.
+  Ticks grant_on(BandwidthServer& link, Ticks arrival, Ticks xfer, Ticks now) {
+    if (p_.split_requests) return link.serve_split(arrival, xfer, now) - xfer;
+    return link.serve(arrival, xfer, now);
+  }
+
   // directed links of the XY path (all of X first, then Y), each booked for `xfer` at its
   // earliest gap after the previous grant + one hop; returns when it reaches the output link.
   Ticks cross_mesh(unsigned input, unsigned out_index, Ticks t, Ticks xfer, Ticks now,
@@ -315,7 +322,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     const unsigned ty = (out_index / 2) * mesh_rows_ / std::max(1u, on_side);
     auto step = [&](unsigned dir) {
       BandwidthServer& link = mesh_links_[(static_cast<std::size_t>(y) * cols + x) * 4 + dir];
-      t = link.serve(t, xfer, now) + hop_;
+      t = grant_on(link, t, xfer, now) + hop_;
       ++hops;
     };
     while (x != tx) {
@@ -447,7 +454,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     const std::uint64_t addr = t.get_address();
     const Route* r = find(addr);
     if (!probe.reached(addr)) return;
-    if (mesh_ || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
+    if (mesh_ || p_.split_requests || !r || probe.span == 0 || probe.span - 1 > r->last() - addr) {
       probe.blocked = true;
       return;
     }

@@ -50,6 +50,10 @@ struct HbmMemoryParamFields {
   // `immediate` (each call served alone, at once) or `queued` (calls wait in the controller's
   // queues, so outstanding requests are reordered; bank fidelity)
   std::string request_mode = "immediate";
+  // bandwidth fidelity: a request may be served across the gaps between requests booked before it
+  // (a channel interleaving transfers) instead of in one gap that holds it whole, so requests a
+  // long quantum delivers out of time order do not wait behind runs of short ones (no burst trains)
+  bool split_requests = false;
   // `none` (reads and writes compete under the scheduler alone, as DRAMSys' default FR-FCFS) or
   // `watermark` (read and write phases by the watermarks below)
   std::string write_drain = "none";
@@ -186,6 +190,10 @@ struct InterconnectParamFields {
   std::string topology = "crossbar";
   // mesh: routers per row; input i sits at router i
   unsigned mesh_columns = 4;
+  // a request may cross a link in the gaps between requests booked before it instead of in one gap
+  // that holds it whole, so requests a long quantum delivers out of time order do not wait behind
+  // runs of short ones (no burst trains)
+  bool split_requests = false;
 
   // The first field outside its declared bounds; empty when every field is in them.
   std::string check_fields() const {
@@ -250,6 +258,12 @@ struct PeArrayParamFields {
   std::uint64_t elem_bytes = 2;
   // issue operand/result transactions
   bool sram_traffic = true;
+  // compute each operation's values on the SRAM's contents (timing unchanged; the PE array's and
+  // the Exp unit's must be equal)
+  bool functional = false;
+  // element type of the values: `fp16` (IEEE binary16) or `bf16` (bfloat16) for 2-byte elements,
+  // `fp32` for 4-byte; functional mode only
+  std::string number_format = "fp16";
 
   // The first field outside its declared bounds; empty when every field is in them.
   std::string check_fields() const {
@@ -262,6 +276,8 @@ struct PeArrayParamFields {
              "'broadcast', got '" + mapping + "'";
     if (forward_granularity < 1) return "forward_granularity must be at least 1";
     if (elem_bytes < 1) return "elem_bytes must be at least 1 B";
+    if (number_format != "fp16" && number_format != "bf16" && number_format != "fp32")
+      return "number_format must be 'fp16', 'bf16' or 'fp32', got '" + number_format + "'";
     return "";
   }
 };
@@ -281,6 +297,12 @@ struct ExpUnitParamFields {
   std::uint64_t elem_bytes = 2;
   // issue the read of src0 and the write of dst
   bool sram_traffic = true;
+  // compute each operation's values on the SRAM's contents (timing unchanged; the PE array's and
+  // the Exp unit's must be equal)
+  bool functional = false;
+  // element type of the values: `fp16` (IEEE binary16) or `bf16` (bfloat16) for 2-byte elements,
+  // `fp32` for 4-byte; functional mode only
+  std::string number_format = "fp16";
 
   // The first field outside its declared bounds; empty when every field is in them.
   std::string check_fields() const {
@@ -288,6 +310,8 @@ struct ExpUnitParamFields {
     if (!(clock >= 1.0)) return "clock must be at least 1 Hz";
     if (forward_granularity < 1) return "forward_granularity must be at least 1";
     if (elem_bytes < 1) return "elem_bytes must be at least 1 B";
+    if (number_format != "fp16" && number_format != "bf16" && number_format != "fp32")
+      return "number_format must be 'fp16', 'bf16' or 'fp32', got '" + number_format + "'";
     return "";
   }
 };

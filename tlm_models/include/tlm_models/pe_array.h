@@ -5,12 +5,14 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "tlm_models/functional_ops.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/operand_extents.h"
 #include "tlm_models/params_generated.h"
@@ -49,6 +51,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     std::string check() const {
       std::string error = check_fields();
       if (!error.empty()) return error;
+      if (std::string e = check_number_format(number_format, functional, elem_bytes); !e.empty())
+        return e;
       if (split_k && mapping != "broadcast") return "split_k needs mapping broadcast";
       if (fold_overlap && mapping == "broadcast")
         return "fold_overlap needs a systolic mapping (output_stationary, weight_stationary or "
@@ -71,6 +75,8 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
     std::string err = p.check();
     if (!err.empty()) SC_REPORT_FATAL("tlm_models/pe_array", (std::string(this->name()) + ": " + err).c_str());
+    if (p.functional)
+      functional_ = std::make_unique<FunctionalOps>(sram_port, this->name(), number_format_of(p.number_format));
   }
 
   const Params& params() const { return params_; }
@@ -199,6 +205,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   std::uint64_t lanes() const { return std::uint64_t{params_.rows} * params_.cols; }
 
   TickTiming run(const TraceOp& op, Ticks start, const Ticks* inputs_done) override {
+    if (functional_) functional_->run(op);
     OperandBlocks blocks;
     IssueCycles c;
     const std::uint64_t mn = std::uint64_t{op.m} * op.n;
@@ -306,6 +313,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   bool broadcast_;
   Ticks period_;
   PipelinedIssue pipe_;
+  std::unique_ptr<FunctionalOps> functional_;  // Params::functional
   std::uint64_t cycles_ = 0;
   std::uint64_t macs_ = 0;
   std::uint64_t vector_elements_ = 0;
