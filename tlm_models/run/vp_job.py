@@ -53,9 +53,8 @@ class VpJob:
     tensors: tuple[JobTensor, ...]
     dataflow: str
     elem_bytes: int
-    number_format: str | None = (
-        None  # the values' type (platform/element_format.py); None: raw bytes
-    )
+    #: The values' type (platform/element_format.py); None: raw bytes.
+    number_format: str | None = None
 
     @property
     def bytes_read(self) -> int:
