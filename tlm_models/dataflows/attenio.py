@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from tlm_models.dataflows.allocator import Buffer
-from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.builder import Ext, Template
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
@@ -27,7 +27,7 @@ from tlm_models.dataflows.online_softmax import (
     mask_scores,
     rescale_o,
 )
-from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -152,13 +152,10 @@ def _slots(name: str, stage: int, d: int, first: Buffer) -> tuple[Buffer, ...]:
     )
 
 
-def emit_attenio(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """AttenIO trace on ``platform``; records stream in chunks of ``chunk_ops``.
+def trace_attenio(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """AttenIO trace on ``platform``.
     ``params``: ``rescale`` (fused|separate|lazy), ``stage`` (K/V rows staged ahead),
     ``scores`` (where lazy's counts come from)."""
     d = workload.head_dim
@@ -189,4 +186,4 @@ def emit_attenio(
         setup, bufs, rows, 1, body, k_reader="mvk", v_reader="mvv", rescale_counts=lazy
     )
     iterations = loop.iterations if lazy is None or lazy.uniform else None
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), iterations)
+    return DataflowTrace(setup, loop, iterations)

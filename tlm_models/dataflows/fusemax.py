@@ -25,7 +25,7 @@ from functools import partial
 
 import numpy as np
 
-from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.builder import Ext, Template
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
@@ -33,7 +33,7 @@ from tlm_models.dataflows.online_softmax import (
     TileShape,
 )
 from tlm_models.dataflows.query_blocks import BlockPlan, KeyRun
-from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -296,13 +296,10 @@ def _single_masked_tiles(plan: BlockPlan, bc: int) -> BlockPlan:
     return dataclasses.replace(plan, runs=tuple(runs))
 
 
-def emit_fusemax(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """FuseMax trace on ``platform``; records stream in chunks of ``chunk_ops``. ``params``:
+def trace_fusemax(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """FuseMax trace on ``platform``. ``params``:
     ``rows`` (divisor|fit), ``pipeline`` (skew|none), ``subblock`` and ``keys`` (P0, M0)."""
     d = workload.head_dim
     plan = fusemax_plan(workload, platform, params)
@@ -340,4 +337,4 @@ def emit_fusemax(
     )
     loop = _FusemaxLoop(setup, bufs, rows, plan.m0, body)
     loop.single_masked_tiles()
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)
+    return DataflowTrace(setup, loop, loop.iterations)

@@ -27,7 +27,6 @@ import numpy as np
 
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.builder import (
-    DEFAULT_CHUNK_OPS,
     Ext,
     Prev,
     RepeatResult,
@@ -46,7 +45,7 @@ from tlm_models.dataflows.query_blocks import (
     store_block,
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
-from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowSetup, DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.fast_forward.control import IterationControl
@@ -321,13 +320,10 @@ class _StandardEmitter:
         return store
 
 
-def emit_standard(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """Standard (unfused) attention trace on ``platform``, streamed in chunks;
+def trace_standard(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """Standard (unfused) attention trace on ``platform``;
     ``params``: ``overlap`` (none|double)."""
     variant = resolve("standard", params)
     tiling = standard_tiling(workload, platform.capacity_elements(workload.elem_bytes))
@@ -345,5 +341,5 @@ def emit_standard(
         spill=[("S", (t, n)), ("P", (t, n))],
     )
     em = _StandardEmitter(setup, tiling, serial=variant["overlap"] == "none")
-    layout = f"{setup.layout()}\nsoftmax phase (same space):\n{em.softmax_layout}"
-    return EmittedTrace(setup.header, em.chunks(chunk_ops), layout, em.iterations)
+    layout = f"softmax phase (same space):\n{em.softmax_layout}"
+    return DataflowTrace(setup, em, em.iterations, extra_layout=layout)
