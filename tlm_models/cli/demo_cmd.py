@@ -20,6 +20,7 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.errors import UserError
 from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.run.cost import predicted_ops
@@ -113,11 +114,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     demo.add_argument("--full", action="store_true", help="the whole 40-configuration grid")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="results directory")
-    demo.add_argument("--jobs", "-j", type=int, help="simulations at a time (default: cores)")
-    demo.add_argument(
-        "--exact", action="store_true",
-        help="simulate every loop iteration (no steady-state fast-forward)",
-    )  # fmt: skip
+    add_jobs_arg(demo)
+    add_exact_arg(demo)
     demo.set_defaults(func=_demo)
 
 

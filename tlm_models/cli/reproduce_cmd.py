@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from tlm_models.cli.run_args import add_jobs_arg
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import write_output
 from tlm_models.study.job import DEFAULT_JOB, load_job
@@ -32,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="N = 2K-4K (to 16K at d = 64), fewer points, sensitivity at 8K/64",
     )
-    cmd.add_argument("--jobs", "-j", type=int, metavar="J", help="simulations at a time")
+    add_jobs_arg(cmd)
     cmd.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
     cmd.set_defaults(func=_reproduce)
 

@@ -7,6 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
 from tlm_models.run.config import (
@@ -65,13 +66,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"comma-separated: {', '.join(DATAFLOWS)}, or all",
     )
     add_workload_args(sweep, lists=True)
-    sweep.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        metavar="J",
-        help="simulations at a time on this machine (default: one per CPU core)",
-    )
+    add_jobs_arg(sweep)
     sweep.add_argument(
         "--executor",
         choices=("local", "dask"),
@@ -94,10 +89,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "for the report's Gantt picture",
     )
     sweep.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
-    sweep.add_argument(
-        "--exact", action="store_true",
-        help="simulate every loop iteration (no steady-state fast-forward)",
-    )  # fmt: skip
+    add_exact_arg(sweep)
     # The simulation function, replaceable for testing the sweep machinery on its own.
     sweep.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
     sweep.set_defaults(func=_sweep)

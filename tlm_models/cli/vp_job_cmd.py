@@ -6,14 +6,9 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-from tlm_models.cli.platform_args import add_platform_args
-from tlm_models.cli.workload_args import add_workload_args, workload_grid
-from tlm_models.errors import UserError
-from tlm_models.run.config import DATAFLOWS, parse_key_value, resolve_platform
-from tlm_models.study.grid import expand_grid
+from tlm_models.cli.run_args import add_dataflow_args, single_config
 
 
 def _address(text: str) -> int:
@@ -35,13 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "address (--tensors-at) and writes OUT/commands.bin, one OUT/<tensor>.bin per input "
         "and OUT/job.h (register offsets, the job's addresses, the counters to expect).",
     )
-    p.add_argument("--dataflow", required=True, choices=DATAFLOWS)
-    add_workload_args(p)
-    add_platform_args(p)
-    p.add_argument(
-        "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
-        help="dataflow parameter (repeatable)",
-    )  # fmt: skip
+    add_dataflow_args(p, param_help="dataflow parameter (repeatable)")
     p.add_argument(
         "--base", type=_address, required=True, metavar="ADDR",
         help="bus address of the accelerator's registers in the VP (ATTN_BASE)",
@@ -63,17 +52,7 @@ def _vp_job(args: argparse.Namespace) -> int:
     from tlm_models.run.resolve import resolve_run
     from tlm_models.run.vp_job import build_vp_job, write_vp_job
 
-    resolve_platform(args.platform)
-    spec = replace(workload_grid(args), dataflows=(args.dataflow,), platforms=(args.platform,))
-    configs = expand_grid(spec)
-    if len(configs) != 1:
-        raise UserError("vp-job: give one workload (no lists)")
-    config = replace(
-        configs[0],
-        overrides=tuple(args.overrides),
-        extra=tuple(parse_key_value(p, what="--param") for p in args.params),
-    )
-    job = build_vp_job(resolve_run(config), args.tensors_at, args.commands_at)
+    job = build_vp_job(resolve_run(single_config(args)), args.tensors_at, args.commands_at)
     command = (
         shlex.join(["attn-tlm", *sys.argv[1:]])
         if sys.argv[1:2] == ["vp-job"]
