@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.run_args import add_output_args, print_run_result
 from tlm_models.errors import UserError
@@ -25,13 +26,7 @@ from tlm_models.trace.io import detect_format
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "replay",
-        help="replay a trace on a platform and report where the time goes",
-        description="Replays an operation trace (.bin, .attntrace, .trace.txt, .txt) through the "
-        "platform's engines, or a DRAMSys memory trace (.stl absolute, .rstl relative) against "
-        "the platform's off-chip memory.",
-    )
+    parser = add_command(subparsers, "replay")
     parser.add_argument("trace", help="trace file")
     add_platform_args(parser)
     add_output_args(parser)

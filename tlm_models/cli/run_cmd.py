@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.energy_cmd import ert_overrides_for
 from tlm_models.cli.replay_cmd import parse_window
 from tlm_models.cli.run_args import (
@@ -35,12 +36,7 @@ from tlm_models.run.worker import run_in_worker
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = subparsers.add_parser(
-        "run",
-        help="simulate one dataflow on one platform and report where the time goes",
-        description="Emits the dataflow's trace for the workload and platform and replays it "
-        "through the platform's engines.",
-    )
+    run = add_command(subparsers, "run")
     add_dataflow_args(
         run, param_help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)"
     )

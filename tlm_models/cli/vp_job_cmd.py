@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.run_args import add_dataflow_args, single_config
 
 
@@ -22,14 +23,7 @@ def _address(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "vp-job",
-        help="write a dataflow's command stream, tensors and C header for a virtual prototype",
-        description="Emits the dataflow's trace for the workload and an accelerator-shaped "
-        "platform, renumbers its engines to the accelerator's, moves its tensors to the VP's "
-        "address (--tensors-at) and writes OUT/commands.bin, one OUT/<tensor>.bin per input "
-        "and OUT/job.h (register offsets, the job's addresses, the counters to expect).",
-    )
+    p = add_command(subparsers, "vp-job")
     add_dataflow_args(p, param_help="dataflow parameter (repeatable)")
     p.add_argument(
         "--base", type=_address, required=True, metavar="ADDR",
