@@ -86,8 +86,6 @@ def _row_body(
     tpl: Template,
     bufs: SoftmaxBuffers,
     shape: TileShape,
-    ldk: int,
-    ldv: int,
     *,
     kv: _KvSlots,
     rescale: str,
@@ -96,6 +94,7 @@ def _row_body(
     online softmax as streamed stages, O_i = diag(alpha) O_i + p v_j."""
     a = shape.rows
     d = bufs.q.cols
+    ldk, ldv = tpl.roles["ldk"], tpl.roles["ldv"]
     mcur, mnext, s, l_ = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.l.addr
     k_at, v_at = bufs.k[0].addr, bufs.v[0].addr
     k_dep: int | None = ldk

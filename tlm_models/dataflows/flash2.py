@@ -92,8 +92,6 @@ def _tile_body(
     tpl: Template,
     bufs: SoftmaxBuffers,
     shape: TileShape,
-    ldk: int,
-    ldv: int,
     *,
     serial: bool = False,
     rescale: str = "separate",
@@ -104,6 +102,7 @@ def _tile_body(
     the P V matmul (fused)."""
     r, c = shape.rows, shape.cols
     d = bufs.q.cols
+    ldk, ldv = tpl.roles["ldk"], tpl.roles["ldv"]
     mcur, mnext, s, t = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.t
     assert t is not None
     smm = tpl.matmul(

@@ -157,8 +157,6 @@ def _tile_body(
     tpl: Template,
     bufs: SoftmaxBuffers,
     shape: TileShape,
-    ldk: int,
-    ldv: int,
     *,
     p0: int,
     rowvec: _RowVectors,
@@ -174,6 +172,7 @@ def _tile_body(
     and drain is over before A(p+2) reads them. Score buffer p mod 4."""
     eb = bufs.q.elem_bytes
     d, c = bufs.q.cols, shape.cols
+    ldk, ldv = tpl.roles["ldk"], tpl.roles["ldv"]
     subs = [(r0, min(p0, shape.rows - r0)) for r0 in range(0, shape.rows, p0)]
     if shape.mask is not None and shape.mask.diagonal is not None and not shape.first:
         # A sub-block whose rows see no key of this tile skips it: its RM, RD and RNV stay.
