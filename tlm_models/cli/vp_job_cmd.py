@@ -7,6 +7,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from tlm_models.cli.commands import add_command
 from tlm_models.cli.run_args import add_dataflow_args, single_config
@@ -25,18 +26,22 @@ def _address(text: str) -> int:
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_command(subparsers, "vp-job")
     add_dataflow_args(p, param_help="dataflow parameter (repeatable)")
-    p.add_argument(
-        "--base", type=_address, required=True, metavar="ADDR",
-        help="bus address of the accelerator's registers in the VP (ATTN_BASE)",
-    )  # fmt: skip
-    p.add_argument(
-        "--tensors-at", type=_address, default=0, metavar="ADDR",
-        help="VP address of the platform's off-chip address 0: where the tensors go (default 0)",
-    )  # fmt: skip
-    p.add_argument(
-        "--commands-at", type=_address, metavar="ADDR",
-        help="VP address of the command stream (default: the 4 KiB boundary after the tensors)",
-    )  # fmt: skip
+
+    def address(flag: str, text: str, **how: Any) -> None:
+        p.add_argument(flag, type=_address, metavar="ADDR", help=text, **how)
+
+    address(
+        "--base", "bus address of the accelerator's registers in the VP (ATTN_BASE)", required=True
+    )
+    address(
+        "--tensors-at",
+        "VP address of the platform's off-chip address 0: where the tensors go (default 0)",
+        default=0,
+    )
+    address(
+        "--commands-at",
+        "VP address of the command stream (default: the 4 KiB boundary after the tensors)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the input tensors' values")
     p.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
     p.set_defaults(func=_vp_job)

@@ -86,6 +86,8 @@ class _StandardEmitter:
         self.back = 1 if serial else 2
         w = setup.workload
         t, d, n = tiling.tile, w.head_dim, w.kv_len
+        #: element bytes, head dim, keys, GEMM tile edge: what every phase's addresses use
+        self.dims = (w.elem_bytes, d, n, t)
         a = setup.scratch  # GEMM phases (QK^T and PV share the space)
         self.panel = a.alloc("QO_panel", t, d)
         self.tin = (a.alloc("KV_tile.0", t, d), a.alloc("KV_tile.1", t, d))
@@ -120,8 +122,7 @@ class _StandardEmitter:
     def _scores(
         self, b: TraceBuilder, blk: QueryBlock, keys: tuple[int, int], join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
-        s, w = self.s, self.s.workload
-        eb, d, n, t = s.elem_bytes, w.head_dim, w.kv_len, self.t.tile
+        s, w, (eb, d, n, t) = self.s, self.s.workload, self.dims
         rows, lo = blk.height, keys[0]
         q = load_block(b, s, self.panel.addr, blk, deps=[join])
         scale_q(b, s, self.panel.addr, rows, deps=[q])
@@ -265,8 +266,7 @@ class _StandardEmitter:
     def _pv(
         self, b: TraceBuilder, blk: QueryBlock, keys: tuple[int, int], join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
-        s, w = self.s, self.s.workload
-        eb, d, n, t = s.elem_bytes, w.head_dim, w.kv_len, self.t.tile
+        s, (eb, d, n, t) = self.s, self.dims
         rows, lo = blk.height, keys[0]
         prev: RepeatResult | None = None
         vstep, pstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
