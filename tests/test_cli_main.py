@@ -1,4 +1,4 @@
-"""The command table of `attn-tlm`: lazy imports, and each help line the module's own."""
+"""The command table of `attn-tlm`: lazy imports, and each command registered by its module."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from tlm_models.cli import main as cli_main
 
 def test_command_table_matches_what_each_module_registers() -> None:
     registered: dict[str, str | None] = {}
-    for module in dict.fromkeys(m for m, _ in cli_main.COMMANDS.values()):
+    for module in dict.fromkeys(c.module for c in cli_main.COMMANDS.values()):
         sub = argparse.ArgumentParser().add_subparsers()
         importlib.import_module(module).register(sub)
         for action in sub._choices_actions:
             registered[action.dest] = action.help
-            assert cli_main.COMMANDS[action.dest][0] == module
-    assert registered == {name: helptext for name, (_, helptext) in cli_main.COMMANDS.items()}
+            assert cli_main.COMMANDS[action.dest].module == module
+    assert registered == {name: c.help for name, c in cli_main.COMMANDS.items()}
 
 
 def test_help_imports_no_command_module() -> None:

@@ -16,7 +16,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,8 +30,9 @@ from tlm_models.replay.timeline import Timeline, Track, write_chrome_json
 from tlm_models.replay.vcd import write_vcd
 from tlm_models.run.config import RunConfig
 from tlm_models.run.result import SC_TIME_RANGE_NS, check_time_range
+from tlm_models.study.executor import SweepBatch
 from tlm_models.study.grid import GridSpec, expand_grid
-from tlm_models.study.job import JobFunction, JobOutcome
+from tlm_models.study.job import JobOutcome
 from tlm_models.study.store import ResultStore
 from tlm_models.study.sweep import run_sweep
 from tlm_models.study.sweep_lock import sweep_lock
@@ -270,19 +271,13 @@ class InlineExecutor:
     def __init__(self, log: Path | None = None) -> None:
         self.log = log
 
-    def run(
-        self,
-        configs: Sequence[RunConfig],
-        job: JobFunction,
-        on_outcome: Callable[[JobOutcome], None],
-        on_idle: Callable[[], None],
-    ) -> None:
-        for config in configs:
+    def run(self, batch: SweepBatch) -> None:
+        for config in batch.configs:
             time.sleep(0.05)
             if self.log is not None:
                 with self.log.open("a") as log:
                     log.write(config.key() + "\n")
-            on_outcome(JobOutcome(config, job(config), None, 0.05))
+            batch.on_outcome(JobOutcome(config, batch.job(config), None, 0.05))
 
 
 def _sweep(out: Path, count: int = 2, log: Path | None = None) -> None:

@@ -13,6 +13,7 @@ from tests.study_jobs import fake_result, fake_run
 from tlm_models.cli import study_cmd
 from tlm_models.errors import UserError
 from tlm_models.run.config import RunConfig
+from tlm_models.study.executor import SweepBatch
 from tlm_models.study.executor_dask import DaskExecutor
 from tlm_models.study.store import ResultStore
 
@@ -93,4 +94,4 @@ def test_daemonic_workers_are_refused_with_the_fix(tmp_path: Path) -> None:
 def test_an_unreachable_scheduler_is_a_user_error() -> None:
     executor = DaskExecutor("tcp://127.0.0.1:9", connect_timeout_s=1.0)
     with pytest.raises(UserError, match="cannot reach the Dask scheduler"):
-        executor.run([RunConfig.of("standard", 8192, 64)], fake_run, print, print)
+        executor.run(SweepBatch([RunConfig.of("standard", 8192, 64)], fake_run, print, print))

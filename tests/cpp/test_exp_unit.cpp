@@ -69,7 +69,7 @@ TEST_CASE(pipelined_issue_and_interlock) {
     OpTiming t = b.engine.execute(dependent, c.engine_free);
     CHECK_EQ(t.engine_free, sc_time(154, SC_NS));
     CHECK_EQ(t.done, sc_time(158, SC_NS));
-    CHECK_EQ(b.engine.interlock_wait(), sc_time(4, SC_NS));
+    CHECK_EQ(b.engine.pipeline().interlock_wait(), sc_time(4, SC_NS));
   });
 }
 
@@ -136,7 +136,7 @@ TEST_CASE(statistics_and_utilization) {
     second.dst = 0x80000;  // independent of the first: no interlock
     b.engine.execute(second, sc_time(50, SC_NS));  // [50, 104]
   });
-  CHECK_EQ(b.engine.busy_time(), sc_time(104, SC_NS));
+  CHECK_EQ(b.engine.pipeline().busy_time(), sc_time(104, SC_NS));
   CHECK_EQ(b.engine.exps(), 12800u);
   CHECK_EQ(b.engine.lane_utilization(sc_time(200, SC_NS)), 12800.0 / (128.0 * 200.0));
   StatsGroup g("exp");

@@ -158,8 +158,8 @@ TEST_CASE(sram_traffic_sets_done_when_the_port_is_slower) {
     CHECK_EQ(t.bandwidth_wait, sc_time(257 - 66, SC_NS));
     CHECK_EQ(b.mem.reads(), 2u);
     CHECK_EQ(b.mem.writes(), 1u);
-    CHECK_EQ(b.engine.sram_bytes_read(), 12288u);
-    CHECK_EQ(b.engine.sram_bytes_written(), 4096u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 12288u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_written(), 4096u);
     // accumulate also reads C: another 64 ns on the port; the reads end at
     // 1000 + 128 + 64 + 64 + 1 = 1257, the write at 1257 + 64 = 1321
     t = b.engine.execute(matmul(64, 32, 64, kMatmulAccumulate), sc_time(1000, SC_NS));
@@ -186,10 +186,10 @@ TEST_CASE(independent_operations_issue_back_to_back) {
     OpTiming c = b.engine.execute(other, a.engine_free);
     CHECK_EQ(c.engine_free, sc_time(128, SC_NS));
     CHECK_EQ(c.done, sc_time(130, SC_NS));
-    CHECK_EQ(b.engine.interlock_wait(), sc_core::SC_ZERO_TIME);
+    CHECK_EQ(b.engine.pipeline().interlock_wait(), sc_core::SC_ZERO_TIME);
   });
   // busy = |[0, 66] u [64, 130]| = 130
-  CHECK_EQ(b.engine.busy_time(), sc_time(130, SC_NS));
+  CHECK_EQ(b.engine.pipeline().busy_time(), sc_time(130, SC_NS));
 }
 
 TEST_CASE(an_operation_reading_a_result_in_flight_waits_for_it) {
@@ -205,7 +205,7 @@ TEST_CASE(an_operation_reading_a_result_in_flight_waits_for_it) {
     OpTiming t = b.engine.execute(add, a.engine_free);
     CHECK_EQ(t.engine_free, sc_time(67, SC_NS));
     CHECK_EQ(t.done, sc_time(69, SC_NS));
-    CHECK_EQ(b.engine.interlock_wait(), sc_time(2, SC_NS));
+    CHECK_EQ(b.engine.pipeline().interlock_wait(), sc_time(2, SC_NS));
     // overwriting a result in flight waits as well (write after write): copy into 0x30000
     // handed over at 67 waits for the add's done at 69, then 1 + 2 cycles
     TraceOp copy = vector(VectorOp::copy, Broadcast::full, 64, 32);
@@ -213,7 +213,7 @@ TEST_CASE(an_operation_reading_a_result_in_flight_waits_for_it) {
     copy.dst = 0x30000;
     t = b.engine.execute(copy, t.engine_free);
     CHECK_EQ(t.done, sc_time(72, SC_NS));
-    CHECK_EQ(b.engine.interlock_wait(), sc_time(4, SC_NS));
+    CHECK_EQ(b.engine.pipeline().interlock_wait(), sc_time(4, SC_NS));
   });
   StatsGroup g("pe");
   b.engine.collect_stats(g);
@@ -238,17 +238,17 @@ TEST_CASE(vector_operand_traffic_by_broadcast) {
   simulate([&] {
     // fma, row broadcast, 4 x 8 FP16: src0 64 B + src1 4 values 8 B + dst 64 B; write 64 B
     b.engine.execute(vector(VectorOp::fma, Broadcast::row, 4, 8), sc_time(0, SC_NS));
-    CHECK_EQ(b.engine.sram_bytes_read(), 136u);
-    CHECK_EQ(b.engine.sram_bytes_written(), 64u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 136u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_written(), 64u);
     // mul by a scalar reads only src0
     b.engine.execute(vector(VectorOp::mul, Broadcast::scalar, 4, 8), sc_time(100, SC_NS));
-    CHECK_EQ(b.engine.sram_bytes_read(), 136u + 64u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 136u + 64u);
     // col broadcast reads n values; rowsum writes m values
     b.engine.execute(vector(VectorOp::sub, Broadcast::col, 4, 8), sc_time(200, SC_NS));
-    CHECK_EQ(b.engine.sram_bytes_read(), 200u + 64u + 16u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 200u + 64u + 16u);
     b.engine.execute(vector(VectorOp::rowsum, Broadcast::full, 4, 8), sc_time(300, SC_NS));
-    CHECK_EQ(b.engine.sram_bytes_read(), 280u + 64u);
-    CHECK_EQ(b.engine.sram_bytes_written(), 64u * 3 + 8u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 280u + 64u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_written(), 64u * 3 + 8u);
     CHECK_EQ(b.engine.vector_ops(VectorOp::fma), 1u);
     CHECK_EQ(b.engine.vector_elements(), 4u * 32u);
   });
@@ -268,14 +268,14 @@ TEST_CASE(mask_costs_what_copy_costs) {
     CHECK_EQ(mask_period(mask), 3u);
     CHECK_EQ(mask_phase(mask), 1u);
     const OpTiming m = b.engine.execute(mask, sc_time(0, SC_NS));
-    const std::uint64_t read = b.engine.sram_bytes_read(), written = b.engine.sram_bytes_written();
+    const std::uint64_t read = b.engine.pipeline().sram_bytes_read(), written = b.engine.pipeline().sram_bytes_written();
     CHECK_EQ(read, 64u);  // 4 x 8 FP16 of src0 only
     CHECK_EQ(written, 64u);
     const OpTiming c = b.engine.execute(vector(VectorOp::copy, Broadcast::full, 4, 8),
                                         sc_time(1000, SC_NS));
     CHECK_EQ(m.done, c.done - sc_time(1000, SC_NS));
     CHECK_EQ(m.engine_free, c.engine_free - sc_time(1000, SC_NS));
-    CHECK_EQ(b.engine.sram_bytes_read(), 2 * read);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 2 * read);
     CHECK_EQ(b.engine.vector_ops(VectorOp::mask), 1u);
     // 64 x 100 = 6400 elements on 2048 lanes: ceil(6400/2048) + 2 = 6 cycles (no tree)
     CHECK_EQ(b.engine.vector_cycles(VectorOp::mask, 64, 100), 6u);
@@ -288,7 +288,7 @@ TEST_CASE(sram_traffic_off_issues_nothing) {
     OpTiming t = b.engine.execute(matmul(64, 32, 64), sc_time(0, SC_NS));
     CHECK_EQ(t.done, sc_time(66, SC_NS));
     CHECK_EQ(b.mem.reads() + b.mem.writes(), 0u);
-    CHECK_EQ(b.engine.sram_bytes_read(), 0u);
+    CHECK_EQ(b.engine.pipeline().sram_bytes_read(), 0u);
   });
 }
 
@@ -342,7 +342,7 @@ TEST_CASE(statistics_and_utilization) {
     max.dst = 0x40000;
     b.engine.execute(max, sc_time(300, SC_NS));  // [300, 304]
   });
-  CHECK_EQ(b.engine.busy_time(), sc_time(264, SC_NS));
+  CHECK_EQ(b.engine.pipeline().busy_time(), sc_time(264, SC_NS));
   CHECK_EQ(b.engine.macs(), 2u * 64 * 32 * 64);
   CHECK_EQ(b.engine.mac_utilization(sc_time(320, SC_NS)), 262144.0 / (2048.0 * 320.0));
   StatsGroup g("pe");
@@ -355,7 +355,7 @@ TEST_CASE(statistics_and_utilization) {
   CHECK_EQ(g.child("vector_elements").find("add")->value, 0.0);
   b.engine.reset_stats();
   CHECK_EQ(b.engine.macs(), 0u);
-  CHECK_EQ(b.engine.busy_time(), sc_core::SC_ZERO_TIME);
+  CHECK_EQ(b.engine.pipeline().busy_time(), sc_core::SC_ZERO_TIME);
 }
 
 TEST_CASE(scaled_matmul_counts_its_row_scaling) {

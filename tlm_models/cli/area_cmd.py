@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.run.config import DEFAULT_PLATFORM
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    area = subparsers.add_parser(
-        "area", help="area and leakage of every component of a platform, with sources"
-    )
+    area = add_command(subparsers, "area")
     area.add_argument(
         "platform", nargs="?", default=DEFAULT_PLATFORM, metavar="PLATFORM",
         help=f"platform YAML (default {DEFAULT_PLATFORM})",

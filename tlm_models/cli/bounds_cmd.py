@@ -8,6 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.dataflows.approx import DEFAULT_DEGREE, approx_params
@@ -29,9 +30,7 @@ from tlm_models.workload.spec import Workload, check_supported
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "bounds", help="closed-form off-chip traffic per dataflow and the I/O lower bounds"
-    )
+    p = add_command(subparsers, "bounds")
     add_workload_args(p)
     add_platform_args(p)
     p.add_argument(

@@ -14,6 +14,7 @@ import argparse
 import shlex
 from pathlib import Path
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.errors import UserError
 from tlm_models.runtime.headers import INCLUDE_DIR
@@ -37,12 +38,7 @@ def link_flags() -> list[str]:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "config",
-        help="compiler flags and package directories for C++ builds that use the models",
-        description="Print what a C++ build needs to use the header-only models "
-        "(see docs/integration.md).",
-    )
+    parser = add_command(subparsers, "config")
     options = (
         ("--includes", "includes", "compiler flags: -I for the models and SystemC's headers"),
         ("--libs", "libs", "linker flags for SystemC"),

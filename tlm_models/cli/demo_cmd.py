@@ -20,6 +20,8 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
+from tlm_models.cli.commands import add_command
+from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.errors import UserError
 from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.run.cost import predicted_ops
@@ -100,23 +102,11 @@ def model_configs() -> tuple[list[RunConfig], list[str]]:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    demo = subparsers.add_parser(
-        "demo",
-        help="run the AttenIO paper's study on the default platform and print its summary",
-        description="Standard, FLAT, FlashAttention-2 and AttenIO on platforms/attenio.yaml; "
-        "N in {8K, 16K, 32K} and d in {64, 128} (--full adds 64K and 128K). Also a small "
-        "approximate-attention study: approx at degree 1-3 and d in {16, 32, 64} beside "
-        "FlashAttention-2 and AttenIO, N in {8K, 32K} (8K, 16K for d = 64, degree 3). Then "
-        "a GPT-3 175B causal prefill layer at N = 8K and a Llama-3 8B decode batch (B = 8, "
-        "8K KV cache) on FlashAttention-2 and AttenIO (and Standard for decode).",
-    )
+    demo = add_command(subparsers, "demo")
     demo.add_argument("--full", action="store_true", help="the whole 40-configuration grid")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="results directory")
-    demo.add_argument("--jobs", "-j", type=int, help="simulations at a time (default: cores)")
-    demo.add_argument(
-        "--exact", action="store_true",
-        help="simulate every loop iteration (no steady-state fast-forward)",
-    )  # fmt: skip
+    add_jobs_arg(demo)
+    add_exact_arg(demo)
     demo.set_defaults(func=_demo)
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from tlm_models.cli.commands import add_command
 from tlm_models.files.bounded_input import read_json
 from tlm_models.files.output_file import write_output
 from tlm_models.run.config import DEFAULT_PLATFORM, resolve_platform
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    energy = subparsers.add_parser("energy", help="export action counts, import an Accelergy ERT")
+    energy = add_command(subparsers, "energy")
     sub = energy.add_subparsers(dest="energy_command", metavar="SUBCOMMAND")
     sub.required = True
     export = sub.add_parser("export", help="a result's action counts as Accelergy YAML")

@@ -17,53 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO, cast
 
+from tlm_models.cli.commands import COMMANDS, add_command
 from tlm_models.errors import SimulationError, UserError
-
-# Every command: the module that registers it and its one-line help. A module is imported only
-# when its command runs, so `attn-tlm --help` lists the commands without loading numpy, the
-# dataflows or matplotlib; tests/test_cli_main.py checks each help against the module's own.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "config": (
-        "tlm_models.cli.config_cmd",
-        "compiler flags and package directories for C++ builds that use the models",
-    ),
-    "demo": (
-        "tlm_models.cli.demo_cmd",
-        "run the AttenIO paper's study on the default platform and print its summary",
-    ),
-    "run": (
-        "tlm_models.cli.run_cmd",
-        "simulate one dataflow on one platform and report where the time goes",
-    ),
-    "bounds": (
-        "tlm_models.cli.bounds_cmd",
-        "closed-form off-chip traffic per dataflow and the I/O lower bounds",
-    ),
-    "platform": ("tlm_models.cli.platform_cmd", "check or show a platform file"),
-    "trace": ("tlm_models.cli.trace_cmd", "check, convert and summarise trace files"),
-    "sweep": (
-        "tlm_models.cli.study_cmd",
-        "run a grid of attention studies into a directory (resumable)",
-    ),
-    "report": ("tlm_models.cli.study_cmd", "write DIR/report.md and plots from a sweep's results"),
-    "replay": (
-        "tlm_models.cli.replay_cmd",
-        "replay a trace on a platform and report where the time goes",
-    ),
-    "energy": ("tlm_models.cli.energy_cmd", "export action counts, import an Accelergy ERT"),
-    "area": (
-        "tlm_models.cli.area_cmd",
-        "area and leakage of every component of a platform, with sources",
-    ),
-    "vp-job": (
-        "tlm_models.cli.vp_job_cmd",
-        "write a dataflow's command stream, tensors and C header for a virtual prototype",
-    ),
-    "reproduce": (
-        "tlm_models.cli.reproduce_cmd",
-        "run a published study as a preset (resumable), with its report",
-    ),
-}
 
 
 class SuggestingParser(argparse.ArgumentParser):
@@ -154,19 +109,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     wanted = (
-        {m for m, _ in COMMANDS.values()}
+        {c.module for c in COMMANDS.values()}
         if command is None
-        else {COMMANDS[command][0]}
+        else {COMMANDS[command].module}
         if command in COMMANDS
         else set()
     )
     registered: set[str] = set()
-    for name, (module, helptext) in COMMANDS.items():
-        if module in wanted and module not in registered:
-            importlib.import_module(module).register(sub)
-            registered.add(module)
-        elif module not in wanted:
-            sub.add_parser(name, help=helptext)
+    for name, entry in COMMANDS.items():
+        if entry.module in wanted and entry.module not in registered:
+            importlib.import_module(entry.module).register(sub)
+            registered.add(entry.module)
+        elif entry.module not in wanted:
+            add_command(sub, name)
     return parser
 
 

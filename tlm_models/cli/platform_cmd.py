@@ -11,6 +11,7 @@ import argparse
 import json
 from typing import Any
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_override_arg
 from tlm_models.platform import load_platform
 from tlm_models.platform.schema import PlatformConfig
@@ -20,7 +21,7 @@ from tlm_models.units import format_address, format_bandwidth, format_size
 
 def register(subparsers: Any) -> None:
     """Adds the `platform` command group."""
-    parser = subparsers.add_parser("platform", help="check or show a platform file")
+    parser = add_command(subparsers, "platform")
     sub = parser.add_subparsers(dest="platform_command", metavar="ACTION")
     sub.required = True
     for name, helptext, handler in (

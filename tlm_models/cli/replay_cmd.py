@@ -14,45 +14,22 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_platform_args
+from tlm_models.cli.run_args import add_output_args, print_run_result
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output
 from tlm_models.replay.replayer import TimelineWindow
 from tlm_models.run.config import resolve_platform
 from tlm_models.run.progress import SimulationProgress
-from tlm_models.run.summary import format_summary
 from tlm_models.trace.io import detect_format
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser(
-        "replay",
-        help="replay a trace on a platform and report where the time goes",
-        description="Replays an operation trace (.bin, .attntrace, .trace.txt, .txt) through the "
-        "platform's engines, or a DRAMSys memory trace (.stl absolute, .rstl relative) against "
-        "the platform's off-chip memory.",
-    )
+    parser = add_command(subparsers, "replay")
     parser.add_argument("trace", help="trace file")
     add_platform_args(parser)
-    parser.add_argument("--json", action="store_true", help="print the result JSON")
-    parser.add_argument(
-        "--timeline", metavar="OUT.json", help="write a Perfetto / Chrome-trace timeline"
-    )
-    parser.add_argument(
-        "--vcd", metavar="OUT.vcd", help="write engine and HBM-channel busy signals (VCD)"
-    )
-    parser.add_argument(
-        "--timeline-window",
-        metavar="START_NS:END_NS",
-        help="simulated time range kept in the timeline (default 0:50000)",
-    )
-    parser.add_argument(
-        "--stl-clock",
-        metavar="HZ",
-        type=float,
-        default=1e9,
-        help="clock of the cycle counts in STL traces (default 1e9)",
-    )
+    add_output_args(parser)
     parser.add_argument(
         "--latencies",
         metavar="OUT.csv",
@@ -166,13 +143,7 @@ def _replay(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if args.json:
-        print(json.dumps(result, indent=2))
-    else:
-        print(format_summary(result, _title(result)))
-        for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
-            if path:
-                print(f"{label}: {path}")
+    print_run_result(args, result, _title(result))
     return 0
 
 

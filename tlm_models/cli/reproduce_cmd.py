@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from tlm_models.cli.commands import add_command
+from tlm_models.cli.run_args import add_jobs_arg
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import write_output
 from tlm_models.study.job import DEFAULT_JOB, load_job
@@ -17,14 +19,7 @@ SENSITIVITY_FIGURE = "attenio-sensitivity.png"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cmd = subparsers.add_parser(
-        "reproduce",
-        help="run a published study as a preset (resumable), with its report",
-        description="attenio: the AttenIO paper's evaluation on platforms/attenio.yaml under "
-        "two settings (as published; strong baselines), a cache-size sweep, the crossover "
-        "over HBM bandwidth x head dim, and what flips the verdict (one modelling assumption "
-        "at a time). Running it again resumes.",
-    )
+    cmd = add_command(subparsers, "reproduce")
     cmd.add_argument("study", choices=("attenio",))
     cmd.add_argument("--out", default="results/reproduce-attenio", metavar="DIR")
     cmd.add_argument(
@@ -32,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="N = 2K-4K (to 16K at d = 64), fewer points, sensitivity at 8K/64",
     )
-    cmd.add_argument("--jobs", "-j", type=int, metavar="J", help="simulations at a time")
+    add_jobs_arg(cmd)
     cmd.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
     cmd.set_defaults(func=_reproduce)
 

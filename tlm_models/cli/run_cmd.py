@@ -7,56 +7,40 @@ the result is the study's result JSON (``--json`` prints only that).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.energy_cmd import ert_overrides_for
-from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.cli.replay_cmd import parse_window
-from tlm_models.cli.workload_args import add_workload_args, workload_grid
+from tlm_models.cli.run_args import (
+    add_dataflow_args,
+    add_exact_arg,
+    add_output_args,
+    print_run_result,
+    single_config,
+)
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay.replayer import TimelineWindow
 from tlm_models.replay.stl_out import offchip_regions, stl_paths
-from tlm_models.run.config import (
-    DATAFLOWS,
-    FF_POLICIES,
-    RunConfig,
-    parse_key_value,
-    record_workload_words,
-    resolve_platform,
-)
+from tlm_models.run.config import FF_POLICIES, RunConfig, record_workload_words
 from tlm_models.run.cost import announce
 from tlm_models.run.execute import run_one
 from tlm_models.run.progress import SimulationProgress
 from tlm_models.run.resolve import resolve_run
-from tlm_models.run.summary import format_summary
 from tlm_models.run.worker import run_in_worker
-from tlm_models.study.grid import expand_grid
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = subparsers.add_parser(
-        "run",
-        help="simulate one dataflow on one platform and report where the time goes",
-        description="Emits the dataflow's trace for the workload and platform and replays it "
-        "through the platform's engines.",
+    run = add_command(subparsers, "run")
+    add_dataflow_args(
+        run, param_help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)"
     )
-    run.add_argument("--dataflow", required=True, choices=DATAFLOWS)
-    add_workload_args(run)
-    add_platform_args(run)
-    run.add_argument(
-        "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
-        help="dataflow parameter, e.g. --param degree=3 for approx (repeatable)",
-    )  # fmt: skip
-    run.add_argument(
-        "--exact", action="store_true",
-        help="simulate every loop iteration (no steady-state fast-forward)",
-    )  # fmt: skip
+    add_exact_arg(run)
     run.add_argument(
         "--ff-error-bound", type=float, default=1e-3, metavar="FRACTION",
         help="fast-forward on a bank-level HBM: skip only when every statistic's estimated "
@@ -77,22 +61,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--ert", metavar="ERT.yaml",
         help="Accelergy energy reference table: its entries override the platform's energy",
     )  # fmt: skip
-    run.add_argument("--json", action="store_true", help="print only the result JSON")
-    run.add_argument("--timeline", metavar="OUT.json", help="write a Perfetto timeline")
-    run.add_argument(
-        "--vcd", metavar="OUT.vcd", help="write engine and HBM-channel busy signals (VCD)"
-    )
+    add_output_args(run)
     run.add_argument(
         "--export-stl", metavar="OUT.stl",
         help="write the off-chip requests with their issue times in this run as an STL trace",
-    )  # fmt: skip
-    run.add_argument(
-        "--stl-clock", type=float, default=1e9, metavar="HZ",
-        help="clock whose cycles count the STL times (default 1e9)",
-    )  # fmt: skip
-    run.add_argument(
-        "--timeline-window", metavar="START_NS:END_NS",
-        help="simulated time range kept in the timeline (default 0:50000)",
     )  # fmt: skip
     run.set_defaults(func=_run)
 
@@ -101,19 +73,9 @@ def config_of(args: argparse.Namespace) -> RunConfig:
     """The configuration named by the command line (validated)."""
     if args.timeline_window and not (args.timeline or args.vcd):
         raise UserError("--timeline-window needs --timeline OUT.json or --vcd OUT.vcd")
-    resolve_platform(args.platform)
     ert = ert_overrides_for(args.ert, args.platform) if args.ert else []
-    spec = replace(
-        workload_grid(args),
-        dataflows=(args.dataflow,),
-        platforms=(args.platform,),
-        exact=args.exact,
-    )
-    (config,) = expand_grid(spec)
     return replace(
-        config,
-        overrides=(*ert, *args.overrides),
-        extra=tuple(parse_key_value(p, what="--param") for p in args.params),
+        single_config(args, overrides=tuple(ert)),
         ff_error_bound=args.ff_error_bound,
         ff_max_fraction=args.ff_max_fraction,
         ff_policy=args.ff_policy,
@@ -163,14 +125,8 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
-    print(format_summary(result, _title(result)))
-    for label, path in (("timeline", args.timeline), ("waveform", args.vcd)):
-        if path:
-            print(f"{label}: {path}")
-    if args.export_stl:
+    print_run_result(args, result, _title(result))
+    if args.export_stl and not args.json:
         memories = [r.name for r in offchip_regions(run.platform)]
         for memory, stl in stl_paths(Path(args.export_stl), memories).items():
             print(f"off-chip requests of {memory} (STL): {stl}")

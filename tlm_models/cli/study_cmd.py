@@ -7,14 +7,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from tlm_models.cli.commands import add_command
+from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
-from tlm_models.run.config import (
-    DATAFLOWS,
-    DEFAULT_PLATFORM,
-    parse_dataflows,
-    resolve_platform,
-)
+from tlm_models.run.config import DATAFLOWS, DEFAULT_PLATFORM, parse_dataflows, resolve_platform
 from tlm_models.run.cost import predicted_ops
 from tlm_models.run.phase import phase
 from tlm_models.run.resolve import resolve_runs
@@ -26,14 +23,7 @@ from tlm_models.study.sweep import SweepExecutor, run_sweep
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sweep = subparsers.add_parser(
-        "sweep",
-        help="run a grid of attention studies into a directory (resumable)",
-        description="Runs every combination of platforms, --set values, dataflows and "
-        "workloads (batch, heads, K/V heads, query and key lengths, head dims, masks), one "
-        "simulation per process. Results are appended to "
-        "DIR/results.jsonl as they finish; running the same command again resumes.",
-    )
+    sweep = add_command(subparsers, "sweep")
     sweep.add_argument(
         "--platform",
         action="append",
@@ -65,13 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"comma-separated: {', '.join(DATAFLOWS)}, or all",
     )
     add_workload_args(sweep, lists=True)
-    sweep.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        metavar="J",
-        help="simulations at a time on this machine (default: one per CPU core)",
-    )
+    add_jobs_arg(sweep)
     sweep.add_argument(
         "--executor",
         choices=("local", "dask"),
@@ -94,17 +78,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "for the report's Gantt picture",
     )
     sweep.add_argument("--out", required=True, metavar="DIR", help="sweep directory")
-    sweep.add_argument(
-        "--exact", action="store_true",
-        help="simulate every loop iteration (no steady-state fast-forward)",
-    )  # fmt: skip
+    add_exact_arg(sweep)
     # The simulation function, replaceable for testing the sweep machinery on its own.
     sweep.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)
     sweep.set_defaults(func=_sweep)
 
-    report = subparsers.add_parser(
-        "report", help="write DIR/report.md and plots from a sweep's results"
-    )
+    report = add_command(subparsers, "report")
     report.add_argument("dir", metavar="DIR", help="sweep directory (holds results.jsonl)")
     report.add_argument("--no-plots", action="store_true", help="write report.md only")
     report.add_argument(

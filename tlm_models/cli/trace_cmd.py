@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from tlm_models.cli.commands import add_command
 from tlm_models.cli.platform_args import add_platform_args
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output
@@ -16,7 +17,7 @@ from tlm_models.trace.validate import check_trace
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subparsers.add_parser("trace", help="check, convert and summarise trace files")
+    parser = add_command(subparsers, "trace")
     sub = parser.add_subparsers(dest="trace_command", metavar="SUBCOMMAND")
     sub.required = True
 

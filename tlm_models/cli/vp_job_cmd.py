@@ -6,14 +6,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from tlm_models.cli.platform_args import add_platform_args
-from tlm_models.cli.workload_args import add_workload_args, workload_grid
-from tlm_models.errors import UserError
-from tlm_models.run.config import DATAFLOWS, parse_key_value, resolve_platform
-from tlm_models.study.grid import expand_grid
+from tlm_models.cli.commands import add_command
+from tlm_models.cli.run_args import add_dataflow_args, single_config
 
 
 def _address(text: str) -> int:
@@ -27,33 +24,24 @@ def _address(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "vp-job",
-        help="write a dataflow's command stream, tensors and C header for a virtual prototype",
-        description="Emits the dataflow's trace for the workload and an accelerator-shaped "
-        "platform, renumbers its engines to the accelerator's, moves its tensors to the VP's "
-        "address (--tensors-at) and writes OUT/commands.bin, one OUT/<tensor>.bin per input "
-        "and OUT/job.h (register offsets, the job's addresses, the counters to expect).",
+    p = add_command(subparsers, "vp-job")
+    add_dataflow_args(p, param_help="dataflow parameter (repeatable)")
+
+    def address(flag: str, text: str, **how: Any) -> None:
+        p.add_argument(flag, type=_address, metavar="ADDR", help=text, **how)
+
+    address(
+        "--base", "bus address of the accelerator's registers in the VP (ATTN_BASE)", required=True
     )
-    p.add_argument("--dataflow", required=True, choices=DATAFLOWS)
-    add_workload_args(p)
-    add_platform_args(p)
-    p.add_argument(
-        "--param", dest="params", action="append", default=[], metavar="NAME=VALUE",
-        help="dataflow parameter (repeatable)",
-    )  # fmt: skip
-    p.add_argument(
-        "--base", type=_address, required=True, metavar="ADDR",
-        help="bus address of the accelerator's registers in the VP (ATTN_BASE)",
-    )  # fmt: skip
-    p.add_argument(
-        "--tensors-at", type=_address, default=0, metavar="ADDR",
-        help="VP address of the platform's off-chip address 0: where the tensors go (default 0)",
-    )  # fmt: skip
-    p.add_argument(
-        "--commands-at", type=_address, metavar="ADDR",
-        help="VP address of the command stream (default: the 4 KiB boundary after the tensors)",
-    )  # fmt: skip
+    address(
+        "--tensors-at",
+        "VP address of the platform's off-chip address 0: where the tensors go (default 0)",
+        default=0,
+    )
+    address(
+        "--commands-at",
+        "VP address of the command stream (default: the 4 KiB boundary after the tensors)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the input tensors' values")
     p.add_argument("--out", required=True, metavar="DIR", help="directory to write into")
     p.set_defaults(func=_vp_job)
@@ -63,17 +51,7 @@ def _vp_job(args: argparse.Namespace) -> int:
     from tlm_models.run.resolve import resolve_run
     from tlm_models.run.vp_job import build_vp_job, write_vp_job
 
-    resolve_platform(args.platform)
-    spec = replace(workload_grid(args), dataflows=(args.dataflow,), platforms=(args.platform,))
-    configs = expand_grid(spec)
-    if len(configs) != 1:
-        raise UserError("vp-job: give one workload (no lists)")
-    config = replace(
-        configs[0],
-        overrides=tuple(args.overrides),
-        extra=tuple(parse_key_value(p, what="--param") for p in args.params),
-    )
-    job = build_vp_job(resolve_run(config), args.tensors_at, args.commands_at)
+    job = build_vp_job(resolve_run(single_config(args)), args.tensors_at, args.commands_at)
     command = (
         shlex.join(["attn-tlm", *sys.argv[1:]])
         if sys.argv[1:2] == ["vp-job"]

@@ -27,16 +27,19 @@ __all__ = ["add_workload_args", "workload_grid"]
 def add_workload_args(parser: argparse.ArgumentParser, *, lists: bool = False) -> None:
     """Adds the workload options; ``lists`` (sweep) makes B, Hq, Hkv, Nq, Nk, d and the mask
     comma-separated lists, spelled ``--seq-lens``, ``--kv-lens``, ``--head-dims``."""
-    s = "s" if lists else ""
     many = " (a comma-separated list sweeps it)" if lists else ""
-    parser.add_argument(
-        f"--seq-len{s}", dest="seq_len", metavar="NQ",
-        help=f"query rows Nq per sequence, e.g. 8192 or 8K{many}; decode: 1 unless given",
-    )  # fmt: skip
-    parser.add_argument(
-        f"--head-dim{s}", dest="head_dim", metavar="D",
-        help=f"head dimension d{many} (default: the model's)",
-    )  # fmt: skip
+
+    def plural_in_sweeps(flag: str, metavar: str, text: str) -> None:
+        """An option a sweep spells in the plural (``--seq-lens``), into the singular's dest."""
+        dest = flag.removeprefix("--").replace("-", "_")
+        parser.add_argument(flag + ("s" if lists else ""), dest=dest, metavar=metavar, help=text)
+
+    plural_in_sweeps(
+        "--seq-len",
+        "NQ",
+        f"query rows Nq per sequence, e.g. 8192 or 8K{many}; decode: 1 unless given",
+    )
+    plural_in_sweeps("--head-dim", "D", f"head dimension d{many} (default: the model's)")
     parser.add_argument(
         "--heads",
         metavar="HQ",
@@ -46,10 +49,9 @@ def add_workload_args(parser: argparse.ArgumentParser, *, lists: bool = False) -
         "--kv-heads", metavar="HKV",
         help=f"K/V heads Hkv, a divisor of Hq: = Hq is MHA, 1 is MQA (default Hq){many}",
     )  # fmt: skip
-    parser.add_argument(
-        f"--kv-len{s}", dest="kv_len", metavar="NK",
-        help=f"keys Nk per sequence: the KV-cache length in decode (default Nq){many}",
-    )  # fmt: skip
+    plural_in_sweeps(
+        "--kv-len", "NK", f"keys Nk per sequence: the KV-cache length in decode (default Nq){many}"
+    )
     parser.add_argument("--batch", metavar="B", help=f"sequences in the batch (default 1){many}")
     parser.add_argument(
         "--mask", metavar="MASK",

@@ -11,31 +11,32 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from tlm_models.dataflows.approx import approx_params, emit_approx
-from tlm_models.dataflows.attenio import emit_attenio
+from tlm_models.dataflows.approx import approx_params, trace_approx
+from tlm_models.dataflows.attenio import trace_attenio
 from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS
-from tlm_models.dataflows.flash2 import emit_flash2
-from tlm_models.dataflows.flat import emit_flat
-from tlm_models.dataflows.fusemax import emit_fusemax
-from tlm_models.dataflows.setup import EmittedTrace
-from tlm_models.dataflows.standard import emit_standard
+from tlm_models.dataflows.flash2 import trace_flash2
+from tlm_models.dataflows.flat import trace_flat
+from tlm_models.dataflows.fusemax import trace_fusemax
+from tlm_models.dataflows.setup import DataflowTrace, EmittedTrace
+from tlm_models.dataflows.standard import trace_standard
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.workload.spec import Workload
 
-ParamEmitter = Callable[[Workload, PlatformInfo, int, Mapping[str, object]], EmittedTrace]
+#: A dataflow: its trace set up for a workload, a platform and the dataflow's parameters.
+DataflowBuilder = Callable[[Workload, PlatformInfo, Mapping[str, object]], DataflowTrace]
 
-EMITTERS: dict[str, ParamEmitter] = {
-    "attenio": emit_attenio,
-    "flash2": emit_flash2,
-    "flat": emit_flat,
-    "fusemax": emit_fusemax,
-    "standard": emit_standard,
+EMITTERS: dict[str, DataflowBuilder] = {
+    "attenio": trace_attenio,
+    "flash2": trace_flash2,
+    "flat": trace_flat,
+    "fusemax": trace_fusemax,
+    "standard": trace_standard,
 }
 
-APPROXIMATE: dict[str, ParamEmitter] = {
-    "approx": emit_approx,
+APPROXIMATE: dict[str, DataflowBuilder] = {
+    "approx": trace_approx,
 }
 
 
@@ -49,9 +50,8 @@ def emit(
     """Emit dataflow ``name``'s trace; UserError for an unknown name, parameters it does not
     take, or a plan that does not fit."""
     check_dataflow_params(name, params or {})
-    if name in APPROXIMATE:
-        return APPROXIMATE[name](workload, platform_info, chunk_ops, params or {})
-    return EMITTERS[name](workload, platform_info, chunk_ops, params or {})
+    build = APPROXIMATE[name] if name in APPROXIMATE else EMITTERS[name]
+    return build(workload, platform_info, params or {}).emitted(chunk_ops)
 
 
 def check_dataflow_params(name: str, params: Mapping[str, object]) -> None:

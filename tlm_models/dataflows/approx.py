@@ -30,7 +30,6 @@ import numpy as np
 from tlm_models.dataflows.allocator import Buffer
 from tlm_models.dataflows.block_deal import group_range
 from tlm_models.dataflows.builder import (
-    DEFAULT_CHUNK_OPS,
     DepRef,
     Ext,
     OffsetFn,
@@ -55,7 +54,7 @@ from tlm_models.dataflows.polynomial import (
     monomial_plan,
     scale_runs,
 )
-from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowSetup, DataflowTrace, make_setup
 from tlm_models.errors import UserError
 from tlm_models.fast_forward.control import IterationControl
 from tlm_models.platform.info import PlatformInfo
@@ -1158,13 +1157,10 @@ def tile_groups(setup: DataflowSetup) -> range:
     return group_range(setup.workload.kv_head_count, setup.platform.tile, setup.platform.tiles)
 
 
-def emit_approx(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """Polynomial approximate attention trace (params: degree, bound); chunks of ``chunk_ops``."""
+def trace_approx(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """Polynomial approximate attention trace (params: degree, bound)."""
     p = approx_params(params)
     d = workload.head_dim
     check_feature_count(workload.head_dim, p.degree)
@@ -1196,9 +1192,7 @@ def emit_approx(
             part=(sp.alloc("part.0", 1, d + 1), sp.alloc("part.1", 1, d + 1)),
         )
         femitter = _FeatureEmitter(setup, fbufs, tiling, coeffs)
-        return EmittedTrace(
-            setup.header, femitter.chunks(chunk_ops), setup.layout(), femitter.iterations
-        )
+        return DataflowTrace(setup, femitter, femitter.iterations)
     plan = monomial_plan(d, p.degree)
     runs = run_table(plan.scale_runs(coeffs, workload.scale))
     bufs = _Buffers(
@@ -1210,4 +1204,4 @@ def emit_approx(
         factors=sp.alloc("factors", 1, r) if prefix else None,
     )
     emitter = _ApproxEmitter(setup, bufs, plan, runs, tiling)
-    return EmittedTrace(setup.header, emitter.chunks(chunk_ops), setup.layout(), emitter.iterations)
+    return DataflowTrace(setup, emitter, emitter.iterations)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from tlm_models.dataflows.allocator import Buffer
-from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.builder import Ext, Template
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
@@ -27,7 +27,7 @@ from tlm_models.dataflows.online_softmax import (
     mask_scores,
     rescale_o,
 )
-from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -86,8 +86,6 @@ def _row_body(
     tpl: Template,
     bufs: SoftmaxBuffers,
     shape: TileShape,
-    ldk: int,
-    ldv: int,
     *,
     kv: _KvSlots,
     rescale: str,
@@ -96,6 +94,7 @@ def _row_body(
     online softmax as streamed stages, O_i = diag(alpha) O_i + p v_j."""
     a = shape.rows
     d = bufs.q.cols
+    ldk, ldv = tpl.roles["ldk"], tpl.roles["ldv"]
     mcur, mnext, s, l_ = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.l.addr
     k_at, v_at = bufs.k[0].addr, bufs.v[0].addr
     k_dep: int | None = ldk
@@ -152,13 +151,10 @@ def _slots(name: str, stage: int, d: int, first: Buffer) -> tuple[Buffer, ...]:
     )
 
 
-def emit_attenio(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """AttenIO trace on ``platform``; records stream in chunks of ``chunk_ops``.
+def trace_attenio(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """AttenIO trace on ``platform``.
     ``params``: ``rescale`` (fused|separate|lazy), ``stage`` (K/V rows staged ahead),
     ``scores`` (where lazy's counts come from)."""
     d = workload.head_dim
@@ -189,4 +185,4 @@ def emit_attenio(
         setup, bufs, rows, 1, body, k_reader="mvk", v_reader="mvv", rescale_counts=lazy
     )
     iterations = loop.iterations if lazy is None or lazy.uniform else None
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), iterations)
+    return DataflowTrace(setup, loop, iterations)

@@ -19,20 +19,16 @@ import numpy as np
 from tlm_models.errors import UserError
 from tlm_models.trace.header import TraceHeader
 from tlm_models.trace.record import (
-    MATMUL_ACCUMULATE,
-    MATMUL_SCALE_ROWS,
-    MATMUL_TRANS_B,
     MAX_DEPS,
     NO_TENSOR,
     RECORD_DTYPE,
-    RESCALE,
-    STREAMED,
-    VECTOR_LAZY_ROWS,
     Broadcast,
     OpKind,
     VectorOp,
+    exp_code,
     float_bits,
     mask_fields,
+    matmul_code,
     split_src2,
     vector_code,
 )
@@ -258,25 +254,16 @@ class OpSink:
         """C[m x n] (+)= A[m x k] B[k x n] on the PE array (B stored n x k when trans_b);
         ``scale_rows`` = address of m row scales: C = diag(alpha) C + A B (fused rescale);
         ``stream``: start on the first rows of A its producer writes (forwarding)."""
-        code = (MATMUL_TRANS_B if trans_b else 0) | (MATMUL_ACCUMULATE if accumulate else 0)
-        code |= STREAMED if stream else 0
+        code = matmul_code(
+            trans_b=trans_b, accumulate=accumulate, scale_rows=scale_rows is not None, stream=stream
+        )
         low = high = 0
         if scale_rows is not None:
-            code |= MATMUL_SCALE_ROWS
             low, high = split_src2(scale_rows)  # the third operand's address, in the strides
         rec = make_record(
-            OpKind.MATMUL,
-            self.pe_engine,
-            code=code,
-            m=m,
-            n=n,
-            k=k,
-            src0=a,
-            src1=b,
-            dst=c,
-            src_stride=low,
-            dst_stride=high,
-        )
+            OpKind.MATMUL, self.pe_engine, code=code, m=m, n=n, k=k, src0=a, src1=b, dst=c,
+            src_stride=low, dst_stride=high,
+        )  # fmt: skip
         return self._add(rec, deps)
 
     def vector(
@@ -298,11 +285,11 @@ class OpSink:
         start on the first elements its producers write (forwarding); ``lazy_rows``: a lazy
         rescale (mul, row broadcast) charging that many rows (``record.VECTOR_LAZY_ROWS``)."""
         k = float_bits(scalar) if bcast == Broadcast.SCALAR else 0
-        code = vector_code(op, bcast) | (STREAMED if stream else 0)
+        code = vector_code(op, bcast, stream=stream, lazy=lazy_rows is not None)
         if lazy_rows is not None:
             if op != VectorOp.MUL or bcast != Broadcast.ROW or not 0 <= lazy_rows <= m:
                 raise ValueError(f"a lazy rescale is a row-broadcast mul of 0..{m} rows")
-            code, k = code | VECTOR_LAZY_ROWS, lazy_rows
+            k = lazy_rows
         rec = make_record(
             OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=k, src0=src0, src1=src1, dst=dst
         )
@@ -327,7 +314,7 @@ class OpSink:
         sees j <= diagonal + t(i) (and > diagonal + t(i) - window when window > 0), t(i) = i
         or, rows wrapping every ``period``, ((phase + i) mod period) - phase
         (``record.mask_visible``). An element-wise vector op on the PE array."""
-        code = vector_code(VectorOp.MASK, Broadcast.SCALAR) | (STREAMED if stream else 0)
+        code = vector_code(VectorOp.MASK, Broadcast.SCALAR, stream=stream)
         geometry = mask_fields(diagonal, window, period, phase)
         rec = make_record(
             OpKind.VECTOR, self.pe_engine, code=code, m=m, n=n, k=float_bits(fill), src0=src,
@@ -349,9 +336,17 @@ class OpSink:
     ) -> int:
         """dst = exp(src) on an m x n block on the Exp unit; ``stream`` and ``rescale`` as for
         ``vector``."""
-        code = (STREAMED if stream else 0) | (RESCALE if rescale else 0)
+        code = exp_code(stream=stream, rescale=rescale)
         rec = make_record(OpKind.EXP, self.exp_engine, code=code, m=m, n=n, src0=src, dst=dst)
         return self._add(rec, deps)
+
+
+def _named(deps: Iterable[DepRef]) -> list[DepRef]:
+    """The dependencies an operation names (None entries name none), at most MAX_DEPS."""
+    refs: list[DepRef] = [d for d in deps if d is not None]
+    if len(refs) > MAX_DEPS:
+        raise ValueError(f"an operation names {len(refs)} dependencies; at most {MAX_DEPS}")
+    return refs
 
 
 #: A record as one opaque 64-byte item.
@@ -392,9 +387,7 @@ class Template(OpSink):
         self._refs_len = 0
 
     def _add(self, rec: RecordTuple, deps: Iterable[DepRef]) -> int:
-        refs: list[DepRef] = [d for d in deps if d is not None]
-        if len(refs) > MAX_DEPS:
-            raise ValueError(f"an operation names {len(refs)} dependencies; at most {MAX_DEPS}")
+        refs = _named(deps)
         local = len(self._records)
         for ref in refs:
             if isinstance(ref, int) and not 0 <= ref < local:
@@ -487,9 +480,7 @@ class TraceBuilder(OpSink):
     def _add(self, rec: RecordTuple, deps: Iterable[DepRef]) -> int:
         at = self.next_index
         dists = [0, 0, 0, 0]
-        refs = [d for d in deps if d is not None]
-        if len(refs) > MAX_DEPS:
-            raise ValueError(f"an operation names {len(refs)} dependencies; at most {MAX_DEPS}")
+        refs = _named(deps)
         for slot, ref in enumerate(refs):
             if not isinstance(ref, int):
                 raise TypeError(f"top-level dependencies are op handles, got {ref!r}")

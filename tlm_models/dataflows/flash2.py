@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
-from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.builder import Ext, Template
 from tlm_models.dataflows.flash2_tiles import (
     NO_RESERVE,
     FlashTiling,
@@ -30,7 +30,7 @@ from tlm_models.dataflows.online_softmax import (
     rescale_o,
 )
 from tlm_models.dataflows.query_blocks import block_count, block_plan, block_shape, query_blocks
-from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowTrace, make_setup
 from tlm_models.dataflows.split_combine import alloc_combine
 from tlm_models.dataflows.split_k import SplitPlan, partial_elements, split_slices
 from tlm_models.dataflows.variants import resolve
@@ -92,8 +92,6 @@ def _tile_body(
     tpl: Template,
     bufs: SoftmaxBuffers,
     shape: TileShape,
-    ldk: int,
-    ldv: int,
     *,
     serial: bool = False,
     rescale: str = "separate",
@@ -104,6 +102,7 @@ def _tile_body(
     the P V matmul (fused)."""
     r, c = shape.rows, shape.cols
     d = bufs.q.cols
+    ldk, ldv = tpl.roles["ldk"], tpl.roles["ldv"]
     mcur, mnext, s, t = bufs.m[0].addr, bufs.m[1].addr, bufs.s.addr, bufs.t
     assert t is not None
     smm = tpl.matmul(
@@ -141,13 +140,10 @@ def _tile_body(
     )
 
 
-def emit_flash2(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """FlashAttention-2 trace on ``platform``; records stream in chunks of ``chunk_ops``.
+def trace_flash2(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """FlashAttention-2 trace on ``platform``.
     ``params``: ``tiling`` (paper|fit), ``overlap`` (none|split|double), ``rescale``
     (separate|fused|lazy), ``scores`` (where lazy's counts come from)."""
     variant = resolve("flash2", params)
@@ -205,4 +201,4 @@ def emit_flash2(
     # lazy rescales whose counts differ from block to block.
     exact = split is not None or (lazy is not None and not lazy.uniform)
     iterations = None if exact else loop.iterations
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), iterations)
+    return DataflowTrace(setup, loop, iterations)

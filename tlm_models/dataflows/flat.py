@@ -23,7 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from tlm_models.dataflows.builder import (
-    DEFAULT_CHUNK_OPS,
     Ext,
     Prev,
     RepeatResult,
@@ -45,7 +44,7 @@ from tlm_models.dataflows.query_blocks import (
     store_block,
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
-from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowSetup, DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.fast_forward.control import IterationControl
@@ -376,13 +375,10 @@ class _FlatEmitter:
         return ring, staged
 
 
-def emit_flat(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """FLAT trace on ``platform``, streamed in chunks; ``params``: ``overlap`` (none|double)."""
+def trace_flat(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """FLAT trace on ``platform``; ``params``: ``overlap`` (none|double)."""
     variant = resolve("flat", params)
     tiling = flat_plan(workload, platform, params)
     spill: list[tuple[str, tuple[int, ...]]] | None = (
@@ -402,4 +398,4 @@ def emit_flat(
         spill=spill,
     )
     em = _FlatEmitter(setup, tiling, serial=variant["overlap"] == "none")
-    return EmittedTrace(setup.header, em.chunks(chunk_ops), setup.layout(), em.iterations)
+    return DataflowTrace(setup, em, em.iterations)

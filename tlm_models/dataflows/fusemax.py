@@ -25,7 +25,7 @@ from functools import partial
 
 import numpy as np
 
-from tlm_models.dataflows.builder import DEFAULT_CHUNK_OPS, Ext, Template
+from tlm_models.dataflows.builder import Ext, Template
 from tlm_models.dataflows.online_softmax import (
     OnlineSoftmaxLoop,
     SoftmaxBuffers,
@@ -33,7 +33,7 @@ from tlm_models.dataflows.online_softmax import (
     TileShape,
 )
 from tlm_models.dataflows.query_blocks import BlockPlan, KeyRun
-from tlm_models.dataflows.setup import EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
@@ -157,8 +157,6 @@ def _tile_body(
     tpl: Template,
     bufs: SoftmaxBuffers,
     shape: TileShape,
-    ldk: int,
-    ldv: int,
     *,
     p0: int,
     rowvec: _RowVectors,
@@ -174,6 +172,7 @@ def _tile_body(
     and drain is over before A(p+2) reads them. Score buffer p mod 4."""
     eb = bufs.q.elem_bytes
     d, c = bufs.q.cols, shape.cols
+    ldk, ldv = tpl.roles["ldk"], tpl.roles["ldv"]
     subs = [(r0, min(p0, shape.rows - r0)) for r0 in range(0, shape.rows, p0)]
     if shape.mask is not None and shape.mask.diagonal is not None and not shape.first:
         # A sub-block whose rows see no key of this tile skips it: its RM, RD and RNV stay.
@@ -296,13 +295,10 @@ def _single_masked_tiles(plan: BlockPlan, bc: int) -> BlockPlan:
     return dataclasses.replace(plan, runs=tuple(runs))
 
 
-def emit_fusemax(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """FuseMax trace on ``platform``; records stream in chunks of ``chunk_ops``. ``params``:
+def trace_fusemax(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """FuseMax trace on ``platform``. ``params``:
     ``rows`` (divisor|fit), ``pipeline`` (skew|none), ``subblock`` and ``keys`` (P0, M0)."""
     d = workload.head_dim
     plan = fusemax_plan(workload, platform, params)
@@ -340,4 +336,4 @@ def emit_fusemax(
     )
     loop = _FusemaxLoop(setup, bufs, rows, plan.m0, body)
     loop.single_masked_tiles()
-    return EmittedTrace(setup.header, loop.chunks(chunk_ops), setup.layout(), loop.iterations)
+    return DataflowTrace(setup, loop, loop.iterations)

@@ -123,7 +123,7 @@ def lazy_counts(w: Workload, bc: int, variant: Mapping[str, str]) -> RescaleCoun
 
 #: Records the compute of one tile into a template whose K/V loads have roles ldk/ldv; must
 #: give roles "smm" (last reader of the K buffer) and "omm" (last reader of the V buffer).
-TileBody = Callable[[Template, SoftmaxBuffers, TileShape, int, int], None]
+TileBody = Callable[[Template, SoftmaxBuffers, TileShape], None]
 
 _FIELDS = ("src0", "src1", "dst", "src_stride")
 _MASK_CODE = int(VectorOp.MASK)
@@ -213,7 +213,7 @@ class OnlineSoftmaxLoop:
         tpl.roles["ldv"] = load_rows(
             tpl, s, "V", bufs.v[0].addr, shape.cols, deps=[Prev(self.v_reader, nbuf)]
         )
-        self.body(tpl, bufs, shape, tpl.roles["ldk"], tpl.roles["ldv"])
+        self.body(tpl, bufs, shape)
         # Relocation: which fields name a rotating buffer, resolved per repetition.
         named = {bufs.m[0].addr: "mcur", bufs.m[1].addr: "mnext"}
         if nbuf > 1:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -78,6 +78,33 @@ class DataflowSetup:
         if self.kvbuf is not None and self.kvbuf.buffers:
             parts.append(self.kvbuf.layout())
         return "\n".join(parts)
+
+
+class ChunkSource(Protocol):
+    """A dataflow's loop: yields its records in chunks of about ``chunk_ops`` operations."""
+
+    def chunks(self, chunk_ops: int) -> Iterator[np.ndarray]: ...
+
+
+@dataclass(frozen=True)
+class DataflowTrace:
+    """What each dataflow builds from a workload and a platform before any record exists: its
+    setup (header, on-chip layout), the loop that streams the records, and the loop's iteration
+    control (None: the trace runs exactly, no fast-forward). ``emitted`` is the one ending every
+    dataflow shares."""
+
+    setup: DataflowSetup
+    loop: ChunkSource
+    iterations: IterationControl | None
+    #: Layout lines after the setup's (a second phase reusing the same space).
+    extra_layout: str = ""
+
+    def emitted(self, chunk_ops: int) -> EmittedTrace:
+        chunks = self.loop.chunks(chunk_ops)
+        layout = self.setup.layout()
+        if self.extra_layout:
+            layout = f"{layout}\n{self.extra_layout}"
+        return EmittedTrace(self.setup.header, chunks, layout, self.iterations)
 
 
 def make_setup(

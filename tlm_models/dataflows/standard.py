@@ -27,7 +27,6 @@ import numpy as np
 
 from tlm_models.dataflows.allocator import OnChipAllocator
 from tlm_models.dataflows.builder import (
-    DEFAULT_CHUNK_OPS,
     Ext,
     Prev,
     RepeatResult,
@@ -46,7 +45,7 @@ from tlm_models.dataflows.query_blocks import (
     store_block,
 )
 from tlm_models.dataflows.row_blocks import load_rows, scale_q
-from tlm_models.dataflows.setup import DataflowSetup, EmittedTrace, make_setup
+from tlm_models.dataflows.setup import DataflowSetup, DataflowTrace, make_setup
 from tlm_models.dataflows.variants import resolve
 from tlm_models.errors import UserError
 from tlm_models.fast_forward.control import IterationControl
@@ -87,6 +86,8 @@ class _StandardEmitter:
         self.back = 1 if serial else 2
         w = setup.workload
         t, d, n = tiling.tile, w.head_dim, w.kv_len
+        #: element bytes, head dim, keys, GEMM tile edge: what every phase's addresses use
+        self.dims = (w.elem_bytes, d, n, t)
         a = setup.scratch  # GEMM phases (QK^T and PV share the space)
         self.panel = a.alloc("QO_panel", t, d)
         self.tin = (a.alloc("KV_tile.0", t, d), a.alloc("KV_tile.1", t, d))
@@ -121,8 +122,7 @@ class _StandardEmitter:
     def _scores(
         self, b: TraceBuilder, blk: QueryBlock, keys: tuple[int, int], join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
-        s, w = self.s, self.s.workload
-        eb, d, n, t = s.elem_bytes, w.head_dim, w.kv_len, self.t.tile
+        s, w, (eb, d, n, t) = self.s, self.s.workload, self.dims
         rows, lo = blk.height, keys[0]
         q = load_block(b, s, self.panel.addr, blk, deps=[join])
         scale_q(b, s, self.panel.addr, rows, deps=[q])
@@ -266,8 +266,7 @@ class _StandardEmitter:
     def _pv(
         self, b: TraceBuilder, blk: QueryBlock, keys: tuple[int, int], join: int | None
     ) -> Generator[np.ndarray, None, int | None]:
-        s, w = self.s, self.s.workload
-        eb, d, n, t = s.elem_bytes, w.head_dim, w.kv_len, self.t.tile
+        s, (eb, d, n, t) = self.s, self.dims
         rows, lo = blk.height, keys[0]
         prev: RepeatResult | None = None
         vstep, pstep = self.tin[1].addr - self.tin[0].addr, self.tsp[1].addr - self.tsp[0].addr
@@ -321,13 +320,10 @@ class _StandardEmitter:
         return store
 
 
-def emit_standard(
-    workload: Workload,
-    platform: PlatformInfo,
-    chunk_ops: int = DEFAULT_CHUNK_OPS,
-    params: Mapping[str, object] | None = None,
-) -> EmittedTrace:
-    """Standard (unfused) attention trace on ``platform``, streamed in chunks;
+def trace_standard(
+    workload: Workload, platform: PlatformInfo, params: Mapping[str, object]
+) -> DataflowTrace:
+    """Standard (unfused) attention trace on ``platform``;
     ``params``: ``overlap`` (none|double)."""
     variant = resolve("standard", params)
     tiling = standard_tiling(workload, platform.capacity_elements(workload.elem_bytes))
@@ -345,5 +341,5 @@ def emit_standard(
         spill=[("S", (t, n)), ("P", (t, n))],
     )
     em = _StandardEmitter(setup, tiling, serial=variant["overlap"] == "none")
-    layout = f"{setup.layout()}\nsoftmax phase (same space):\n{em.softmax_layout}"
-    return EmittedTrace(setup.header, em.chunks(chunk_ops), layout, em.iterations)
+    layout = f"softmax phase (same space):\n{em.softmax_layout}"
+    return DataflowTrace(setup, em, em.iterations, extra_layout=layout)

@@ -52,6 +52,10 @@ TIME_TOLERANCE_NS = 1e-6
 FAST_FORWARD_CHUNK_OPS = 1024
 
 
+#: A replay's or platform's statistics as the result holds them: group -> statistic or subgroup.
+StatsTree = dict[str, Any]
+
+
 @dataclass(frozen=True)
 class FastForwardSettings:
     """When to fast-forward: ``confirm`` equal periods of up to ``max_period`` iterations,
@@ -695,10 +699,7 @@ class FastForward:
         return True
 
     def apply(
-        self,
-        replay: dict[str, Any],
-        platform: dict[str, Any],
-        others: dict[str, dict[str, Any]] | None = None,
+        self, replay: StatsTree, platform: StatsTree, others: dict[str, StatsTree] | None = None
     ) -> dict[str, Any]:
         """Adds the skipped iterations to ``replay`` and ``platform`` (in place), and to the
         ``others`` trees (the other tiles' replays, by their snapshot root names); returns the

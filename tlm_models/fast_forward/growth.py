@@ -23,6 +23,7 @@ from tlm_models.fast_forward.control import (
     IterationControl,
     Path,
     Period,
+    StatsTree,
     flatten,
 )
 from tlm_models.fast_forward.linear_growth import Growth, ShapeWatch, find_growth
@@ -259,10 +260,7 @@ class GrowthFastForward(FastForward):
                 before = row
 
     def apply(
-        self,
-        replay: dict[str, Any],
-        platform: dict[str, Any],
-        others: dict[str, dict[str, Any]] | None = None,
+        self, replay: StatsTree, platform: StatsTree, others: dict[str, StatsTree] | None = None
     ) -> dict[str, Any]:
         if self.session is not None:
             self.poll()

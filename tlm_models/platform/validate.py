@@ -102,11 +102,14 @@ class _Checker:
         self.error(node.loc, key, f"expected {what} (a mapping), found {_found(node.value)}")
         return None
 
-    def sequence(self, node: Node, key: str, what: str) -> list[Node] | None:
+    def sequence(self, node: Node | None, key: str, what: str) -> list[Node]:
+        """The list at ``node``: empty when absent, or (after an error) when not a list."""
+        if node is None:
+            return []
         if isinstance(node.value, list):
             return node.value
         self.error(node.loc, key, f"expected {what} (a list), found {_found(node.value)}")
-        return None
+        return []
 
     def text(self, node: Node, key: str, what: str) -> str | None:
         if isinstance(node.value, str):
@@ -403,11 +406,7 @@ class _Checker:
         return ref
 
     def bindings(self, node: Node | None, components: dict[str, ComponentConfig]) -> list[Binding]:
-        if node is None:
-            return []
         items = self.sequence(node, "bindings", "bindings 'initiator.socket -> target.socket'")
-        if items is None:
-            return []
         result: list[Binding] = []
         seen: dict[tuple[str, str, int | None], Location] = {}
         for i, item in enumerate(items):
@@ -501,11 +500,7 @@ class _Checker:
     def address_map(
         self, node: Node | None, components: dict[str, ComponentConfig]
     ) -> list[AddressRange]:
-        if node is None:
-            return []
         items = self.sequence(node, "address_map", "address windows {base, size?, target}")
-        if items is None:
-            return []
         result: list[AddressRange] = []
         for i, item in enumerate(items):
             entry = self.address_entry(item, f"address_map[{i}]", components)

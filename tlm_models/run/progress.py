@@ -10,41 +10,25 @@ Before the first report the line says what the worker is doing (starting, emitti
 
 from __future__ import annotations
 
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from dataclasses import dataclass
 
-from tlm_models.run.phase import is_terminal
+from tlm_models.run.terminal_progress import TerminalProgress
 from tlm_models.units import format_count, format_duration, format_ns
 
 __all__ = ["SimulationProgress"]
 
 
 @dataclass
-class SimulationProgress:
+class SimulationProgress(TerminalProgress):
     """``expected_ops`` and ``roofline_ns`` come from the cost estimate (0 = unknown)."""
 
     label: str
     expected_ops: int = 0
     roofline_ns: float = 0.0
-    stream: TextIO = field(default_factory=lambda: sys.stderr)
-    interactive: bool | None = None
-    timer: Callable[[], float] = time.monotonic
-    started: float | None = None
     sim_ns: float = 0.0
     ops: int = 0
     _first: tuple[float, int] | None = None  # (time, ops) of the first report
     _last: tuple[float, int] | None = None
-    _bar: Any = None
-    _last_draw: float = -1e9
-
-    def __post_init__(self) -> None:
-        if self.interactive is None:
-            self.interactive = is_terminal(self.stream)
-        if self.started is None:
-            self.started = self.timer()
 
     def rate(self) -> float | None:
         """Operations per second since the first report (the start-up is not replay)."""
@@ -77,8 +61,7 @@ class SimulationProgress:
     def details(self) -> str:
         """What the bar shows after the operation count: simulated time against the roofline
         floor, speed and ETA (before the first report: that the worker is starting)."""
-        assert self.started is not None
-        elapsed = self.timer() - self.started
+        elapsed = self.elapsed()
         if self._last is None:
             return f"starting the simulator and emitting the trace, {format_duration(elapsed)}"
         sim = f"simulated {format_ns(self.sim_ns)}"

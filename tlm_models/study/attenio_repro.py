@@ -25,6 +25,7 @@ from tlm_models.dataflows.flash2_tiles import paper_tiling
 from tlm_models.files.output_file import save_figure
 from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.study.energy_report import pj_per_flop
+from tlm_models.study.markdown_table import table_head
 from tlm_models.study.variants import format_tokens, metric
 from tlm_models.workload.spec import Workload
 
@@ -393,8 +394,10 @@ def headline_section(index: dict[str, dict[str, Any]], grid: StudyGrid) -> list[
         "FLAT. Ours: AttenIO's speedup over each, geometric mean over the N of this grid "
         "(bank-level HBM, non-causal), per setting.",
         "",
-        "| d | over | published | " + " | ".join(f"ours, {s.title}" for s in SETTINGS) + " |",
-        "|---|---|---|" + "---|" * len(SETTINGS),
+        *table_head(
+            ["d", "over", "published", *(f"ours, {s.title}" for s in SETTINGS)],
+            "l" * (3 + len(SETTINGS)),
+        ),
     ]
     for d, published in PUBLISHED_SPEEDUPS.items():
         ns = [n for n, dd in grid.points() if dd == d]

@@ -10,12 +10,12 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import time
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tlm_models.errors import UserError
-from tlm_models.study.job import JobFunction, JobOutcome, SweepItem, config_of, run_job
+from tlm_models.study.executor import SweepBatch
+from tlm_models.study.job import JobOutcome, SweepItem, config_of, run_job
 
 __all__ = ["DaskExecutor", "worker_can_start_processes"]
 
@@ -36,16 +36,10 @@ class DaskExecutor:
     scheduler: str
     connect_timeout_s: float = 10.0
 
-    def run(
-        self,
-        configs: Sequence[SweepItem],
-        job: JobFunction,
-        on_outcome: Callable[[JobOutcome], None],
-        on_idle: Callable[[], None],
-    ) -> None:
+    def run(self, batch: SweepBatch) -> None:
         """Runs every configuration on the cluster; on KeyboardInterrupt cancels what is left."""
-        if not configs:
-            return
+        configs, job = batch.configs, batch.job
+        on_outcome, on_idle = batch.on_outcome, batch.on_idle
         # Imported here (and untyped) so local sweeps never pay for loading distributed.
         distributed: Any = importlib.import_module("distributed")
         try:

@@ -11,11 +11,11 @@ import ctypes
 import os
 import queue
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tlm_models.run.worker import kill_worker_of
-from tlm_models.study.job import JobFunction, JobOutcome, SweepItem, run_job
+from tlm_models.study.executor import SweepBatch
+from tlm_models.study.job import JobOutcome, SweepItem, run_job
 
 __all__ = ["LocalExecutor"]
 
@@ -30,20 +30,14 @@ class LocalExecutor:
 
     jobs: int | None = None
 
-    def run(
-        self,
-        configs: Sequence[SweepItem],
-        job: JobFunction,
-        on_outcome: Callable[[JobOutcome], None],
-        on_idle: Callable[[], None],
-    ) -> None:
-        """Runs every configuration; calls ``on_outcome`` as each finishes.
+    def run(self, batch: SweepBatch) -> None:
+        """Runs every configuration; hands each outcome over as it finishes.
 
         On KeyboardInterrupt, stops starting new configurations, kills the running workers,
         hands over the results that had already finished, and raises KeyboardInterrupt again.
         """
-        if not configs:
-            return
+        configs, job = batch.configs, batch.job
+        on_outcome, on_idle = batch.on_outcome, batch.on_idle
         pending: queue.Queue[SweepItem] = queue.Queue()
         for config in configs:
             pending.put(config)

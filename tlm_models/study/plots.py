@@ -333,15 +333,8 @@ def plot_approx(variant: Variant, directory: Path, suffix: str = "") -> list[tup
                     linestyle=":" if s.label.startswith("approx") else "-",
                     label=f"{s.label}: slope {s.slope:.2f}",
                 )
-            seq_lens = sorted({n for s in at_d for n, _ in s.points})
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xticks(seq_lens, [format_tokens(n) for n in seq_lens])
-            ax.minorticks_off()
-            ax.set_xlabel("Sequence length N (tokens, log scale)")
-            ax.set_ylabel("Off-chip traffic (MiB, log scale)")
+            _traffic_axes(ax, sorted({n for s in at_d for n, _ in s.points}), "tokens, log scale")
             ax.set_title(f"d = {d}")
-            ax.grid(alpha=0.3, which="major")
             ax.legend(title="fitted slope of log bytes vs log N", title_fontsize=8, **_LEGEND_BELOW)
         caption = "Off-chip traffic against N, exact and approximate, with fitted slopes"
         fig.suptitle(f"{caption} — {variant.title()}", fontsize=11)
@@ -584,13 +577,7 @@ def _offchip(ax: Axes, records: list[dict[str, Any]], colors: dict[str, Any]) ->
             markerfacecolor="none",
             label=f"bound: {BOUND_NAMES.get(name, name)}",
         )
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xticks(seq_lens, [format_tokens(n) for n in seq_lens])
-    ax.minorticks_off()
-    ax.set_xlabel("Sequence length N (tokens)")
-    ax.set_ylabel("Off-chip traffic (MiB, log scale)")
-    ax.grid(alpha=0.3, which="major")
+    _traffic_axes(ax, seq_lens, "tokens")
 
 
 #: (line style, colour, marker) of each lower bound: distinct by all three, none a dataflow's.
@@ -667,3 +654,14 @@ def plot_design_axis(axis: Axis, png: Path) -> None:
     fig.legend(handles, names, loc="outside lower center", fontsize=8, ncol=min(len(names), 3))
     fig.suptitle(f"Design space: {axis.title()}", fontsize=11)
     _save(fig, png)
+
+
+def _traffic_axes(ax: Any, seq_lens: list[int], n_unit: str) -> None:
+    """Off-chip MiB over N, both on log scales, a tick at each N of the plot."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(seq_lens, [format_tokens(n) for n in seq_lens])
+    ax.minorticks_off()
+    ax.set_xlabel(f"Sequence length N ({n_unit})")
+    ax.set_ylabel("Off-chip traffic (MiB, log scale)")
+    ax.grid(alpha=0.3, which="major")

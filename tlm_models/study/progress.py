@@ -11,13 +11,10 @@ hour and an expensive one does not predict a minute. Between events the ETA coun
 from __future__ import annotations
 
 import math
-import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TextIO
 
-from tlm_models.run.phase import is_terminal
+from tlm_models.run.terminal_progress import TerminalProgress
 from tlm_models.units import format_count, format_duration
 
 __all__ = ["LARGE_SWEEP_S", "Progress", "format_count", "format_duration", "sweep_eta"]
@@ -51,22 +48,17 @@ def sweep_eta(
 
 
 @dataclass
-class Progress:
+class Progress(TerminalProgress):
     """Counts finished configurations of a sweep and reports them on ``stream``.
 
     ``skipped`` are configurations already done before this run; they count as done but not
     toward the rate. ``costs`` maps the keys of the configurations to run to their predicted
     cost (operations); it may fill in while the sweep runs (``set_costs``): until then, and
-    for keys without a cost, every configuration costs the mean. ``timer`` is the clock
-    (replaceable in tests); ``clock`` the start time on it.
+    for keys without a cost, every configuration costs the mean.
     """
 
     total: int
     skipped: int = 0
-    stream: TextIO = field(default_factory=lambda: sys.stderr)
-    interactive: bool | None = None
-    timer: Callable[[], float] = time.monotonic
-    clock: float | None = None
     parallel: int = 1
     prior_rate: float = 1.3e6
     pending: list[str] = field(default_factory=list)
@@ -75,15 +67,10 @@ class Progress:
     _costs: dict[str, float] = field(default_factory=dict)
     _finished: list[tuple[float, float]] = field(default_factory=list)
     _eta: tuple[float, float] | None = None  # (ETA in s, time it was computed)
-    _last_draw: float = -1e9
-    _bar: Any = None
     _incoming: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
-        if self.interactive is None:
-            self.interactive = is_terminal(self.stream)
-        if self.clock is None:
-            self.clock = self.timer()
+        super().__post_init__()
         self.done = self.skipped
 
     def set_costs(self, costs: Mapping[str, float]) -> None:
@@ -146,9 +133,8 @@ class Progress:
 
     def line(self) -> str:
         """The status text: counts, elapsed time and the ETA once there is one."""
-        assert self.clock is not None
         self._absorb()
-        elapsed = self.timer() - self.clock
+        elapsed = self.elapsed()
         text = (
             f"sweep: {self.done}/{self.total} done, {self.failed} failed, "
             f"elapsed {format_duration(elapsed)}"

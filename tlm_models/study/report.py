@@ -34,6 +34,7 @@ from tlm_models.study.explain import (
     time_words,
     why_lines,
 )
+from tlm_models.study.markdown_table import table_head
 from tlm_models.study.report_html import HTML_FILE, markdown_to_html
 from tlm_models.study.store import ResultStore
 from tlm_models.study.table import sort_records
@@ -263,8 +264,10 @@ def _time_section(chosen: Sequence[dict[str, Any]]) -> list[str]:
         'draining its pipeline, and idle by what it waited for (docs/study.md, "Diagnosis '
         'after a run"), at the largest N of each head dim. Each row sums to 100 %.',
         "",
-        "| Dataflow | N | d | Engine | " + " | ".join(f"{time_words(p)} (%)" for p in parts) + " |",
-        "|---|---:|---:|---|" + "---:|" * len(parts),
+        *table_head(
+            ["Dataflow", "N", "d", "Engine", *(f"{time_words(p)} (%)" for p in parts)],
+            "lrrl" + "r" * len(parts),
+        ),
     ]
     for r in chosen:
         for engine in ("pe", "exp"):

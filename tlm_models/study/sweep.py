@@ -16,12 +16,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output_directory
 from tlm_models.run.config import RunConfig
 from tlm_models.run.resolve import ResolvedRun, resolve_runs
+from tlm_models.study.executor import SweepBatch, SweepExecutor
 from tlm_models.study.executor_local import LocalExecutor
 from tlm_models.study.job import JobFunction, JobOutcome, SweepItem, config_of, load_job
 from tlm_models.study.progress import Progress
@@ -30,18 +31,6 @@ from tlm_models.study.sweep_lock import sweep_lock
 from tlm_models.study.table import CSV_FILE, write_csv
 
 __all__ = ["SweepExecutor", "SweepSummary", "run_sweep"]
-
-
-class SweepExecutor(Protocol):
-    """Where jobs run: ``run`` calls ``on_outcome`` on the calling thread as each finishes."""
-
-    def run(
-        self,
-        configs: Sequence[SweepItem],
-        job: JobFunction,
-        on_outcome: Callable[[JobOutcome], None],
-        on_idle: Callable[[], None],
-    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -168,7 +157,8 @@ def _run_locked(
         _estimate_in_background(runs, cost_of, progress)
     interrupted = False
     try:
-        executor.run(to_run, job, record, progress.tick)
+        if to_run:
+            executor.run(SweepBatch(to_run, job, record, progress.tick))
     except KeyboardInterrupt:
         interrupted = True
     failed = sum(1 for key in keys if "error" in latest.get(key, {}))

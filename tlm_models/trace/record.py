@@ -103,9 +103,23 @@ VECTOR_OP_NAMES = {v.value: v.name.lower() for v in VectorOp}
 BROADCAST_NAMES = {b.value: b.name.lower() for b in Broadcast}
 
 
-def vector_code(op: VectorOp, bcast: Broadcast = Broadcast.FULL) -> int:
-    """The ``code`` byte of a vector record."""
-    return int(op) | (int(bcast) << BROADCAST_SHIFT)
+def vector_code(
+    op: VectorOp, bcast: Broadcast = Broadcast.FULL, *, stream: bool = False, lazy: bool = False
+) -> int:
+    """The ``code`` byte of a vector record (``lazy``: a lazy rescale, ``VECTOR_LAZY_ROWS``)."""
+    code = int(op) | (int(bcast) << BROADCAST_SHIFT)
+    return code | (STREAMED if stream else 0) | (VECTOR_LAZY_ROWS if lazy else 0)
+
+
+def matmul_code(*, trans_b: bool, accumulate: bool, scale_rows: bool, stream: bool) -> int:
+    """The ``code`` byte of a matmul record."""
+    code = (MATMUL_TRANS_B if trans_b else 0) | (MATMUL_ACCUMULATE if accumulate else 0)
+    return code | (MATMUL_SCALE_ROWS if scale_rows else 0) | (STREAMED if stream else 0)
+
+
+def exp_code(*, stream: bool, rescale: bool) -> int:
+    """The ``code`` byte of an exp record."""
+    return (STREAMED if stream else 0) | (RESCALE if rescale else 0)
 
 
 def src2(src_stride: int, dst_stride: int) -> int:

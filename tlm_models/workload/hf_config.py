@@ -77,12 +77,6 @@ def read_model_config(file: str | Path) -> ModelAttention:
     # Echoed in summaries and reports: no terminal escape sequence of the file reaches a terminal.
     name = printable(str(data.get("_name_or_path") or data.get("model_type") or path.stem))[:200]
     return ModelAttention(
-        name=name,
-        title=name,
-        heads=heads,
-        kv_heads=kv_heads,
-        head_dim=head_dim,
-        layers=layers,
-        window=window,
-        source=str(path),
-    )
+        name=name, title=name, heads=heads, kv_heads=kv_heads, head_dim=head_dim, layers=layers,
+        window=window, source=str(path),
+    )  # fmt: skip

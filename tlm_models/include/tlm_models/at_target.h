@@ -41,6 +41,18 @@ class AtTarget {
         backward_(std::move(backward)),
         responses_(this, &AtTarget::response_due) {}
 
+  // The usual owner: a module whose member `serve` serves the request arriving on target socket
+  // `id` of its multi-target `socket`, which also carries the backward path.
+  template <class Module, class Socket>
+  AtTarget(Module* owner, void (Module::*serve)(int, tlm::tlm_generic_payload&, sc_core::sc_time&),
+           Socket& socket)
+      : AtTarget(
+            owner->name(),
+            [owner, serve](int id, tlm::tlm_generic_payload& t, sc_core::sc_time& d) { (owner->*serve)(id, t, d); },
+            [&socket](int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
+              return socket[id]->nb_transport_bw(t, ph, d);
+            }) {}
+
   AtTarget(const AtTarget&) = delete;
   AtTarget& operator=(const AtTarget&) = delete;
 

@@ -35,6 +35,7 @@
 #include "tlm_models/exp_unit.h"
 #include "tlm_models/interconnect.h"
 #include "tlm_models/operand_extents.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/pe_array.h"
 #include "tlm_models/replayer.h"
@@ -297,9 +298,7 @@ class AttentionAccelerator : public sc_core::sc_module, public StatsProvider {
 
  private:
   static const Params& checked(const Params& p, const char* name) {
-    const std::string err = p.check();
-    if (!err.empty())
-      SC_REPORT_FATAL("tlm_models/attention_accelerator", (std::string(name) + ": " + err).c_str());
+    params_valid(p, name, "tlm_models/attention_accelerator");
     return p;
   }
 

@@ -13,12 +13,14 @@
 #define TLM_MODELS_BANDWIDTH_SERVER_H
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include <systemc>
 
 #include "tlm_models/activity_log.h"
+#include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
 namespace tlm_models {
@@ -117,6 +119,15 @@ class BandwidthServer {
   Ticks busy_ticks() const { return busy_ticks_; }
   Ticks wait_ticks() const { return wait_ticks_; }
   std::uint64_t requests() const { return requests_; }
+
+  // Requests, `bytes` moved, busy and queueing time into `g` (the same four figures for an SRAM
+  // port and an interconnect link), described by `desc` in that order.
+  void collect(StatsGroup& g, std::uint64_t bytes, const std::array<const char*, 4>& desc) const {
+    g.add("requests", static_cast<double>(requests_), "requests", desc[0]);
+    g.add("bytes", static_cast<double>(bytes), "B", desc[1]);
+    g.add("busy_time", ticks_to_ns(busy_ticks_), "ns", desc[2]);
+    g.add("wait_time", ticks_to_ns(wait_ticks_), "ns", desc[3]);
+  }
   ActivityLog& activity() { return activity_; }
   const ActivityLog& activity() const { return activity_; }
 

@@ -20,6 +20,7 @@
 #include "tlm_models/dma_channel.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
@@ -43,11 +44,7 @@ class DmaEngine : public sc_core::sc_module, public StatsProvider {
   tlm_utils::simple_initiator_socket<DmaEngine> mem_port;
 
   DmaEngine(sc_core::sc_module_name name, const Params& p) : sc_core::sc_module(name), mem_port("mem_port"), params_(p) {
-    std::string err = p.check();
-    if (!err.empty()) {
-      SC_REPORT_FATAL("tlm_models/dma", (std::string(this->name()) + ": " + err).c_str());
-      return;
-    }
+    if (!params_valid(p, this->name(), "tlm_models/dma")) return;
     for (unsigned i = 0; i < p.channels; ++i) {
       const std::string ch_name = std::string(this->name()) + ".channel" + std::to_string(i);
       channels_.push_back(std::make_unique<DmaChannel>(

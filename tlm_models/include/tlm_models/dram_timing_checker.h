@@ -76,34 +76,27 @@ class DramTimingChecker {
         acts_.insert(at);
         return at;
       case DramCommand::pre:
-        b.next_act = std::max(b.next_act, at + t_.rp);
+      case DramCommand::ref_pb:
+        // A row command of one bank: its next ACT waits tRP after a PRE, tRFCpb after a REFpb.
+        b.next_act = std::max(b.next_act, at + (c == DramCommand::pre ? t_.rp : t_.rfc_pb));
         row_commands_.insert(at);
         return at;
-      case DramCommand::rd: {
-        const Ticks end = at + t_.cl + t_.burst;
-        column(g, at, at + t_.cl);
-        g.reads.insert(at);
-        reads_.insert(at);
-        b.next_pre = std::max(b.next_pre, at + t_.rtp);
-        bus_free_ = std::max(bus_free_, end);
-        return end;
-      }
+      case DramCommand::rd:
       case DramCommand::wr: {
-        const Ticks end = at + t_.cwl + t_.burst;
-        column(g, at, at + t_.cwl);
-        g.writes.insert(at);
-        writes_.insert(at);
-        b.next_pre = std::max(b.next_pre, end + t_.wr);
+        const bool read = c == DramCommand::rd;
+        const Ticks latency = read ? t_.cl : t_.cwl;
+        const Ticks end = at + latency + t_.burst;
+        column(g, at, at + latency);
+        (read ? g.reads : g.writes).insert(at);
+        (read ? reads_ : writes_).insert(at);
+        // The row may close tRTP after a read command, tWR after a write's last data.
+        b.next_pre = std::max(b.next_pre, read ? at + t_.rtp : end + t_.wr);
         bus_free_ = std::max(bus_free_, end);
         return end;
       }
       case DramCommand::ref:
         for (Bank& x : bank_) x.next_act = std::max(x.next_act, at + t_.rfc);
         ref_ready_ = at + t_.rfc;
-        row_commands_.insert(at);
-        return at;
-      case DramCommand::ref_pb:
-        b.next_act = std::max(b.next_act, at + t_.rfc_pb);
         row_commands_.insert(at);
         return at;
     }

@@ -14,6 +14,7 @@
 #include "tlm_models/functional_ops.h"
 #include "tlm_models/op_executor.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/streaming_executor.h"
@@ -42,8 +43,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
         params_(p),
         period_(p.clock > 0 ? period_ticks(p.clock) : 0),
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
-    std::string err = p.check();
-    if (!err.empty()) SC_REPORT_FATAL("tlm_models/exp_unit", (std::string(this->name()) + ": " + err).c_str());
+    params_valid(p, this->name(), "tlm_models/exp_unit");
     if (p.functional)
       functional_ = std::make_unique<FunctionalOps>(sram_port, this->name(), number_format_of(p.number_format));
   }
@@ -61,36 +61,26 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
 
   // Exponentials computed / (exponentials the lanes could have computed in `interval`).
   double lane_utilization(const sc_core::sc_time& interval) const {
-    double capacity = static_cast<double>(params_.lanes) * static_cast<double>(to_ticks(interval)) /
-                      static_cast<double>(period_);
-    return static_cast<double>(exps_) / capacity;
+    return pipe_.utilization(exps_, params_.lanes, interval);
   }
 
-  sc_core::sc_time busy_time() const { return from_ticks(pipe_.busy_ticks()); }
-  // Summed time operations waited for a result of an earlier operation still in the pipeline.
-  sc_core::sc_time interlock_wait() const { return from_ticks(pipe_.interlock_wait_ticks()); }
+  // Busy and interlock time, cycles, streamed operations and SRAM bytes.
+  const PipelinedIssue& pipeline() const { return pipe_; }
   std::uint64_t exps() const { return exps_; }
   std::uint64_t ops() const { return ops_; }
-  std::uint64_t streamed_ops() const { return streamed_ops_; }
-  std::uint64_t sram_bytes_read() const { return pipe_.port().bytes_read(); }
-  std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
 
   void collect_stats(StatsGroup& g) const override {
-    g.add("busy_time", ticks_to_ns(pipe_.busy_ticks()), "ns", "union of operation intervals");
-    g.add("interlock_wait", ticks_to_ns(pipe_.interlock_wait_ticks()), "ns",
-          "summed waits for results of earlier operations still in the pipeline");
-    g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
+    pipe_.collect_timing(g);
     g.add("ops", static_cast<double>(ops_), "ops", "exp records executed");
     g.add("exps", static_cast<double>(exps_), "elements", "exponentials computed (m*n)");
-    g.add("streamed_ops", static_cast<double>(streamed_ops_), "ops",
+    g.add("streamed_ops", static_cast<double>(pipe_.streamed_ops()), "ops",
           "operations that consumed forwarded results");
-    g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
-    g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
+    pipe_.collect_sram(g);
   }
 
   void reset_stats() override {
     pipe_.reset_stats();
-    exps_ = cycles_ = ops_ = streamed_ops_ = 0;
+    exps_ = ops_ = 0;
   }
 
  private:
@@ -107,12 +97,8 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
     c.issue = issue_cycles(op.m, op.n);
     c.latency = params_.pipeline_latency;
     c.first = granule_cycles(c.issue, mn, params_.forward_granularity);
-    if (inputs_done) {
-      c.tail = c.first;
-      ++streamed_ops_;
-    }
+    if (inputs_done) c.tail = c.first;
     exps_ += mn;
-    cycles_ += c.issue + c.latency;
     ++ops_;
     return pipe_.run(start, blocks, c, inputs_done);
   }
@@ -122,9 +108,7 @@ class ExpUnit : public sc_core::sc_module, public StreamingExecutor, public Stat
   PipelinedIssue pipe_;
   std::unique_ptr<FunctionalOps> functional_;  // Params::functional
   std::uint64_t exps_ = 0;
-  std::uint64_t cycles_ = 0;
   std::uint64_t ops_ = 0;
-  std::uint64_t streamed_ops_ = 0;
 };
 
 }  // namespace tlm_models

@@ -33,6 +33,7 @@
 #include "tlm_models/interleave.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/request_log.h"
 #include "tlm_models/sparse_storage.h"
@@ -80,8 +81,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   HbmMemory(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), target("target"), p_(p), bank_level_(p.fidelity == "bank"),
         mapper_(geometry_of(p), p.address_mapping) {
-    std::string err = p.check();
-    if (!err.empty()) SC_REPORT_FATAL("tlm_models/hbm", (std::string(this->name()) + ": " + err).c_str());
+    params_valid(p, this->name(), "tlm_models/hbm");
     latency_ = to_ticks(p.latency);
     HbmChannel::Config c;
     c.bandwidth = p.channel_bandwidth;
@@ -310,13 +310,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       b_transport_train(t, *train, delay);
       return;
     }
-    if (!admit_memory_access(t, p_.size, &zero_width_)) {
-      if (t.is_response_error()) ++errors_;
-      return;
-    }
-    std::uint64_t addr = t.get_address();
-    std::uint64_t len = t.get_data_length();
-    bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    auto [admitted, addr, len, write] = memory_access(t, p_.size, &zero_width_, errors_);
+    if (!admitted) return;
     if (!fronts_.empty() && delay != sc_core::SC_ZERO_TIME) {
       // Queued: the request reaches the controller at its time, not before.
       sc_core::wait(delay);

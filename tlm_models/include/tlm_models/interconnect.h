@@ -21,6 +21,7 @@
 #include "tlm_models/burst_train.h"
 #include "tlm_models/fixed_divisor.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -52,14 +53,8 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
 
   Interconnect(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), in("in"), out("out"), p_(p),
-        at_(this->name(),
-            [this](int id, tlm::tlm_generic_payload& t, sc_core::sc_time& d) { b_transport(id, t, d); },
-            [this](int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
-              return in[id]->nb_transport_bw(t, ph, d);
-            }) {
-    std::string err = p.check();
-    if (!err.empty())
-      SC_REPORT_FATAL("tlm_models/interconnect", (std::string(this->name()) + ": " + err).c_str());
+        at_(this, &Interconnect::b_transport, in) {
+    params_valid(p, this->name(), "tlm_models/interconnect");
     period_ = period_ticks(p.clock);
     hop_ = to_ticks(p.hop_latency);
     width_div_ = FixedDivisor(p.width);
@@ -113,11 +108,9 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
       ig.add("bytes", static_cast<double>(in_bytes_[i]), "B", "bytes of the transactions received");
     }
     for (unsigned o = 0; o < links_.size(); ++o) {
-      StatsGroup& og = g.child("out" + std::to_string(o));
-      og.add("requests", static_cast<double>(links_[o].requests()), "requests", "transactions forwarded");
-      og.add("bytes", static_cast<double>(out_bytes_[o]), "B", "bytes forwarded");
-      og.add("busy_time", ticks_to_ns(links_[o].busy_ticks()), "ns", "time the output link was transferring");
-      og.add("wait_time", ticks_to_ns(links_[o].wait_ticks()), "ns", "summed queueing for this link");
+      links_[o].collect(g.child("out" + std::to_string(o)), out_bytes_[o],
+                        {"transactions forwarded", "bytes forwarded",
+                         "time the output link was transferring", "summed queueing for this link"});
     }
     g.add("byte_hops", static_cast<double>(byte_hops_), "B",
           "bytes forwarded x links crossed (crossbar: 1; mesh: the XY path's links + 1)");

@@ -117,6 +117,25 @@ inline bool admit_memory_access(tlm::tlm_generic_payload& t, std::uint64_t size,
   return true;
 }
 
+// A memory's request as it serves it: whether admit_memory_access admitted it (`errors` counts
+// the ones answered with an error), and the payload's address, length and direction.
+struct MemoryAccess {
+  bool admitted;
+  std::uint64_t addr;
+  std::uint64_t len;
+  bool write;
+};
+
+inline MemoryAccess memory_access(tlm::tlm_generic_payload& t, std::uint64_t size,
+                                  std::uint64_t* zero_width, std::uint64_t& errors) {
+  if (!admit_memory_access(t, size, zero_width)) {
+    if (t.is_response_error()) ++errors;
+    return MemoryAccess{false, 0, 0, false};
+  }
+  return MemoryAccess{true, t.get_address(), t.get_data_length(),
+                      t.get_command() == tlm::TLM_WRITE_COMMAND};
+}
+
 // Copies `len` bytes between memory and the payload data array, where `data` points at payload
 // byte `offset` (paged storage copies in pieces). Disabled bytes are left untouched on both
 // sides.

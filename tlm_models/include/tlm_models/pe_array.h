@@ -16,6 +16,7 @@
 #include "tlm_models/op_executor.h"
 #include "tlm_models/operand_extents.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/pipelined_issue.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/streaming_executor.h"
@@ -73,8 +74,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
         broadcast_(mapping_ == Mapping::broadcast),
         period_(p.clock > 0 ? period_ticks(p.clock) : 0),
         pipe_(sram_port, this->name(), p.elem_bytes, p.sram_traffic, period_) {
-    std::string err = p.check();
-    if (!err.empty()) SC_REPORT_FATAL("tlm_models/pe_array", (std::string(this->name()) + ": " + err).c_str());
+    params_valid(p, this->name(), "tlm_models/pe_array");
     if (p.functional)
       functional_ = std::make_unique<FunctionalOps>(sram_port, this->name(), number_format_of(p.number_format));
   }
@@ -141,30 +141,21 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
 
   // MACs performed / (MACs the array could have performed in `interval`).
   double mac_utilization(const sc_core::sc_time& interval) const {
-    double capacity = static_cast<double>(lanes()) * static_cast<double>(to_ticks(interval)) /
-                      static_cast<double>(period_);
-    return static_cast<double>(macs_) / capacity;
+    return pipe_.utilization(macs_, lanes(), interval);
   }
 
-  sc_core::sc_time busy_time() const { return from_ticks(pipe_.busy_ticks()); }
-  // Summed time operations waited for a result of an earlier operation still in the pipeline.
-  sc_core::sc_time interlock_wait() const { return from_ticks(pipe_.interlock_wait_ticks()); }
+  // Busy and interlock time, cycles, streamed operations and SRAM bytes.
+  const PipelinedIssue& pipeline() const { return pipe_; }
   std::uint64_t macs() const { return macs_; }
   std::uint64_t vector_elements() const { return vector_elements_; }
   std::uint64_t matmul_ops() const { return matmul_ops_; }
   std::uint64_t scaled_matmul_ops() const { return scaled_matmul_ops_; }
-  std::uint64_t streamed_ops() const { return streamed_ops_; }
   std::uint64_t vector_ops(VectorOp op) const { return vector_ops_[static_cast<unsigned>(op)]; }
-  std::uint64_t sram_bytes_read() const { return pipe_.port().bytes_read(); }
-  std::uint64_t sram_bytes_written() const { return pipe_.port().bytes_written(); }
 
   void collect_stats(StatsGroup& g) const override {
     static const char* const kNames[kVectorOps] = {"copy", "add", "sub",    "mul",    "div",
                                                    "max",  "fma", "rowmax", "rowsum", "mask"};
-    g.add("busy_time", ticks_to_ns(pipe_.busy_ticks()), "ns", "union of operation intervals");
-    g.add("interlock_wait", ticks_to_ns(pipe_.interlock_wait_ticks()), "ns",
-          "summed waits for results of earlier operations still in the pipeline");
-    g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
+    pipe_.collect_timing(g);
     g.add("matmul_ops", static_cast<double>(matmul_ops_), "ops", "matmul records executed");
     g.add("scaled_matmul_ops", static_cast<double>(scaled_matmul_ops_), "ops",
           "matmuls that scaled C's rows before accumulating");
@@ -174,7 +165,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
           "lazy rescales (vector mul of the rows whose factor is not 1)");
     g.add("lazy_rescale_rows", static_cast<double>(lazy_rows_), "rows",
           "rows the lazy rescales multiplied");
-    g.add("streamed_ops", static_cast<double>(streamed_ops_), "ops",
+    g.add("streamed_ops", static_cast<double>(pipe_.streamed_ops()), "ops",
           "operations that consumed forwarded results");
     std::uint64_t vops = 0;
     for (auto v : vector_ops_) vops += v;
@@ -189,13 +180,12 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     for (unsigned i = 0; i < kVectorOps; ++i)
       elements_by_op.add(kNames[i], static_cast<double>(vector_op_elements_[i]), "elements",
                          "element operations (m*n) of this op");
-    g.add("sram_bytes_read", static_cast<double>(pipe_.port().bytes_read()), "B");
-    g.add("sram_bytes_written", static_cast<double>(pipe_.port().bytes_written()), "B");
+    pipe_.collect_sram(g);
   }
 
   void reset_stats() override {
     pipe_.reset_stats();
-    cycles_ = macs_ = vector_elements_ = matmul_ops_ = scaled_matmul_ops_ = streamed_ops_ = 0;
+    macs_ = vector_elements_ = matmul_ops_ = scaled_matmul_ops_ = 0;
     scaled_elements_ = lazy_ops_ = lazy_rows_ = 0;
     vector_ops_.fill(0);
     vector_op_elements_.fill(0);
@@ -270,9 +260,7 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
     if (inputs_done) {
       c.tail = granule_cycles(tail_base, streamed_elements, params_.forward_granularity) +
                tail_fixed;
-      ++streamed_ops_;
     }
-    cycles_ += c.issue + c.latency;
     return pipe_.run(start, blocks, c, inputs_done);
   }
 
@@ -314,13 +302,11 @@ class PeArray : public sc_core::sc_module, public StreamingExecutor, public Stat
   Ticks period_;
   PipelinedIssue pipe_;
   std::unique_ptr<FunctionalOps> functional_;  // Params::functional
-  std::uint64_t cycles_ = 0;
   std::uint64_t macs_ = 0;
   std::uint64_t vector_elements_ = 0;
   std::uint64_t matmul_ops_ = 0;
   std::uint64_t scaled_matmul_ops_ = 0;
   std::uint64_t scaled_elements_ = 0;
-  std::uint64_t streamed_ops_ = 0;
   std::uint64_t lazy_ops_ = 0;
   std::uint64_t lazy_rows_ = 0;
   std::array<std::uint64_t, kVectorOps> vector_ops_{};

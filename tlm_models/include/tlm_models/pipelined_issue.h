@@ -14,6 +14,7 @@
 #include "tlm_models/op_executor.h"
 #include "tlm_models/operand_port.h"
 #include "tlm_models/result_scoreboard.h"
+#include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
 namespace tlm_models {
@@ -72,6 +73,8 @@ class PipelinedIssue {
   TickTiming run(Ticks requested, const OperandBlocks& blocks, const IssueCycles& c,
                const Ticks* streamed_inputs_done) {
     scoreboard_.retire(requested);
+    cycles_ += c.issue + c.latency;
+    if (streamed_inputs_done) ++streamed_ops_;
     Ticks start = requested;
     Ticks inputs_done = streamed_inputs_done ? *streamed_inputs_done : 0;
     if (streamed_inputs_done) {
@@ -115,10 +118,43 @@ class PipelinedIssue {
   const OperandPort& port() const { return port_; }
   Ticks busy_ticks() const { return busy_.total(); }
   Ticks interlock_wait_ticks() const { return interlock_wait_; }
+  sc_core::sc_time busy_time() const { return from_ticks(busy_.total()); }
+  // Summed time operations waited for a result of an earlier operation still in the pipeline.
+  sc_core::sc_time interlock_wait() const { return from_ticks(interlock_wait_); }
+  // Issue plus latency cycles of every operation run.
+  std::uint64_t cycles() const { return cycles_; }
+  // Operations that consumed forwarded results.
+  std::uint64_t streamed_ops() const { return streamed_ops_; }
+  std::uint64_t sram_bytes_read() const { return port_.bytes_read(); }
+  std::uint64_t sram_bytes_written() const { return port_.bytes_written(); }
+
+  // `done` units of work over what `lanes` lanes, one unit per cycle each, could have done in
+  // `interval` (the PE array's MAC, the Exp unit's lane utilisation).
+  double utilization(std::uint64_t done, std::uint64_t lanes, const sc_core::sc_time& interval) const {
+    double capacity = static_cast<double>(lanes) * static_cast<double>(to_ticks(interval)) /
+                      static_cast<double>(period_);
+    return static_cast<double>(done) / capacity;
+  }
+
+  // The statistics every pipelined engine reports first: its busy and interlock time and the
+  // cycles of its operations.
+  void collect_timing(StatsGroup& g) const {
+    g.add("busy_time", ticks_to_ns(busy_.total()), "ns", "union of operation intervals");
+    g.add("interlock_wait", ticks_to_ns(interlock_wait_), "ns",
+          "summed waits for results of earlier operations still in the pipeline");
+    g.add("compute_cycles", static_cast<double>(cycles_), "cycles", "sum of op cycle counts");
+  }
+
+  // ... and last: the bytes its operands moved through its SRAM port.
+  void collect_sram(StatsGroup& g) const {
+    g.add("sram_bytes_read", static_cast<double>(port_.bytes_read()), "B");
+    g.add("sram_bytes_written", static_cast<double>(port_.bytes_written()), "B");
+  }
 
   void reset_stats() {
     busy_.reset();
     interlock_wait_ = 0;
+    cycles_ = streamed_ops_ = 0;
     port_.reset_stats();
   }
 
@@ -132,6 +168,8 @@ class PipelinedIssue {
   std::uint64_t elem_bytes_;
   Ticks period_;
   Ticks interlock_wait_ = 0;
+  std::uint64_t cycles_ = 0;
+  std::uint64_t streamed_ops_ = 0;
 };
 
 }  // namespace tlm_models

@@ -19,6 +19,7 @@
 #include "tlm_models/fixed_divisor.h"
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/payload_access.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
@@ -39,13 +40,8 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
 
   Sram(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), target("target"), p_(p),
-        at_(this->name(),
-            [this](int id, tlm::tlm_generic_payload& t, sc_core::sc_time& d) { b_transport(id, t, d); },
-            [this](int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
-              return target[id]->nb_transport_bw(t, ph, d);
-            }) {
-    std::string err = p.check();
-    if (!err.empty()) SC_REPORT_FATAL("tlm_models/sram", (std::string(this->name()) + ": " + err).c_str());
+        at_(this, &Sram::b_transport, target) {
+    params_valid(p, this->name(), "tlm_models/sram");
     period_ = period_ticks(p.clock);
     latency_ = to_ticks(p.latency);
     bank_word_ = std::max<std::uint64_t>(1, ceil_div(p.port_width, p.banks));
@@ -74,11 +70,9 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   void collect_stats(StatsGroup& g) const override {
     std::uint64_t conflicts = 0;
     for (unsigned i = 0; i < ports_.size(); ++i) {
-      StatsGroup& pg = g.child("port" + std::to_string(i));
-      pg.add("requests", static_cast<double>(ports_[i].requests()), "requests", "requests served");
-      pg.add("bytes", static_cast<double>(port_bytes_[i]), "B", "bytes moved");
-      pg.add("busy_time", ticks_to_ns(ports_[i].busy_ticks()), "ns", "cycles transferring x period");
-      pg.add("wait_time", ticks_to_ns(ports_[i].wait_ticks()), "ns", "summed queueing for this port");
+      ports_[i].collect(g.child("port" + std::to_string(i)), port_bytes_[i],
+                        {"requests served", "bytes moved", "cycles transferring x period",
+                         "summed queueing for this port"});
     }
     for (unsigned b = 0; b < banks_.size(); ++b) {
       StatsGroup& bg = g.child("bank" + std::to_string(b));
@@ -133,13 +127,8 @@ class Sram : public sc_core::sc_module, public StatsProvider, public TimedTarget
   }
 
   void b_transport(int, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
-    if (!admit_memory_access(t, p_.capacity, &zero_width_)) {
-      if (t.is_response_error()) ++errors_;
-      return;
-    }
-    std::uint64_t addr = t.get_address();
-    std::uint64_t len = t.get_data_length();
-    bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    auto [admitted, addr, len, write] = memory_access(t, p_.capacity, &zero_width_, errors_);
+    if (!admitted) return;
     Ticks now = now_ticks();
     Ticks ready = serve(write, addr, len, now + to_ticks(delay), now);
     if (is_timing_only(t)) {

@@ -28,6 +28,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "tlm_models/latency_stats.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
@@ -56,9 +57,7 @@ class StlPlayer : public sc_core::sc_module, public StatsProvider {
 
   StlPlayer(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), socket("socket"), p_(p) {
-    std::string err = p.check();
-    if (!err.empty())
-      SC_REPORT_FATAL("tlm_models/stl_player", (std::string(this->name()) + ": " + err).c_str());
+    params_valid(p, this->name(), "tlm_models/stl_player");
     for (unsigned i = 0; i < p.max_outstanding; ++i)
       sc_core::sc_spawn([this] { run(); }, ("issuer" + std::to_string(i)).c_str());
   }

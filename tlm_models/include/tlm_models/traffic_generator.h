@@ -16,6 +16,7 @@
 
 #include "tlm_models/latency_stats.h"
 #include "tlm_models/params_generated.h"
+#include "tlm_models/params_check.h"
 #include "tlm_models/stats.h"
 #include "tlm_models/time_ticks.h"
 
@@ -39,9 +40,7 @@ class TrafficGenerator : public sc_core::sc_module, public StatsProvider {
 
   TrafficGenerator(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), socket("socket"), p_(p) {
-    std::string err = p.check();
-    if (!err.empty())
-      SC_REPORT_FATAL("tlm_models/traffic_generator", (std::string(this->name()) + ": " + err).c_str());
+    params_valid(p, this->name(), "tlm_models/traffic_generator");
     SC_HAS_PROCESS(TrafficGenerator);
     SC_THREAD(run);
   }

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from tlm_models.platform.energy.actions import LEAK, Stats, actions_of
 from tlm_models.platform.energy.figures import (
@@ -33,8 +33,23 @@ class ActionEnergy:
         return self.count * self.joules_per if self.joules_per is not None else Fraction(0)
 
 
+class _Parts(Protocol):
+    @property
+    def dynamic(self) -> Fraction: ...
+    @property
+    def static(self) -> Fraction: ...
+
+
+class _DynamicPlusStatic:
+    """Energy in two parts, dynamic (its actions) and static (leak x simulated time)."""
+
+    @property
+    def total(self: _Parts) -> Fraction:
+        return self.dynamic + self.static
+
+
 @dataclass(frozen=True)
-class ComponentEnergy:
+class ComponentEnergy(_DynamicPlusStatic):
     name: str
     type: str
     actions: tuple[ActionEnergy, ...]
@@ -45,16 +60,12 @@ class ComponentEnergy:
     def dynamic(self) -> Fraction:
         return sum((a.joules for a in self.actions), Fraction(0))
 
-    @property
-    def total(self) -> Fraction:
-        return self.dynamic + self.static
-
     def count(self, action: str) -> int:
         return next(a.count for a in self.actions if a.name == action)
 
 
 @dataclass(frozen=True)
-class EnergyReport:
+class EnergyReport(_DynamicPlusStatic):
     """Energy by component and action; ``by_tensor`` attributes off-chip data energy."""
 
     components: tuple[ComponentEnergy, ...]
@@ -68,10 +79,6 @@ class EnergyReport:
     @property
     def static(self) -> Fraction:
         return sum((c.static for c in self.components), Fraction(0))
-
-    @property
-    def total(self) -> Fraction:
-        return self.dynamic + self.static
 
     def component(self, name: str) -> ComponentEnergy:
         return next(c for c in self.components if c.name == name)

@@ -23,9 +23,9 @@ from tlm_models.units import UnitError, parse_energy, parse_power
 
 @dataclass(frozen=True)
 class EnergyEntry:
-    """One entry: joules per action (watts for `leak`), and the text it was written as."""
+    """One entry (its action is its key in the table): joules per action (watts for `leak`),
+    and the text it was written as."""
 
-    action: str
     value: Fraction
     text: str
 
@@ -54,7 +54,7 @@ def parse_entry(
 ) -> EnergyEntry:
     """One entry in SI units; UnitError says what is wrong with it."""
     if action == LEAK:
-        return EnergyEntry(action, parse_power(raw), str(raw))
+        return EnergyEntry(parse_power(raw), str(raw))
     spec = next((a for a in actions_of(type_name) if a.name == action), None)
     assert spec is not None
     joules, per = parse_energy(raw)
@@ -65,7 +65,7 @@ def parse_entry(
                 f"found '{raw}'"
             )
         joules *= spec.width(params)
-    return EnergyEntry(action, joules, str(raw))
+    return EnergyEntry(joules, str(raw))
 
 
 def parse_table(

@@ -11,6 +11,14 @@ include(CMakeFindDependencyMacro)
 
 get_filename_component(ATTN_TLM_INCLUDE_DIR "${CMAKE_CURRENT_LIST_DIR}/../../../include" ABSOLUTE)
 
+# Gives up for the reason given (its parts joined as written): a macro, so that its return()
+# leaves this file.
+macro(_attn_tlm_not_found)
+  set(attn_tlm_FOUND FALSE)
+  string(CONCAT attn_tlm_NOT_FOUND_MESSAGE ${ARGN})
+  return()
+endmacro()
+
 if(NOT TARGET attn_tlm::systemc)
   set(_attn_tlm_home "$ENV{SYSTEMC_HOME}")
   if(SYSTEMC_HOME)
@@ -25,11 +33,9 @@ if(NOT TARGET attn_tlm::systemc)
                        "${_attn_tlm_home}/lib-linux64"
                  NO_DEFAULT_PATH)
     if(NOT ATTN_TLM_SYSTEMC_INCLUDE_DIR OR NOT ATTN_TLM_SYSTEMC_LIBRARY)
-      set(attn_tlm_FOUND FALSE)
-      set(attn_tlm_NOT_FOUND_MESSAGE
+      _attn_tlm_not_found(
           "SYSTEMC_HOME=${_attn_tlm_home} does not hold a SystemC installation: expected "
           "include/systemc.h and libsystemc in lib/, lib64/ or lib-linux64/")
-      return()
     endif()
     add_library(attn_tlm::systemc UNKNOWN IMPORTED)
     set_target_properties(attn_tlm::systemc PROPERTIES
@@ -47,11 +53,9 @@ if(NOT TARGET attn_tlm::systemc)
         pkg_check_modules(ATTN_TLM_SYSTEMC QUIET IMPORTED_TARGET systemc)
       endif()
       if(NOT ATTN_TLM_SYSTEMC_FOUND)
-        set(attn_tlm_FOUND FALSE)
-        set(attn_tlm_NOT_FOUND_MESSAGE
+        _attn_tlm_not_found(
             "SystemC not found: set SYSTEMC_HOME to a SystemC installation, or install "
             "libsystemc-dev (pkg-config systemc)")
-        return()
       endif()
       add_library(attn_tlm::systemc INTERFACE IMPORTED)
       set_target_properties(attn_tlm::systemc PROPERTIES
