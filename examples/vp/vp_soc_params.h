@@ -33,6 +33,7 @@ inline tlm_models::HbmMemory::Params memory() {
   p.page_policy = "open";
   p.queue_depth = 8u;
   p.request_mode = "immediate";
+  p.admission = "in_order";
   p.write_drain = "none";
   p.write_high_watermark = 16u;
   p.write_low_watermark = 4u;

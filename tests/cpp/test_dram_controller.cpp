@@ -384,6 +384,44 @@ TEST_CASE(a_full_bank_queue_applies_backpressure) {
   CHECK_EQ(c.done[third], ns(14 + 4 + 4 + 14 + 2));  // RDs at 14, 18, 22 (tCCD_L)
 }
 
+// In-order admission: D (bank 1, arriving at 0) comes after C, which waits for a slot of
+// bank 0's full queue (depth 2) until A leaves at its RD (14): D enters at 14 too, ACT 14, RD
+// 28, data to 44. Admitted per bank, D enters at 0 and its ACT goes at tRRD_S = 4.
+TEST_CASE(in_order_admission_holds_later_requests_behind_a_full_queue) {
+  for (bool in_order : {true, false}) {
+    auto cfg = config();
+    cfg.queue_depth = 2;
+    cfg.in_order_admission = in_order;
+    Ctl c(cfg);
+    c.submit(0, 0, 0);
+    c.submit(0, 0, 0);
+    c.submit(0, 0, 0);
+    const unsigned d = c.submit(0, 1, 0);
+    c.run(d);
+    CHECK_EQ(c.at(DramCommand::act, 1), in_order ? 14.0 : 4.0);
+    CHECK_EQ(c.ctl.stats().backpressured, in_order ? 2u : 1u);
+    if (in_order) CHECK_EQ(c.done[d], ns(14 + 14 + 14 + 2));
+  }
+}
+
+// In-order admission follows arrival, not call order: with a queue of 1, B (bank 0, arriving
+// at 100) enters when A leaves at its RD, 114. C (bank 1), called later but arriving at 50,
+// is not held by it: ACT at 50. D (bank 2) arriving at 105, after A and B, enters at 114 with
+// B: ACT 114.
+TEST_CASE(in_order_admission_follows_arrival_order) {
+  auto cfg = config();
+  cfg.queue_depth = 1;
+  Ctl c(cfg);
+  c.submit(100, 0, 0);
+  c.submit(100, 0, 0);
+  c.submit(50, 1, 0);
+  const unsigned d = c.submit(105, 2, 0);
+  c.run(d);
+  CHECK_EQ(c.at(DramCommand::act, 0), 100.0);
+  CHECK_EQ(c.at(DramCommand::act, 1), 50.0);
+  CHECK_EQ(c.at(DramCommand::act, 2), 114.0);
+}
+
 TEST_CASE(latency_percentiles_and_queue_occupancy) {
   Ctl c(config());
   for (unsigned i = 0; i < 10; ++i) c.submit(i * 1000.0, 0, 0);

@@ -256,6 +256,15 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             choices=("immediate", "queued"),
         ),
         _p(
+            "admission",
+            "choice",
+            "in_order",
+            "`in_order` (requests enter the bank queues in arrival order: one whose bank queue "
+            "is full holds up the channel's later requests, as DRAMSys' controller) or "
+            "`per_bank` (a full bank queue delays only its own requests)",
+            choices=("in_order", "per_bank"),
+        ),
+        _p(
             "write_drain",
             "choice",
             "none",

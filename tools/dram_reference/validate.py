@@ -283,11 +283,12 @@ def run_reference(
     }
 
 
-def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
+def run_project(trace: Path, overrides: tuple[str, ...], outstanding: int) -> dict[str, float]:
     """Plays the trace into the project's bank-level hbm, in a fresh process (one simulation per
-    process)."""
+    process): each request answered at once (immediate, outstanding 0) or `outstanding` requests
+    in flight queued in the controller (queued mode)."""
     out = subprocess.run(
-        [sys.executable, __file__, "child", str(trace), *overrides],
+        [sys.executable, __file__, "child", str(trace), str(outstanding), *overrides],
         check=True,
         capture_output=True,
         text=True,
@@ -297,10 +298,16 @@ def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
     return figures
 
 
-def _child(trace: str, overrides: list[str]) -> None:
+def _child(trace: str, outstanding: int, overrides: list[str]) -> None:
     from tlm_models.stl_replay import replay_stl_file
 
-    r = replay_stl_file(trace, PLATFORM, ("hbm.fidelity=bank", *overrides), with_latencies=True)
+    r = replay_stl_file(
+        trace,
+        PLATFORM,
+        ("hbm.fidelity=bank", *overrides),
+        with_latencies=True,
+        outstanding=outstanding or None,
+    )
     hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]
     lat = np.asarray(r["latencies_ns"], dtype=np.float64)
     columns = hbm["read_bursts"]["value"] + hbm["write_bursts"]["value"]
@@ -339,12 +346,19 @@ METRICS = (
 
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "child":
-        _child(sys.argv[2], sys.argv[3:])
+        _child(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--parts", default="hbm2,ddr4,lpddr4")
     parser.add_argument("--binary", help="a built reference simulator (skips the build)")
+    parser.add_argument(
+        "--outstanding",
+        type=int,
+        default=MCCONFIG["mcconfig"]["MaxActiveTransactions"],
+        help="also replay with this many requests in flight, queued (0: immediate mode only); "
+        "default: the reference front end's MaxActiveTransactions",
+    )
     args = parser.parse_args()
     binary = (
         args.binary
@@ -369,17 +383,20 @@ def main() -> None:
         work = work_root / "validate" / name
         work.mkdir(parents=True, exist_ok=True)
         print(f"\n### {name} ({part.memspec}), {args.requests:,} requests of {burst} B at once\n")
-        print("| pattern | " + " | ".join(METRICS) + " |")
-        print("|---|" + "---|" * len(METRICS))
+        print("| pattern | requests | " + " | ".join(METRICS) + " |")
+        print("|---|---|" + "---|" * len(METRICS))
         for p in PATTERNS:
             trace = work / (p.replace(" ", "_").replace("/", "_").replace(",", "") + ".stl")
             write_stl(trace, *pattern(p, args.requests, burst, mapping), burst)
             ref = run_reference(Path(binary), configs, work, part, trace)
-            ours = run_project(trace, overrides)
-            cells = [
-                f"{ours[m]:,.3g} / {ref[m]:,.3g} ({deviation(ours[m], ref[m])})" for m in METRICS
-            ]
-            print(f"| {p} | " + " | ".join(cells) + " |", flush=True)
+            for outstanding in (0, args.outstanding) if args.outstanding else (0,):
+                ours = run_project(trace, overrides, outstanding)
+                cells = [
+                    f"{ours[m]:,.4g} / {ref[m]:,.4g} ({deviation(ours[m], ref[m])})"
+                    for m in METRICS
+                ]
+                mode = f"{outstanding} in flight" if outstanding else "immediate"
+                print(f"| {p} | {mode} | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":

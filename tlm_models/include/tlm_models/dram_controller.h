@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tlm_models/activity_log.h"
+#include "tlm_models/dram_admission_order.h"
 #include "tlm_models/dram_channel_stats.h"
 #include "tlm_models/dram_command.h"
 #include "tlm_models/dram_page_policy.h"
@@ -66,6 +67,11 @@ class DramController {
     // where requests are decided in call order; a front end that decides every command at its
     // own time (run_until) has no late requests and turns it off.
     bool past_hits = true;
+    // Requests enter their bank queues in the order they arrive: one that finds its bank's
+    // queue full holds up every later request of the channel (a controller taking requests
+    // through one in-order request port, as DRAMSys' does). Off: a full queue delays only the
+    // requests of its own bank.
+    bool in_order_admission = true;
   };
 
   DramController(const Config& c, std::shared_ptr<const DramScheduler> scheduler)
@@ -77,7 +83,8 @@ class DramController {
 
   // Queues a request of `bursts` bursts to (bank, row) arriving at `arrival`. When the bank's
   // queue is full (queue_depth requests that arrived earlier and have not issued their last
-  // column command), the request enters when the oldest of them leaves: backpressure.
+  // column command), the request enters when the oldest of them leaves: backpressure; with
+  // in-order admission also not before every request that arrived no later than it entered.
   void submit(Ticks arrival, unsigned bank, std::uint64_t row, std::uint32_t bursts,
               std::uint32_t bytes, bool write, std::uint32_t tag) {
     Bank& b = banks_[bank];
@@ -86,7 +93,12 @@ class DramController {
     // order they left): the request enters when the oldest of those had left.
     const std::size_t depth = b.departures.size();
     const Ticks slot = b.departures[(b.next_departure + b.queue.size()) % depth];
-    push(arrival, std::max(arrival, slot), bank, row, bursts, bytes, write, tag);
+    Ticks admitted = std::max(arrival, slot);
+    if (cfg_.in_order_admission) {
+      admitted = std::max(admitted, admission_order_.bound(arrival));
+      admission_order_.record(arrival, admitted);
+    }
+    push(arrival, admitted, bank, row, bursts, bytes, write, tag);
   }
 
   // For a front end that keeps time: whether `bank`'s queue has a free slot now.
@@ -134,7 +146,10 @@ class DramController {
 
   bool idle() const { return active_.empty(); }
   // No request will arrive before `t` any more: command history too old to matter is dropped.
-  void forget_before(Ticks t) { checker_.forget_before(t); }
+  void forget_before(Ticks t) {
+    checker_.forget_before(t);
+    admission_order_.forget_before(t);
+  }
   const DramChannelStats& stats() const { return stats_; }
   const DramTimingChecker& checker() const { return checker_; }
   ActivityLog& activity() { return activity_; }
@@ -448,6 +463,7 @@ class DramController {
   bool past_hits_;
   std::vector<unsigned> active_;  // banks with queued requests
   std::uint64_t seq_ = 0;
+  DramAdmissionOrder admission_order_;  // in-order admission of submit()
   std::uint64_t reads_queued_ = 0, writes_queued_ = 0;
   bool write_phase_ = false;
   std::uint64_t step_ = 0;

@@ -71,6 +71,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     // in call order); "queued": b_transport waits in the controller's queue (bank fidelity,
     // callers in SC_THREADs), so requests outstanding together are reordered.
     std::string request_mode = "immediate";
+    // "in_order": requests enter the bank queues in arrival order, so one whose bank queue is
+    // full holds up the channel's later requests (one in-order request port, as DRAMSys');
+    // "per_bank": a full bank queue delays only its own requests.
+    std::string admission = "in_order";
     sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_ras = sc_core::sc_time(34, sc_core::SC_NS);
@@ -121,6 +125,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (queue_depth == 0) return "queue_depth must be at least 1";
       if (request_mode != "immediate" && request_mode != "queued")
         return "request_mode must be 'immediate' or 'queued', got '" + request_mode + "'";
+      if (admission != "in_order" && admission != "per_bank")
+        return "admission must be 'in_order' or 'per_bank', got '" + admission + "'";
       if (request_mode == "queued" && fidelity != "bank")
         return "request_mode 'queued' needs fidelity 'bank' (the bandwidth level has no queue)";
       DramWriteDrain drain;
@@ -352,6 +358,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     parse_page_policy(p_.page_policy, &c.page_policy);
     c.queue_depth = p_.queue_depth;
     c.past_hits = p_.request_mode == "immediate";  // queued: every command at its own time
+    c.in_order_admission = p_.admission == "in_order";
     parse_write_drain(p_.write_drain, &c.write_drain);
     c.write_high = p_.write_high_watermark;
     c.write_low = p_.write_low_watermark;
@@ -520,8 +527,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     sc_core::sc_event admitted;  // the run that waited for a slot has entered its bank queue
   };
 
-  // A run that found its bank queue full, in arrival order: a freed slot goes to the first
-  // one waiting for that bank, so waiting requests enter in the order they came.
+  // A run that found its bank queue full (or, with in-order admission, an earlier run still
+  // waiting), in arrival order: a freed slot goes to the first one waiting for that bank
+  // (in-order: to the first one waiting, and those behind it follow while their queues have
+  // room), so waiting requests enter in the order they came.
   struct Waiting {
     unsigned bank;
     std::uint64_t row;
@@ -537,16 +546,31 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     DramController* controller = nullptr;
     sc_core::sc_event arrival;  // a run was queued (notified a delta later: all of now's arrive)
     std::deque<Waiting> waiting;
+    bool in_order = true;
     void completed(std::uint32_t tag, unsigned bank, Ticks end) override {
-      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
-        if (w->bank != bank) continue;
-        controller->enqueue(w->arrival, now_ticks(), bank, w->row, w->bursts, w->bytes, w->write,
-                            w->tag);
-        owner->in_flight_[w->tag]->admitted.notify();
-        waiting.erase(w);
-        break;
+      if (in_order) {
+        while (!waiting.empty() && controller->has_room(waiting.front().bank)) {
+          admit(waiting.front());
+          waiting.pop_front();
+        }
+      } else {
+        for (auto w = waiting.begin(); w != waiting.end(); ++w) {
+          if (w->bank != bank) continue;
+          admit(*w);
+          waiting.erase(w);
+          break;
+        }
       }
       owner->run_completed(tag, end);
+    }
+    void admit(const Waiting& w) {
+      controller->enqueue(w.arrival, now_ticks(), w.bank, w.row, w.bursts, w.bytes, w.write,
+                          w.tag);
+      owner->in_flight_[w.tag]->admitted.notify();
+    }
+    // Whether a run to `bank` may enter now rather than wait behind others.
+    bool may_enter(unsigned bank) const {
+      return controller->has_room(bank) && !(in_order && !waiting.empty());
     }
   };
 
@@ -556,6 +580,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       ChannelFront& f = *fronts_.back();
       f.owner = this;
       f.controller = &controllers_[i];
+      f.in_order = p_.admission == "in_order";
       controllers_[i].set_completion_listener(&f);
       controllers_[i].set_completion_sink(nullptr);
       sc_core::sc_spawn_options o;
@@ -609,7 +634,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       DramController& c = controllers_[a.channel];
       ChannelFront& front = *fronts_[a.channel];
       ++f.runs;
-      if (c.has_room(a.bank)) {
+      if (front.may_enter(a.bank)) {
         c.enqueue(arrival, now_ticks(), a.bank, a.row, bursts, static_cast<std::uint32_t>(n),
                   write, tag);
         front.arrival.notify(sc_core::SC_ZERO_TIME);
