@@ -1,15 +1,22 @@
 """Bank-level DRAM against a cycle-accurate reference simulator (DRAMSys), pattern by pattern.
 
 Builds the reference outside the project tree (build_dramsys.sh), then for each memory part
-the reference ships a memspec for (HBM2, DDR4-2400, LPDDR4-3200; DRAMSys 5.0 has no HBM3)
-plays the same single-channel traces (requests of one burst, all issued at time 0) into both:
-the reference with FR-FCFS, open page, bank-wise buffers of 8, all-bank refresh, and this
-project's `hbm` set to the same timings, address bits, buffer depth, scheduler and refresh
-through --set overrides. Prints a Markdown table per part: simulated time, bandwidth, mean,
-p50 and p99 latency, row-hit rate and command counts, with the project's deviation.
+the reference ships a memspec for (HBM2, DDR4-2400, LPDDR4-3200) plays the same single-channel
+traces (requests of one burst, all issued at time 0) into both: the reference with FR-FCFS,
+open page, bank-wise buffers of 8, all-bank refresh, and this project's `hbm` set to the same
+timings, address bits, buffer depth, scheduler and refresh through --set overrides. The project
+plays each trace twice: answering each request at once (request_mode immediate, what dataflow
+runs use: decisions in call order) and with the reference front end's 128 transactions in
+flight queued in the controller (decisions in time order). Prints a Markdown table per part:
+simulated time, bandwidth, mean, p50 and p99 latency, row-hit rate and command counts, with
+the project's deviation.
+
+HBM3 is not compared: DRAMSys 5.0 has no HBM3 memspec, checker or DRAM model, and later public
+releases build HBM3 only from their non-public extensions.
 
     make validate                      # or:
     python tools/dram_reference/validate.py [--requests 50000] [--parts hbm2,ddr4,lpddr4]
+        [--outstanding 128]
 
 Environment: DRAMSYS_SOURCE, DRAMSYS_TAG, DRAMSYS_WORK as for build_dramsys.sh.
 """
