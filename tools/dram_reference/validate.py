@@ -392,6 +392,7 @@ def main() -> None:
         print(f"\n### {name} ({part.memspec}), {args.requests:,} requests of {burst} B at once\n")
         print("| pattern | requests | " + " | ".join(METRICS) + " |")
         print("|---|---|" + "---|" * len(METRICS))
+        worst: dict[str, tuple[float, str]] = {}
         for p in PATTERNS:
             trace = work / (p.replace(" ", "_").replace("/", "_").replace(",", "") + ".stl")
             write_stl(trace, *pattern(p, args.requests, burst, mapping), burst)
@@ -404,6 +405,11 @@ def main() -> None:
                 ]
                 mode = f"{outstanding} in flight" if outstanding else "immediate"
                 print(f"| {p} | {mode} | " + " | ".join(cells) + " |", flush=True)
+                off = abs(ours["time_ns"] - ref["time_ns"]) / ref["time_ns"]
+                worst[mode] = max(worst.get(mode, (0.0, "")), (off, p))
+        print()
+        for mode, (off, p) in worst.items():
+            print(f"{name}, {mode}: largest time deviation {off * 100:.1f} % ({p})")
 
 
 if __name__ == "__main__":
