@@ -39,6 +39,7 @@ inline tlm_models::HbmMemory::Params memory() {
   p.write_low_watermark = 4u;
   p.refresh = "all_bank";
   p.t_rcd = sc_core::sc_time(14000.0, sc_core::SC_PS);
+  p.t_rcd_wr = sc_core::sc_time(0.0, sc_core::SC_PS);
   p.t_rp = sc_core::sc_time(14000.0, sc_core::SC_PS);
   p.t_ras = sc_core::sc_time(34000.0, sc_core::SC_PS);
   p.t_rc = sc_core::sc_time(48000.0, sc_core::SC_PS);

@@ -88,6 +88,26 @@ TEST_CASE(trcd_tcl_and_burst_on_a_closed_bank) {
   CHECK_EQ(c.ctl.stats().row_misses, 1u);
 }
 
+// HBM's own ACT-to-WR time (tRCDWR): a write to a closed bank goes tRCDWR after its ACT, a read
+// still tRCD. Without one (zero) writes wait tRCD too.
+TEST_CASE(trcdwr_times_a_write_after_its_activate) {
+  for (double rcd_wr : {0.0, 7.0}) {
+    auto cfg = config();
+    cfg.timing.rcd_wr = ns(rcd_wr);
+    Ctl c(cfg);
+    const unsigned w = c.submit(0, 0, 7, true);
+    const unsigned r = c.submit(0, 1, 7);
+    c.run(r);
+    const double wr_at = rcd_wr > 0 ? 7.0 : 14.0;
+    CHECK_EQ(c.at(DramCommand::wr, 0), wr_at);
+    CHECK_EQ(c.done[w], ns(wr_at + 4 + 2));  // tCWL, one burst
+    CHECK_EQ(c.at(DramCommand::act, 1), 4.0);  // tRRD_S
+    // The read: tRCD after its ACT (18), and tWTR_S after the write's data (WR + tCWL + burst
+    // + 3: 16 after a WR at 7, 23 after one at 14).
+    CHECK_EQ(c.at(DramCommand::rd, 1), rcd_wr > 0 ? 18.0 : 23.0);
+  }
+}
+
 TEST_CASE(same_bank_conflict_waits_tras_then_trp_and_trc) {
   Ctl c(config());
   c.submit(0, 0, 1);

@@ -200,6 +200,7 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
     """
     times = (
         ("t_rcd", "14 ns", "ACT to RD/WR, same bank"),
+        ("t_rcd_wr", "0 ns", "ACT to WR where the standard has its own (HBM tRCDWR); 0: t_rcd"),
         ("t_rp", "14 ns", "PRE to ACT, same bank"),
         ("t_ras", "34 ns", "ACT to PRE, same bank"),
         ("t_rc", "48 ns", "ACT to ACT, same bank"),

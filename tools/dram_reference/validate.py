@@ -125,7 +125,8 @@ _COMMON_KEYS = {"t_ras": "RAS", "t_faw": "FAW", "t_cl": "RL", "t_cwl": "WL", "t_
 _COMMON_KEYS |= {"t_rtp": "RTP", "t_refi": "REFI"}
 TIMING_KEYS: dict[str, dict[str, str]] = {
     "hbm2": _COMMON_KEYS
-    | {"t_rcd": "RCDRD", "t_rp": "RP", "t_rc": "RC", "t_rrd_s": "RRDS", "t_rrd_l": "RRDL"}
+    | {"t_rcd": "RCDRD", "t_rcd_wr": "RCDWR", "t_rp": "RP", "t_rc": "RC"}
+    | {"t_rrd_s": "RRDS", "t_rrd_l": "RRDL"}
     | {"t_ccd_s": "CCDS", "t_ccd_l": "CCDL", "t_wtr_s": "WTRS", "t_wtr_l": "WTRL"}
     | {"t_rtw": "RTW", "t_rfc": "RFC"},
     "ddr4": _COMMON_KEYS

@@ -184,12 +184,12 @@ class DramController {
     bool opening = false;
     std::uint64_t opened_for = 0;
     Ticks activated = 0;  // the open row's ACT
-    // The row open before the current one: its columns were allowed from `from` and its PRE
-    // issued at `until`. A request to that row that arrives before the PRE may still take a
+    // The row open before the current one: activated at `activated` (its columns allowed from
+    // there + tRCD, or tRCDWR for writes) and its PRE issued at `until`. A request to that row that arrives before the PRE may still take a
     // column slot in that interval (FR-FCFS would have served it before the PRE).
     bool had_row = false;
     std::uint64_t past_row = 0;
-    Ticks past_from = 0, past_until = 0;
+    Ticks past_activated = 0, past_until = 0;
     // The bank's last choice. Issued commands only ever delay others (every constraint is a
     // lower bound that grows), so a choice stays valid, with its time a lower bound, until the
     // bank itself changes (dirty): choose() re-times only the candidates that could win.
@@ -329,8 +329,9 @@ class DramController {
     if (!b.had_row || b.past_row != r.row || r.admitted >= b.past_until) return false;
     const DramTiming& t = cfg_.timing;
     const DramCommand col = r.write ? DramCommand::wr : DramCommand::rd;
-    const Ticks c = checker_.earliest_among_banks(col, bank % cfg_.bank_groups,
-                                                  std::max(r.admitted, b.past_from));
+    const Ticks from = b.past_activated + t.act_to_column(r.write);
+    const Ticks c =
+        checker_.earliest_among_banks(col, bank % cfg_.bank_groups, std::max(r.admitted, from));
     const Ticks before_pre = r.write ? t.cwl + t.burst + t.wr : t.rtp;
     if (c + before_pre > b.past_until) return false;
     *cmd = col;
@@ -339,10 +340,10 @@ class DramController {
   }
 
   // The bank's open row closes at `at`: it becomes the past interval.
-  static void close_row(Bank& b, Ticks at, Ticks rcd) {
+  static void close_row(Bank& b, Ticks at) {
     b.had_row = true;
     b.past_row = b.row;
-    b.past_from = b.activated + rcd;
+    b.past_activated = b.activated;
     b.past_until = at;
     b.open = false;
     b.opening = false;
@@ -377,7 +378,7 @@ class DramController {
         return;
       case DramCommand::pre:
         ++stats_.precharges;
-        close_row(b, c.at, cfg_.timing.rcd);
+        close_row(b, c.at);
         return;
       default:
         break;
@@ -423,7 +424,7 @@ class DramController {
       Ticks at = checker_.earliest(DramCommand::pre, c.bank, group, c.at);
       command(DramCommand::pre, c.bank, group, at);
       ++stats_.precharges;
-      close_row(b, at, cfg_.timing.rcd);
+      close_row(b, at);
     }
     if (b.queue.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
     // Last: the listener may enqueue into the slot just freed.
@@ -443,7 +444,7 @@ class DramController {
       Ticks at = checker_.earliest(DramCommand::pre, bank, group, due);
       command(DramCommand::pre, bank, group, at);
       ++stats_.precharges;
-      close_row(b, at, cfg_.timing.rcd);
+      close_row(b, at);
     }
     const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
     const unsigned group = first % cfg_.bank_groups;

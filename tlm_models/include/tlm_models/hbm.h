@@ -76,6 +76,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     // "per_bank": a full bank queue delays only its own requests.
     std::string admission = "in_order";
     sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
+    // ACT to WR where the standard has its own (HBM2/HBM3 tRCDWR); zero: t_rcd.
+    sc_core::sc_time t_rcd_wr = sc_core::SC_ZERO_TIME;
     sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
     sc_core::sc_time t_ras = sc_core::sc_time(34, sc_core::SC_NS);
     sc_core::sc_time t_rc = sc_core::sc_time(48, sc_core::SC_NS);
@@ -323,6 +325,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     DramController::Config c;
     DramTiming& t = c.timing;
     t.rcd = to_ticks(p_.t_rcd);
+    t.rcd_wr = to_ticks(p_.t_rcd_wr);
     t.rp = to_ticks(p_.t_rp);
     t.ras = to_ticks(p_.t_ras);
     t.rc = to_ticks(p_.t_rc);
