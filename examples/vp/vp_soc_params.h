@@ -34,11 +34,13 @@ inline tlm_models::HbmMemory::Params memory() {
   p.queue_depth = 8u;
   p.request_mode = "immediate";
   p.split_requests = false;
+  p.admission = "in_order";
   p.write_drain = "none";
   p.write_high_watermark = 16u;
   p.write_low_watermark = 4u;
   p.refresh = "all_bank";
   p.t_rcd = sc_core::sc_time(14000.0, sc_core::SC_PS);
+  p.t_rcd_wr = sc_core::sc_time(0.0, sc_core::SC_PS);
   p.t_rp = sc_core::sc_time(14000.0, sc_core::SC_PS);
   p.t_ras = sc_core::sc_time(34000.0, sc_core::SC_PS);
   p.t_rc = sc_core::sc_time(48000.0, sc_core::SC_PS);

@@ -88,6 +88,26 @@ TEST_CASE(trcd_tcl_and_burst_on_a_closed_bank) {
   CHECK_EQ(c.ctl.stats().row_misses, 1u);
 }
 
+// HBM's own ACT-to-WR time (tRCDWR): a write to a closed bank goes tRCDWR after its ACT, a read
+// still tRCD. Without one (zero) writes wait tRCD too.
+TEST_CASE(trcdwr_times_a_write_after_its_activate) {
+  for (double rcd_wr : {0.0, 7.0}) {
+    auto cfg = config();
+    cfg.timing.rcd_wr = ns(rcd_wr);
+    Ctl c(cfg);
+    const unsigned w = c.submit(0, 0, 7, true);
+    const unsigned r = c.submit(0, 1, 7);
+    c.run(r);
+    const double wr_at = rcd_wr > 0 ? 7.0 : 14.0;
+    CHECK_EQ(c.at(DramCommand::wr, 0), wr_at);
+    CHECK_EQ(c.done[w], ns(wr_at + 4 + 2));  // tCWL, one burst
+    CHECK_EQ(c.at(DramCommand::act, 1), 4.0);  // tRRD_S
+    // The read: tRCD after its ACT (18), and tWTR_S after the write's data (WR + tCWL + burst
+    // + 3: 16 after a WR at 7, 23 after one at 14).
+    CHECK_EQ(c.at(DramCommand::rd, 1), rcd_wr > 0 ? 18.0 : 23.0);
+  }
+}
+
 TEST_CASE(same_bank_conflict_waits_tras_then_trp_and_trc) {
   Ctl c(config());
   c.submit(0, 0, 1);
@@ -382,6 +402,44 @@ TEST_CASE(a_full_bank_queue_applies_backpressure) {
   CHECK_EQ(c.ctl.stats().backpressured, 1u);
   CHECK_EQ(c.ctl.stats().backpressure_time, ns(14));
   CHECK_EQ(c.done[third], ns(14 + 4 + 4 + 14 + 2));  // RDs at 14, 18, 22 (tCCD_L)
+}
+
+// In-order admission: D (bank 1, arriving at 0) comes after C, which waits for a slot of
+// bank 0's full queue (depth 2) until A leaves at its RD (14): D enters at 14 too, ACT 14, RD
+// 28, data to 44. Admitted per bank, D enters at 0 and its ACT goes at tRRD_S = 4.
+TEST_CASE(in_order_admission_holds_later_requests_behind_a_full_queue) {
+  for (bool in_order : {true, false}) {
+    auto cfg = config();
+    cfg.queue_depth = 2;
+    cfg.in_order_admission = in_order;
+    Ctl c(cfg);
+    c.submit(0, 0, 0);
+    c.submit(0, 0, 0);
+    c.submit(0, 0, 0);
+    const unsigned d = c.submit(0, 1, 0);
+    c.run(d);
+    CHECK_EQ(c.at(DramCommand::act, 1), in_order ? 14.0 : 4.0);
+    CHECK_EQ(c.ctl.stats().backpressured, in_order ? 2u : 1u);
+    if (in_order) CHECK_EQ(c.done[d], ns(14 + 14 + 14 + 2));
+  }
+}
+
+// In-order admission follows arrival, not call order: with a queue of 1, B (bank 0, arriving
+// at 100) enters when A leaves at its RD, 114. C (bank 1), called later but arriving at 50,
+// is not held by it: ACT at 50. D (bank 2) arriving at 105, after A and B, enters at 114 with
+// B: ACT 114.
+TEST_CASE(in_order_admission_follows_arrival_order) {
+  auto cfg = config();
+  cfg.queue_depth = 1;
+  Ctl c(cfg);
+  c.submit(100, 0, 0);
+  c.submit(100, 0, 0);
+  c.submit(50, 1, 0);
+  const unsigned d = c.submit(105, 2, 0);
+  c.run(d);
+  CHECK_EQ(c.at(DramCommand::act, 0), 100.0);
+  CHECK_EQ(c.at(DramCommand::act, 1), 50.0);
+  CHECK_EQ(c.at(DramCommand::act, 2), 114.0);
 }
 
 TEST_CASE(latency_percentiles_and_queue_occupancy) {

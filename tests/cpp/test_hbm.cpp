@@ -479,22 +479,34 @@ TEST_CASE(refresh_costs_trfc_per_trefi_on_a_stream) {
   CHECK(overhead_ns <= 350 + 14 + 14 + 14);
 }
 
-TEST_CASE(a_later_callers_stream_interleaves_with_an_earlier_one) {
-  // Two streams of 16 x 32 B reads, all arriving at 0: A to bank 0 (group 0), called first, B
-  // to bank 1 (group 1), called after all of A. A: ACT 0, RDs at 14 + 8 k (tCCD_L), data to
-  // 32 + 8 k. B fits between them: ACT at 4 (tRRD_S), RDs at 18 + 8 k (tCCD_S after A's),
-  // data to 36 + 8 k; its last at 156 ns instead of queueing behind A's 152 ns.
+// Two streams of 16 x 32 B reads, all arriving at 0: A to bank 0 (group 0), called first, B to
+// bank 1 (group 1), called after all of A. A: ACT 0, RDs at 14 + 8 k (tCCD_L), data to 32 + 8 k,
+// its last at 152 ns.
+static void two_streams(const char* admission, double b_last_ns) {
   HbmMemory::Params p = efficiency_bench();
   p.command_bus = "split";  // the defaults' HBM2 buses: nothing here needs more than 2 ns slots
-  Bench b(p, [](check::TestInitiator& ini) {
+  p.admission = admission;
+  Bench b(p, [b_last_ns](check::TestInitiator& ini) {
     sc_time a, last;
     for (unsigned k = 0; k < 16; ++k) a = ini.read_delay(k * 128ull, 32);
     for (unsigned k = 0; k < 16; ++k) last = ini.read_delay(32 + k * 128ull, 32);
     CHECK_EQ(a, sc_time(152, SC_NS));
-    CHECK_EQ(last, sc_time(156, SC_NS));
+    CHECK_EQ(last, sc_time(b_last_ns, SC_NS));
   });
   b.run();
   CHECK_EQ(b.mem.controller(0).stats().activates, 2u);
+}
+
+// Admitted per bank, B fits between A's commands: ACT at 4 (tRRD_S), RDs at 18 + 8 k (tCCD_S
+// after A's), data to 36 + 8 k; its last at 156 ns instead of queueing behind A's 152 ns.
+TEST_CASE(a_later_callers_stream_interleaves_with_an_earlier_one) { two_streams("per_bank", 156); }
+
+// In order, B enters only after all of A has: A's k-th request (k >= 8) enters its queue of 8
+// when A's (k - 8)-th leaves at its RD, 14 + 8 (k - 8), so A's last and all of B at 70. B: ACT
+// 70, first RD slot clear of A's data at 18 + 8 k >= 84: 90; last RD 90 + 15 x 8 = 210, data to
+// 228.
+TEST_CASE(in_order_admission_holds_a_later_stream_behind_a_full_queue) {
+  two_streams("in_order", 228);
 }
 
 TEST_CASE(write_read_turnaround_costs_twtr_and_trtw) {

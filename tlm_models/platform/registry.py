@@ -202,6 +202,7 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
     """
     times = (
         ("t_rcd", "14 ns", "ACT to RD/WR, same bank"),
+        ("t_rcd_wr", "0 ns", "ACT to WR where the standard has its own (HBM tRCDWR); 0: t_rcd"),
         ("t_rp", "14 ns", "PRE to ACT, same bank"),
         ("t_ras", "34 ns", "ACT to PRE, same bank"),
         ("t_rc", "48 ns", "ACT to ACT, same bank"),
@@ -265,6 +266,15 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             "before it (a channel interleaving transfers) instead of in one gap that holds it "
             "whole, so requests a long quantum delivers out of time order do not wait behind "
             "runs of short ones (no burst trains)",
+        ),
+        _p(
+            "admission",
+            "choice",
+            "in_order",
+            "`in_order` (requests enter the bank queues in arrival order: one whose bank queue "
+            "is full holds up the channel's later requests, as DRAMSys' controller) or "
+            "`per_bank` (a full bank queue delays only its own requests)",
+            choices=("in_order", "per_bank"),
         ),
         _p(
             "write_drain",

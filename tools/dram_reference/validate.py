@@ -1,15 +1,22 @@
 """Bank-level DRAM against a cycle-accurate reference simulator (DRAMSys), pattern by pattern.
 
 Builds the reference outside the project tree (build_dramsys.sh), then for each memory part
-the reference ships a memspec for (HBM2, DDR4-2400, LPDDR4-3200; DRAMSys 5.0 has no HBM3)
-plays the same single-channel traces (requests of one burst, all issued at time 0) into both:
-the reference with FR-FCFS, open page, bank-wise buffers of 8, all-bank refresh, and this
-project's `hbm` set to the same timings, address bits, buffer depth, scheduler and refresh
-through --set overrides. Prints a Markdown table per part: simulated time, bandwidth, mean,
-p50 and p99 latency, row-hit rate and command counts, with the project's deviation.
+the reference ships a memspec for (HBM2, DDR4-2400, LPDDR4-3200) plays the same single-channel
+traces (requests of one burst, all issued at time 0) into both: the reference with FR-FCFS,
+open page, bank-wise buffers of 8, all-bank refresh, and this project's `hbm` set to the same
+timings, address bits, buffer depth, scheduler and refresh through --set overrides. The project
+plays each trace twice: answering each request at once (request_mode immediate, what dataflow
+runs use: decisions in call order) and with the reference front end's 128 transactions in
+flight queued in the controller (decisions in time order). Prints a Markdown table per part:
+simulated time, bandwidth, mean, p50 and p99 latency, row-hit rate and command counts, with
+the project's deviation.
+
+HBM3 is not compared: DRAMSys 5.0 has no HBM3 memspec, checker or DRAM model, and later public
+releases build HBM3 only from their non-public extensions.
 
     make validate                      # or:
     python tools/dram_reference/validate.py [--requests 50000] [--parts hbm2,ddr4,lpddr4]
+        [--outstanding 128]
 
 Environment: DRAMSYS_SOURCE, DRAMSYS_TAG, DRAMSYS_WORK as for build_dramsys.sh.
 """
@@ -118,7 +125,8 @@ _COMMON_KEYS = {"t_ras": "RAS", "t_faw": "FAW", "t_cl": "RL", "t_cwl": "WL", "t_
 _COMMON_KEYS |= {"t_rtp": "RTP", "t_refi": "REFI"}
 TIMING_KEYS: dict[str, dict[str, str]] = {
     "hbm2": _COMMON_KEYS
-    | {"t_rcd": "RCDRD", "t_rp": "RP", "t_rc": "RC", "t_rrd_s": "RRDS", "t_rrd_l": "RRDL"}
+    | {"t_rcd": "RCDRD", "t_rcd_wr": "RCDWR", "t_rp": "RP", "t_rc": "RC"}
+    | {"t_rrd_s": "RRDS", "t_rrd_l": "RRDL"}
     | {"t_ccd_s": "CCDS", "t_ccd_l": "CCDL", "t_wtr_s": "WTRS", "t_wtr_l": "WTRL"}
     | {"t_rtw": "RTW", "t_rfc": "RFC"},
     "ddr4": _COMMON_KEYS
@@ -283,11 +291,12 @@ def run_reference(
     }
 
 
-def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
+def run_project(trace: Path, overrides: tuple[str, ...], outstanding: int) -> dict[str, float]:
     """Plays the trace into the project's bank-level hbm, in a fresh process (one simulation per
-    process)."""
+    process): each request answered at once (immediate, outstanding 0) or `outstanding` requests
+    in flight queued in the controller (queued mode)."""
     out = subprocess.run(
-        [sys.executable, __file__, "child", str(trace), *overrides],
+        [sys.executable, __file__, "child", str(trace), str(outstanding), *overrides],
         check=True,
         capture_output=True,
         text=True,
@@ -297,10 +306,16 @@ def run_project(trace: Path, overrides: tuple[str, ...]) -> dict[str, float]:
     return figures
 
 
-def _child(trace: str, overrides: list[str]) -> None:
+def _child(trace: str, outstanding: int, overrides: list[str]) -> None:
     from tlm_models.replay.stl_in import replay_stl_file
 
-    r = replay_stl_file(trace, PLATFORM, ("hbm.fidelity=bank", *overrides), with_latencies=True)
+    r = replay_stl_file(
+        trace,
+        PLATFORM,
+        ("hbm.fidelity=bank", *overrides),
+        with_latencies=True,
+        outstanding=outstanding or None,
+    )
     hbm = next(c for c in r["memory_stats"]["children"] if c["name"] == "hbm")["stats"]
     lat = np.asarray(r["latencies_ns"], dtype=np.float64)
     columns = hbm["read_bursts"]["value"] + hbm["write_bursts"]["value"]
@@ -339,12 +354,19 @@ METRICS = (
 
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "child":
-        _child(sys.argv[2], sys.argv[3:])
+        _child(sys.argv[2], int(sys.argv[3]), sys.argv[4:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--parts", default="hbm2,ddr4,lpddr4")
     parser.add_argument("--binary", help="a built reference simulator (skips the build)")
+    parser.add_argument(
+        "--outstanding",
+        type=int,
+        default=MCCONFIG["mcconfig"]["MaxActiveTransactions"],
+        help="also replay with this many requests in flight, queued (0: immediate mode only); "
+        "default: the reference front end's MaxActiveTransactions",
+    )
     args = parser.parse_args()
     binary = (
         args.binary
@@ -369,17 +391,26 @@ def main() -> None:
         work = work_root / "validate" / name
         work.mkdir(parents=True, exist_ok=True)
         print(f"\n### {name} ({part.memspec}), {args.requests:,} requests of {burst} B at once\n")
-        print("| pattern | " + " | ".join(METRICS) + " |")
-        print("|---|" + "---|" * len(METRICS))
+        print("| pattern | requests | " + " | ".join(METRICS) + " |")
+        print("|---|---|" + "---|" * len(METRICS))
+        worst: dict[str, tuple[float, str]] = {}
         for p in PATTERNS:
             trace = work / (p.replace(" ", "_").replace("/", "_").replace(",", "") + ".stl")
             write_stl(trace, *pattern(p, args.requests, burst, mapping), burst)
             ref = run_reference(Path(binary), configs, work, part, trace)
-            ours = run_project(trace, overrides)
-            cells = [
-                f"{ours[m]:,.3g} / {ref[m]:,.3g} ({deviation(ours[m], ref[m])})" for m in METRICS
-            ]
-            print(f"| {p} | " + " | ".join(cells) + " |", flush=True)
+            for outstanding in (0, args.outstanding) if args.outstanding else (0,):
+                ours = run_project(trace, overrides, outstanding)
+                cells = [
+                    f"{ours[m]:,.4g} / {ref[m]:,.4g} ({deviation(ours[m], ref[m])})"
+                    for m in METRICS
+                ]
+                mode = f"{outstanding} in flight" if outstanding else "immediate"
+                print(f"| {p} | {mode} | " + " | ".join(cells) + " |", flush=True)
+                off = abs(ours["time_ns"] - ref["time_ns"]) / ref["time_ns"]
+                worst[mode] = max(worst.get(mode, (0.0, "")), (off, p))
+        print()
+        for mode, (off, p) in worst.items():
+            print(f"{name}, {mode}: largest time deviation {off * 100:.1f} % ({p})")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tlm_models/activity_log.h"
+#include "tlm_models/dram_admission_order.h"
 #include "tlm_models/dram_channel_stats.h"
 #include "tlm_models/dram_command.h"
 #include "tlm_models/dram_page_policy.h"
@@ -66,6 +67,11 @@ class DramController {
     // where requests are decided in call order; a front end that decides every command at its
     // own time (run_until) has no late requests and turns it off.
     bool past_hits = true;
+    // Requests enter their bank queues in the order they arrive: one that finds its bank's
+    // queue full holds up every later request of the channel (a controller taking requests
+    // through one in-order request port, as DRAMSys' does). Off: a full queue delays only the
+    // requests of its own bank.
+    bool in_order_admission = true;
   };
 
   DramController(const Config& c, std::shared_ptr<const DramScheduler> scheduler)
@@ -77,7 +83,8 @@ class DramController {
 
   // Queues a request of `bursts` bursts to (bank, row) arriving at `arrival`. When the bank's
   // queue is full (queue_depth requests that arrived earlier and have not issued their last
-  // column command), the request enters when the oldest of them leaves: backpressure.
+  // column command), the request enters when the oldest of them leaves: backpressure; with
+  // in-order admission also not before every request that arrived no later than it entered.
   void submit(Ticks arrival, unsigned bank, std::uint64_t row, std::uint32_t bursts,
               std::uint32_t bytes, bool write, std::uint32_t tag) {
     Bank& b = banks_[bank];
@@ -86,7 +93,12 @@ class DramController {
     // order they left): the request enters when the oldest of those had left.
     const std::size_t depth = b.departures.size();
     const Ticks slot = b.departures[(b.next_departure + b.queue.size()) % depth];
-    push(arrival, std::max(arrival, slot), bank, row, bursts, bytes, write, tag);
+    Ticks admitted = std::max(arrival, slot);
+    if (cfg_.in_order_admission) {
+      admitted = std::max(admitted, admission_order_.bound(arrival));
+      admission_order_.record(arrival, admitted);
+    }
+    push(arrival, admitted, bank, row, bursts, bytes, write, tag);
   }
 
   // For a front end that keeps time: whether `bank`'s queue has a free slot now.
@@ -134,7 +146,10 @@ class DramController {
 
   bool idle() const { return active_.empty(); }
   // No request will arrive before `t` any more: command history too old to matter is dropped.
-  void forget_before(Ticks t) { checker_.forget_before(t); }
+  void forget_before(Ticks t) {
+    checker_.forget_before(t);
+    admission_order_.forget_before(t);
+  }
   const DramChannelStats& stats() const { return stats_; }
   const DramTimingChecker& checker() const { return checker_; }
   ActivityLog& activity() { return activity_; }
@@ -169,12 +184,12 @@ class DramController {
     bool opening = false;
     std::uint64_t opened_for = 0;
     Ticks activated = 0;  // the open row's ACT
-    // The row open before the current one: its columns were allowed from `from` and its PRE
-    // issued at `until`. A request to that row that arrives before the PRE may still take a
+    // The row open before the current one: activated at `activated` (its columns allowed from
+    // there + tRCD, or tRCDWR for writes) and its PRE issued at `until`. A request to that row that arrives before the PRE may still take a
     // column slot in that interval (FR-FCFS would have served it before the PRE).
     bool had_row = false;
     std::uint64_t past_row = 0;
-    Ticks past_from = 0, past_until = 0;
+    Ticks past_activated = 0, past_until = 0;
     // The bank's last choice. Issued commands only ever delay others (every constraint is a
     // lower bound that grows), so a choice stays valid, with its time a lower bound, until the
     // bank itself changes (dirty): choose() re-times only the candidates that could win.
@@ -314,8 +329,9 @@ class DramController {
     if (!b.had_row || b.past_row != r.row || r.admitted >= b.past_until) return false;
     const DramTiming& t = cfg_.timing;
     const DramCommand col = r.write ? DramCommand::wr : DramCommand::rd;
-    const Ticks c = checker_.earliest_among_banks(col, bank % cfg_.bank_groups,
-                                                  std::max(r.admitted, b.past_from));
+    const Ticks from = b.past_activated + t.act_to_column(r.write);
+    const Ticks c =
+        checker_.earliest_among_banks(col, bank % cfg_.bank_groups, std::max(r.admitted, from));
     const Ticks before_pre = r.write ? t.cwl + t.burst + t.wr : t.rtp;
     if (c + before_pre > b.past_until) return false;
     *cmd = col;
@@ -324,10 +340,10 @@ class DramController {
   }
 
   // The bank's open row closes at `at`: it becomes the past interval.
-  static void close_row(Bank& b, Ticks at, Ticks rcd) {
+  static void close_row(Bank& b, Ticks at) {
     b.had_row = true;
     b.past_row = b.row;
-    b.past_from = b.activated + rcd;
+    b.past_activated = b.activated;
     b.past_until = at;
     b.open = false;
     b.opening = false;
@@ -362,7 +378,7 @@ class DramController {
         return;
       case DramCommand::pre:
         ++stats_.precharges;
-        close_row(b, c.at, cfg_.timing.rcd);
+        close_row(b, c.at);
         return;
       default:
         break;
@@ -408,7 +424,7 @@ class DramController {
       Ticks at = checker_.earliest(DramCommand::pre, c.bank, group, c.at);
       command(DramCommand::pre, c.bank, group, at);
       ++stats_.precharges;
-      close_row(b, at, cfg_.timing.rcd);
+      close_row(b, at);
     }
     if (b.queue.empty()) active_.erase(std::find(active_.begin(), active_.end(), c.bank));
     // Last: the listener may enqueue into the slot just freed.
@@ -428,7 +444,7 @@ class DramController {
       Ticks at = checker_.earliest(DramCommand::pre, bank, group, due);
       command(DramCommand::pre, bank, group, at);
       ++stats_.precharges;
-      close_row(b, at, cfg_.timing.rcd);
+      close_row(b, at);
     }
     const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
     const unsigned group = first % cfg_.bank_groups;
@@ -448,6 +464,7 @@ class DramController {
   bool past_hits_;
   std::vector<unsigned> active_;  // banks with queued requests
   std::uint64_t seq_ = 0;
+  DramAdmissionOrder admission_order_;  // in-order admission of submit()
   std::uint64_t reads_queued_ = 0, writes_queued_ = 0;
   bool write_phase_ = false;
   std::uint64_t step_ = 0;

@@ -9,7 +9,10 @@
 namespace tlm_models {
 
 struct DramTiming {
+  // ACT to the first column command of `write` kind.
+  Ticks act_to_column(bool write) const { return write && rcd_wr ? rcd_wr : rcd; }
   Ticks rcd = 0;    // ACT -> RD/WR, same bank
+  Ticks rcd_wr = 0; // ACT -> WR, same bank, where the standard has its own (HBM: tRCDWR); 0: rcd
   Ticks rp = 0;     // PRE -> ACT, same bank
   Ticks ras = 0;    // ACT -> PRE, same bank
   Ticks rc = 0;     // ACT -> ACT, same bank

@@ -1,7 +1,8 @@
 // Earliest legal issue time of each DRAM command on one channel, from the commands already
 // issued. A bank's own constraints are registers that its commands push forward (a bank works
 // through its commands in order):
-//   ACT: tRC, tRP (after PRE), refresh (tRFC / tRFCpb);  PRE: tRAS, tRTP, tWR;  RD/WR: tRCD
+//   ACT: tRC, tRP (after PRE), refresh (tRFC / tRFCpb);  PRE: tRAS, tRTP, tWR;  RD: tRCD;
+//   WR: tRCD (tRCDWR where the standard has it)
 // The constraints between banks are kept as lists of issue times (dram_time_list.h) and hold in
 // both directions, so a command may go into a gap left between commands issued before it as
 // long as it keeps its distance to both sides:
@@ -71,7 +72,8 @@ class DramTimingChecker {
       case DramCommand::act:
         b.next_act = std::max(b.next_act, at + t_.rc);
         b.next_pre = std::max(b.next_pre, at + t_.ras);
-        b.next_col = std::max(b.next_col, at + t_.rcd);
+        b.next_rd = std::max(b.next_rd, at + t_.act_to_column(false));
+        b.next_wr = std::max(b.next_wr, at + t_.act_to_column(true));
         g.acts.insert(at);
         acts_.insert(at);
         return at;
@@ -119,7 +121,7 @@ class DramTimingChecker {
 
  private:
   struct Bank {
-    Ticks next_act = 0, next_pre = 0, next_col = 0;
+    Ticks next_act = 0, next_pre = 0, next_rd = 0, next_wr = 0;
   };
   struct Group {
     DramTimeList acts, columns, reads, writes;
@@ -136,8 +138,9 @@ class DramTimingChecker {
       case DramCommand::pre:
         return b.next_pre;
       case DramCommand::rd:
+        return b.next_rd;
       case DramCommand::wr:
-        return b.next_col;
+        return b.next_wr;
       case DramCommand::ref: {
         // Every bank precharged for tRP and past tRC (both in next_act), the last REF done.
         Ticks t = ref_ready_;

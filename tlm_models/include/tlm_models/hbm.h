@@ -248,6 +248,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     DramController::Config c;
     DramTiming& t = c.timing;
     t.rcd = to_ticks(p_.t_rcd);
+    t.rcd_wr = to_ticks(p_.t_rcd_wr);
     t.rp = to_ticks(p_.t_rp);
     t.ras = to_ticks(p_.t_ras);
     t.rc = to_ticks(p_.t_rc);
@@ -283,6 +284,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     parse_page_policy(p_.page_policy, &c.page_policy);
     c.queue_depth = p_.queue_depth;
     c.past_hits = p_.request_mode == "immediate";  // queued: every command at its own time
+    c.in_order_admission = p_.admission == "in_order";
     parse_write_drain(p_.write_drain, &c.write_drain);
     c.write_high = p_.write_high_watermark;
     c.write_low = p_.write_low_watermark;
@@ -446,8 +448,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     sc_core::sc_event admitted;  // the run that waited for a slot has entered its bank queue
   };
 
-  // A run that found its bank queue full, in arrival order: a freed slot goes to the first
-  // one waiting for that bank, so waiting requests enter in the order they came.
+  // A run that found its bank queue full (or, with in-order admission, an earlier run still
+  // waiting), in arrival order: a freed slot goes to the first one waiting for that bank
+  // (in-order: to the first one waiting, and those behind it follow while their queues have
+  // room), so waiting requests enter in the order they came.
   struct Waiting {
     unsigned bank;
     std::uint64_t row;
@@ -463,16 +467,31 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     DramController* controller = nullptr;
     sc_core::sc_event arrival;  // a run was queued (notified a delta later: all of now's arrive)
     std::deque<Waiting> waiting;
+    bool in_order = true;
     void completed(std::uint32_t tag, unsigned bank, Ticks end) override {
-      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
-        if (w->bank != bank) continue;
-        controller->enqueue(w->arrival, now_ticks(), bank, w->row, w->bursts, w->bytes, w->write,
-                            w->tag);
-        owner->in_flight_[w->tag]->admitted.notify();
-        waiting.erase(w);
-        break;
+      if (in_order) {
+        while (!waiting.empty() && controller->has_room(waiting.front().bank)) {
+          admit(waiting.front());
+          waiting.pop_front();
+        }
+      } else {
+        for (auto w = waiting.begin(); w != waiting.end(); ++w) {
+          if (w->bank != bank) continue;
+          admit(*w);
+          waiting.erase(w);
+          break;
+        }
       }
       owner->run_completed(tag, end);
+    }
+    void admit(const Waiting& w) {
+      controller->enqueue(w.arrival, now_ticks(), w.bank, w.row, w.bursts, w.bytes, w.write,
+                          w.tag);
+      owner->in_flight_[w.tag]->admitted.notify();
+    }
+    // Whether a run to `bank` may enter now rather than wait behind others.
+    bool may_enter(unsigned bank) const {
+      return controller->has_room(bank) && !(in_order && !waiting.empty());
     }
   };
 
@@ -482,6 +501,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       ChannelFront& f = *fronts_.back();
       f.owner = this;
       f.controller = &controllers_[i];
+      f.in_order = p_.admission == "in_order";
       controllers_[i].set_completion_listener(&f);
       controllers_[i].set_completion_sink(nullptr);
       sc_core::sc_spawn_options o;
@@ -535,7 +555,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       DramController& c = controllers_[a.channel];
       ChannelFront& front = *fronts_[a.channel];
       ++f.runs;
-      if (c.has_room(a.bank)) {
+      if (front.may_enter(a.bank)) {
         c.enqueue(arrival, now_ticks(), a.bank, a.row, bursts, static_cast<std::uint32_t>(n),
                   write, tag);
         front.arrival.notify(sc_core::SC_ZERO_TIME);

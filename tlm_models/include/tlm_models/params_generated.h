@@ -54,6 +54,10 @@ struct HbmMemoryParamFields {
   // (a channel interleaving transfers) instead of in one gap that holds it whole, so requests a
   // long quantum delivers out of time order do not wait behind runs of short ones (no burst trains)
   bool split_requests = false;
+  // `in_order` (requests enter the bank queues in arrival order: one whose bank queue is full holds
+  // up the channel's later requests, as DRAMSys' controller) or `per_bank` (a full bank queue
+  // delays only its own requests)
+  std::string admission = "in_order";
   // `none` (reads and writes compete under the scheduler alone, as DRAMSys' default FR-FCFS) or
   // `watermark` (read and write phases by the watermarks below)
   std::string write_drain = "none";
@@ -65,6 +69,8 @@ struct HbmMemoryParamFields {
   std::string refresh = "all_bank";
   // ACT to RD/WR, same bank (14 ns)
   sc_core::sc_time t_rcd = sc_core::sc_time(14, sc_core::SC_NS);
+  // ACT to WR where the standard has its own (HBM tRCDWR); 0: t_rcd (0 ns)
+  sc_core::sc_time t_rcd_wr = sc_core::SC_ZERO_TIME;
   // PRE to ACT, same bank (14 ns)
   sc_core::sc_time t_rp = sc_core::sc_time(14, sc_core::SC_NS);
   // ACT to PRE, same bank (34 ns)
@@ -135,6 +141,8 @@ struct HbmMemoryParamFields {
     if (queue_depth < 1) return "queue_depth must be at least 1";
     if (request_mode != "immediate" && request_mode != "queued")
       return "request_mode must be 'immediate' or 'queued', got '" + request_mode + "'";
+    if (admission != "in_order" && admission != "per_bank")
+      return "admission must be 'in_order' or 'per_bank', got '" + admission + "'";
     if (write_drain != "none" && write_drain != "watermark")
       return "write_drain must be 'none' or 'watermark', got '" + write_drain + "'";
     if (refresh != "all_bank" && refresh != "per_bank")
