@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tlm_models.cli.bounds_cmd",
         "closed-form off-chip traffic per dataflow and the I/O lower bounds",
     ),
+    "explore": (
+        "tlm_models.cli.explore_cmd",
+        "search dataflow parameters and platforms for the best attention under limits",
+    ),
     "platform": ("tlm_models.cli.platform_cmd", "check or show a platform file"),
     "trace": ("tlm_models.cli.trace_cmd", "check, convert and summarise trace files"),
     "sweep": (
