@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup systemc chromium demo test lint bench validate clean scalesim
+.PHONY: setup systemc chromium demo test lint bench validate clean scalesim cacti-table
 
 setup: systemc $(STAMP)
 	@$(BIN)/python -m tlm_models.aot
@@ -73,6 +73,16 @@ bench: setup
 # its public source; DRAMSYS_SOURCE / DRAMSYS_TAG / DRAMSYS_WORK choose where from and where to).
 validate: setup
 	$(BIN)/python tools/dram_reference/validate.py $(if $(REQUESTS),--requests $(REQUESTS),)
+
+# The SRAM area/leakage table (tlm_models/platform/area/cacti_sram.json) from CACTI 7.0 as
+# the zigzag-dse wheel on PyPI ships it (built, with its technology files), run under build/.
+CACTI_WHEEL := zigzag-dse==3.9.1
+cacti-table: setup
+	@mkdir -p build/cacti
+	$(BIN)/pip download --no-deps --quiet -d build/cacti '$(CACTI_WHEEL)'
+	cd build/cacti && $(PYTHON) -m zipfile -e zigzag_dse-*.whl wheel
+	chmod +x build/cacti/wheel/zigzag/cacti/cacti_master/cacti
+	$(BIN)/python tools/cacti_sram_table.py --cacti build/cacti/wheel/zigzag/cacti/cacti_master
 
 clean:
 	rm -rf build results .pytest_cache .mypy_cache .ruff_cache

@@ -143,6 +143,8 @@ class RunResult:
     trace: str | None = field(default=None, metadata=_SECTION)  # a replayed trace file
     trace_format: str | None = field(default=None, metadata=_SECTION)
     energy: EnergyFigures | None = field(default=None, metadata=_SECTION)  # docs/energy.md
+    #: Chip area (mm^2) at the platform's `technology:`; null without one (docs/models/area.md).
+    area_mm2: float | None = field(default=None, metadata=_SECTION)
     tiles: dict[str, Any] | None = field(
         default=None, metadata=_SECTION
     )  # tiled platforms: chip and per-tile figures (docs/models/tiles.md)

@@ -55,6 +55,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "replay a trace on a platform and report where the time goes",
     ),
     "energy": ("tlm_models.cli.energy_cmd", "export action counts, import an Accelergy ERT"),
+    "area": (
+        "tlm_models.cli.area_cmd",
+        "area and leakage of every component of a platform, with sources",
+    ),
     "vp-job": (
         "tlm_models.cli.vp_job_cmd",
         "write a dataflow's command stream, tensors and C header for a virtual prototype",

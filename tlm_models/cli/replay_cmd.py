@@ -115,6 +115,7 @@ def replay_trace_file(
     """
     from tlm_models.energy.model import energy_section
     from tlm_models.platform import load_platform
+    from tlm_models.platform.area.estimate import run_area
     from tlm_models.replay import replay_in_this_process
     from tlm_models.result import compose_result
     from tlm_models.timeline import write_chrome_json
@@ -157,7 +158,8 @@ def replay_trace_file(
         **workload,
     }
     result = compose_result(out.replay, info, identity, out.wall_s)
-    result["energy"] = energy_section(platform, out.platform, result)
+    result["area_mm2"], leakage = run_area(platform)
+    result["energy"] = energy_section(platform, out.platform, result, leakage)
     result["wall_s"] = time.perf_counter() - started
     result["replay_wall_s"] = out.wall_s
     return result

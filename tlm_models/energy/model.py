@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from fractions import Fraction
 from typing import Any
 
-from tlm_models.energy.actions import Stats, actions_of
+from tlm_models.energy.actions import LEAK, Stats, actions_of
 from tlm_models.energy.figures import (
     ActionFigures,
     ComponentEnergyFigures,
@@ -109,13 +109,17 @@ class EnergyReport:
         )
 
 
-def _component_energy(comp: ComponentConfig, group: Stats, sim_time_ps: int) -> ComponentEnergy:
+def _component_energy(
+    comp: ComponentConfig, group: Stats, sim_time_ps: int, leakage: Fraction
+) -> ComponentEnergy:
+    """`leakage` (W, from the area model) is charged where the table has no `leak` entry."""
     table = comp.energy
     actions = tuple(
         ActionEnergy(spec.name, spec.count(group), table.joules_per(spec.name) if table else None)
         for spec in actions_of(comp.type)
     )
-    static = table.leak_watts * Fraction(sim_time_ps, PS_PER_S) if table else Fraction(0)
+    leak = table.leak_watts if table is not None and LEAK in table.entries else leakage
+    static = leak * Fraction(sim_time_ps, PS_PER_S)
     return ComponentEnergy(comp.name, comp.type, actions, static, table is not None)
 
 
@@ -150,11 +154,15 @@ def compute_energy(
     platform_stats: Stats,
     sim_time_ps: int,
     tensor_bytes: Mapping[str, Mapping[str, int]] | None = None,
+    leakage: Mapping[str, float] | None = None,
 ) -> EnergyReport:
-    """The energy of a run from the platform's statistics tree (one child per component)."""
+    """The energy of a run from the platform's statistics tree (one child per component);
+    `leakage` (W by component, the area model's) is the static power of components whose
+    tables give no `leak`."""
     groups = {g["name"]: g for g in platform_stats["children"]}
+    leak = leakage or {}
     components = tuple(
-        _component_energy(comp, groups[name], sim_time_ps)
+        _component_energy(comp, groups[name], sim_time_ps, Fraction(leak.get(name, 0.0)))
         for name, comp in config.components.items()
         if name in groups
     )
@@ -162,11 +170,14 @@ def compute_energy(
 
 
 def energy_section(
-    config: PlatformConfig, platform_stats: Stats, result: Mapping[str, Any]
+    config: PlatformConfig,
+    platform_stats: Stats,
+    result: Mapping[str, Any],
+    leakage: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The `energy` section of a composed result (it supplies the time and tensor bytes)."""
     sim_time_ps = round(float(result["sim_time_ns"]) * 1000)
     report = compute_energy(
-        config, platform_stats, sim_time_ps, result.get("offchip_bytes_per_tensor")
+        config, platform_stats, sim_time_ps, result.get("offchip_bytes_per_tensor"), leakage
     )
     return asdict(report.figures())

@@ -22,6 +22,8 @@ from tlm_models.platform.validate import suggest
 _TOP_LEVEL_SCALARS = ("name", "description")
 #: A component's energy table, which `--set comp.energy.action=value` creates when missing.
 ENERGY_KEY = "energy"
+#: The top-level `technology:` section (area/technology.py), created by `--set technology.x=v`.
+TECHNOLOGY_KEY = "technology"
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,9 @@ def _set(node: Node, path: tuple[str, ...], override: Override, done: str) -> No
     key = f"{done}.{head}" if done else head
     if not rest:
         child = Node(override.value, override.loc, override.loc)
-    elif head == ENERGY_KEY and head not in node.value:
-        # A component without an energy table gets one (docs/energy.md).
+    elif head in (ENERGY_KEY, TECHNOLOGY_KEY) and head not in node.value:
+        # A component without an energy table gets one (docs/energy.md), a platform without
+        # a technology section one (docs/models/area.md).
         result = _set(Node({}, override.loc, override.loc), rest, override, key)
         if isinstance(result, Diagnostic):
             return result
@@ -101,7 +104,8 @@ def apply_overrides(root: Node, texts: Iterable[str]) -> tuple[Node, list[Diagno
             problems.append(parsed)
             continue
         path = parsed.path
-        tiled = path[0] == "tiles" and len(path) > 1  # tiles.count, tiles.template.components...
+        # tiles.count, tiles.template.components..., technology.node
+        tiled = path[0] in ("tiles", TECHNOLOGY_KEY) and len(path) > 1
         if (
             path[0] != "components"
             and not tiled

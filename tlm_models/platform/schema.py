@@ -11,6 +11,7 @@ from typing import Any
 
 from tlm_models.energy.table import EnergyTable
 from tlm_models.errors import UserError
+from tlm_models.platform.area.technology import Technology
 from tlm_models.platform.derived import DerivedFigures, derive, kv_buffer, scratchpad
 from tlm_models.platform.info import MemoryRegion, PlatformInfo
 from tlm_models.platform.loader import Location
@@ -156,6 +157,8 @@ class PlatformConfig:
     engines: dict[str, EngineConfig] = field(default_factory=dict)
     source: str = ""
     tiles: TileLayout | None = None  # a `tiles:` section (tiles.py), expanded into the above
+    #: The `technology:` section (node, supply) that area and leakage are stated at, if any.
+    technology: Technology | None = None
 
     @property
     def tile_count(self) -> int:

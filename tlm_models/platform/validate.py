@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from tlm_models.bounded_input import printable
 from tlm_models.energy.table import EnergyTable, parse_table
 from tlm_models.errors import shorten
+from tlm_models.platform.area.technology import parse_technology
 from tlm_models.platform.bounded_yaml import MAX_SCALAR_CHARS
 from tlm_models.platform.limits import ADDRESS_SPACE, product_errors, range_error
 from tlm_models.platform.loader import Diagnostic, Location, Node, PlatformError
@@ -50,6 +51,7 @@ from tlm_models.units import (
 
 TOP_LEVEL_KEYS = (
     "name", "description", "components", "bindings", "address_map", "engines", "tiles",
+    "technology",
 )  # fmt: skip
 ADDRESS_KEYS = ("base", "size", "target", "via")
 #: Address-map bases and sizes are multiples of this, so no window splits a bus beat of an
@@ -175,6 +177,10 @@ class _Checker:
         address_map = self.address_map(top.get("address_map"), components)
         routes = route_address_map(bindings, address_map, components, self.error, self.source)
         engines = self.engines(top.get("engines"), components)
+        technology = None
+        if "technology" in top:
+            technology, problems = parse_technology(top["technology"])
+            self.problems.extend(problems)
         return PlatformConfig(
             name=name,
             description=description,
@@ -184,6 +190,7 @@ class _Checker:
             routes=tuple(routes),
             engines=engines,
             source=self.source,
+            technology=technology,
         )
 
     # -- components ----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from tlm_models.diagnosis import diagnose, peaks_of
 from tlm_models.energy.model import energy_section
 from tlm_models.fast_forward import FAST_FORWARD_CHUNK_OPS, settings_for
 from tlm_models.growth_fast_forward import fast_forward_for
+from tlm_models.platform.area.estimate import run_area
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.platform.schema import PlatformConfig
 from tlm_models.replay import TimelineWindow, replay_in_this_process
@@ -218,7 +219,8 @@ def finish_result(
     """The sections every result carries beside the replay's figures: energy, fast-forward,
     peaks (``peaks``, else the platform's), diagnosis and the wall times."""
     config, platform, info = run.config, run.platform, run.info
-    result["energy"] = energy_section(platform, platform_stats, result)
+    result["area_mm2"], leakage = run_area(platform)
+    result["energy"] = energy_section(platform, platform_stats, result, leakage)
     if config.dataflow == "approx":
         p = approx_params(run.params)
         result["approx_error"] = approx_error(p.degree, p.bound, config.head_dim)
