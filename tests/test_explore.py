@@ -177,8 +177,12 @@ def test_limits_drop_points_before_and_after_simulation() -> None:
     assert searched.front() == found.front()
 
 
-def test_area_and_power_limits_use_the_area_model(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_area_and_power_limits_use_the_area_model(
+    monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     """A stand-in area model: 1 mm^2 per 512 PEs, 0.1 W of leakage per mm^2."""
+    prune.estimate.cache_clear()  # estimates priced by the real model must not be reused
+    request.addfinalizer(prune.estimate.cache_clear)  # nor this test's afterwards
 
     def area_of(platform: Any) -> AreaFigures:
         pe = platform.components_of_type("pe_array")[0].params
@@ -300,3 +304,15 @@ def test_objectives_and_limits_parse() -> None:
     assert parse_objectives("time,energy") == ("time", "energy")
     limits = parse_constraints("4 mm^2", "500mW", "200ms", "1GiB")
     assert limits == Constraints(4.0, 0.5, pytest.approx(0.2), 1 << 30)
+
+
+def test_the_area_model_prices_the_platforms_of_the_space() -> None:
+    """The paper machine is 4.33 mm^2 in the area model (tlm_models/platform/area); half its
+    array fits 4 mm^2."""
+    configs = [RunConfig("attenio", N, D, overrides=(f"pe.rows={r}",)) for r in (32, 64)]
+    found = explore(configs, ["time"], Constraints(max_area_mm2=4.0), Recorder(), with_area=True)
+    assert [c.config for c in found.candidates] == configs[:1]
+    assert found.dropped[0][1].startswith("area 4.328 mm^2 > 4.000 mm^2")
+    area = found.candidates[0].estimate.area
+    assert area is not None and area.total_mm2 == pytest.approx(3.508, abs=5e-4)
+    assert area.leakage_w > 0

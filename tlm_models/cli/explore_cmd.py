@@ -78,6 +78,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address")
     p.add_argument("--exact", action="store_true",
                    help="simulate every loop iteration (no steady-state fast-forward)")  # fmt: skip
+    p.add_argument("--retry-failed", action="store_true",
+                   help="simulate recorded failures again (finished results are kept)")  # fmt: skip
     p.add_argument("--no-plot", action="store_true", help="skip front.png")
     p.add_argument("--json", action="store_true", help="print explore.json instead of the table")
     p.add_argument("--job", default=DEFAULT_JOB, help=argparse.SUPPRESS)  # tests' stand-in
@@ -174,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             out,
             job=job,
             executor=executor,
+            retry_failed=args.retry_failed,
             cost_of=predicted_ops if args.job == DEFAULT_JOB else None,
         )
         latest = ResultStore(out).latest()
@@ -181,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
         return {c.key(): latest[c.key()] for c in batch if c.key() in latest}, interrupted
 
     stored = ResultStore(out).latest() if out.is_dir() else {}
+    if args.retry_failed:
+        stored = {key: record for key, record in stored.items() if "error" not in record}
     outcome = explore(
         configs,
         objectives,
