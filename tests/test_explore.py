@@ -111,7 +111,7 @@ def test_the_analytic_a_moves_the_fewest_bytes_and_its_bound_is_below_the_simula
     assert not dropped
     least = min(c.estimate.bytes for c in kept)
     best = [dict(c.config.extra) for c in kept if c.estimate.bytes == least]
-    # T = 2Nd + 2Nd ceil(N/a): a = 1984 (stage 1, 2), 1983 (4), 1978 (8) all give 5 blocks
+    # T = 2Nd + 2Nd ceil(N/a): a = 1984 (stage 1, 2), 1982 (4), 1978 (8) all give 5 blocks
     assert least == (2 * N * D + 2 * N * D * 5) * 2
     assert {p["rows"] for p in best} == {"auto", "1664", "1728", "1792", "1856", "1920"}
     analytic = next(c for c in kept if dict(c.config.extra) == {"stage": "2", "rows": "auto"})

@@ -210,11 +210,26 @@ def plot(out: Outcome, path: Path) -> None:
         )
     ax.set_xlabel(f"{OBJECTIVES[axes_names[0]][1]} ({_unit(axes_names[0])})")
     ax.set_ylabel(f"{OBJECTIVES[axes_names[1]][1]} ({_unit(axes_names[1])})")
+    _log_when_wide(ax)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+#: An axis whose values span more than this ratio is drawn logarithmic.
+LOG_SPAN = 20.0
+
+
+def _log_when_wide(ax: Any) -> None:
+    """Log axes where the points span more than LOG_SPAN (bounds of tiny tiles reach far)."""
+    offsets = [xy for coll in ax.collections for xy in coll.get_offsets()]
+    offsets += [xy for line in ax.lines for xy in line.get_xydata()]
+    for index, setter in ((0, ax.set_xscale), (1, ax.set_yscale)):
+        values = [float(xy[index]) for xy in offsets if float(xy[index]) > 0]
+        if values and max(values) / min(values) > LOG_SPAN:
+            setter("log")
 
 
 def _unit(objective: str) -> str:
