@@ -316,3 +316,20 @@ def test_the_area_model_prices_the_platforms_of_the_space() -> None:
     area = found.candidates[0].estimate.area
     assert area is not None and area.total_mm2 == pytest.approx(3.508, abs=5e-4)
     assert area.leakage_w > 0
+
+
+@pytest.mark.parametrize(
+    "extra", [(("rows", "auto"),), (("rows", "256"),), (("stage", "4"), ("rows", "128"))]
+)
+def test_bounds_hold_against_the_simulator(extra: tuple[tuple[str, str], ...]) -> None:
+    """AttenIO's chain bound is the tightest (88 % of the simulated time at N = 32K): a real
+    run must not beat it, and its bytes are the closed form's."""
+    from tlm_models.study.job import load_job, run_job
+
+    config = RunConfig("attenio", 1024, 64, extra=extra)
+    outcome = run_job(load_job(), config)
+    assert outcome.result is not None, outcome.error
+    est = estimate(config, with_area=False)
+    assert outcome.result["offchip_bytes"]["total"] == est.bytes
+    simulated = outcome.result["sim_time_ns"] * 1e-9
+    assert 0.6 * simulated < est.time_lb_s <= simulated
