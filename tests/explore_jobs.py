@@ -31,3 +31,11 @@ def bound_result(config: RunConfig) -> dict[str, Any]:
 
 def bound_run(config: RunConfig) -> dict[str, Any]:
     return bound_result(config)
+
+
+def slow_bound_run(config: RunConfig) -> dict[str, Any]:
+    """``bound_run`` taking 0.4 s, long enough to interrupt a search between simulations."""
+    import time
+
+    time.sleep(0.4)
+    return bound_result(config)

@@ -333,3 +333,36 @@ def test_bounds_hold_against_the_simulator(extra: tuple[tuple[str, str], ...]) -
     assert outcome.result["offchip_bytes"]["total"] == est.bytes
     simulated = outcome.result["sim_time_ns"] * 1e-9
     assert 0.6 * simulated < est.time_lb_s <= simulated
+
+
+def test_a_killed_search_resumes_from_its_store(tmp_path: Path) -> None:
+    """Ctrl-C in the middle of a search: exit 130, every finished simulation kept; the same
+    command then runs only what is left and ends on the uninterrupted search's front."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "x"
+    argv = [
+        sys.executable, "-m", "tlm_models.cli.main", "explore", "--dataflow", "attenio",
+        "--seq-len", "8K", "--head-dim", "64", "--vary", "rows=512,768,1024,1280,1536,1792",
+        "--objective", "bytes,time", "--enumerate", "--no-plot", "--out", str(out),
+        "--job", "tests.explore_jobs:slow_bound_run",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(ResultStore(out).records()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    kept = {r["key"] for r in ResultStore(out).records()}
+    assert 2 <= len(kept) < 6
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{6 - len(kept)} run now, {len(kept)} from the store" in done.stdout
+    keys = [r["key"] for r in ResultStore(out).records()]
+    assert len(keys) == len(set(keys)) == 6
