@@ -273,6 +273,8 @@ def test_cli_explores_resumably_and_writes_the_front(
             "--vary pe.rowz=16: components.pe.rowz: unknown parameter 'rowz'",
         ),
         (["--vary", "stage=1,2", "--vary", "stage=4"], "--vary stage=... is given twice"),
+        (["--per-round", "0"], "--per-round must be at least 1, found 0"),
+        (["--jobs", "0"], "--jobs must be at least 1, found 0"),
     ],
 )
 def test_cli_rejects_bad_input_in_one_line(

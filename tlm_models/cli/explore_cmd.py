@@ -73,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--jobs", "-j", type=int, metavar="J",
                    help="simulations at a time on this machine (default 1: the search "
                    "simulates fewest points one at a time)")  # fmt: skip
+    p.add_argument("--per-round", type=int, metavar="K",
+                   help="points simulated per round of the search (default --jobs, else 1; "
+                   "on Dask, the number of simulations the cluster runs at once)")  # fmt: skip
     p.add_argument("--executor", choices=("local", "dask"), default="local",
                    help="where simulations run (dask needs --scheduler)")  # fmt: skip
     p.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address")
@@ -159,9 +162,12 @@ def run(args: argparse.Namespace) -> int:
             "--max-area, --max-power and the area objective need the area model "
             "(tlm_models.platform.area), which this installation does not have"
         )
+    if args.per_round is not None and args.per_round < 1:
+        raise UserError(f"--per-round must be at least 1, found {args.per_round}")
     if args.jobs is None and args.executor == "local":
         args.jobs = 1
     executor = executor_of(args)
+    batch = args.per_round or args.jobs or 1
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
@@ -192,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         constraints,
         simulate,
         stored=stored,
-        batch=args.jobs or 1,
+        batch=batch,
         enumerate_all=args.enumerate,
         must_run=references,
         with_area=with_area,
