@@ -302,5 +302,5 @@ def test_a_platform_without_energy_tables_reports_energy_not_modelled() -> None:
     table = {**nothing, "table": True, "total_j": 1e-3, "dynamic_j": 1e-3}
     lines = _energy_lines({**energy, "total_j": 1e-3, "dynamic_j": 1e-3,
                            "by_component": {"hbm": nothing, "pe": table}})  # fmt: skip
-    assert "static not modelled (no `leak` entry)" in lines[0]
+    assert "static not modelled (no `leak` entry, no `technology:`)" in lines[0]
     assert lines[-1] == "  counts only (no energy table): hbm"

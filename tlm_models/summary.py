@@ -49,6 +49,10 @@ def format_summary(r: dict[str, Any], title: str) -> str:
     if r.get("tiles"):
         lines += tile_lines(r["tiles"])
     lines += _energy_lines(r.get("energy"))
+    if r.get("area_mm2") is not None:
+        lines.append(
+            f"area                   {r['area_mm2']:,.4f} mm2 (attn-tlm area: by component)"
+        )
     lines += _all_layers_lines(r.get("all_layers"))
     speed = r.get("ops_per_s")
     lines.append(
@@ -91,8 +95,12 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     """Energy total, power and EDP, then each component that spent energy (docs/energy.md)."""
     if not energy:
         return []
-    counted = [name for name, c in energy["by_component"].items() if not c["table"]]
-    if len(counted) == len(energy["by_component"]):
+    # Without a table its actions are counted only; an entry with no actions (the accelerator
+    # top's leakage, docs/models/area.md) counts nothing.
+    counted = [
+        n for n, c in energy["by_component"].items() if not c["table"] and c.get("actions") != {}
+    ]
+    if not any(c["table"] for c in energy["by_component"].values()) and not energy["static_j"]:
         # Zero joules would read as a measurement: the platform describes no energy at all.
         return [
             "energy                 not modelled: no component of the platform has an "
@@ -102,7 +110,7 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
     static = (
         f"static {energy['static_j'] * 1e3:,.6f} mJ"
         if energy["static_j"]
-        else "static not modelled (no `leak` entry)"
+        else "static not modelled (no `leak` entry, no `technology:`)"
     )
     lines = [
         f"energy                 {energy['total_j'] * 1e3:,.6f} mJ (dynamic "
@@ -111,7 +119,7 @@ def _energy_lines(energy: dict[str, Any] | None) -> list[str]:
         f"energy-delay {energy['edp_js'] * 1e6:,.6f} mJ·ms",
     ]
     for name, comp in energy["by_component"].items():
-        if comp["table"]:
+        if comp["table"] or comp["static_j"]:  # static: the area model's leakage
             lines.append(f"  {name:<20} {comp['total_j'] * 1e3:>16,.6f} mJ")
     if counted:
         lines.append(f"  counts only (no energy table): {', '.join(counted)}")

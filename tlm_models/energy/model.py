@@ -154,26 +154,37 @@ def compute_energy(
     platform_stats: Stats,
     sim_time_ps: int,
     tensor_bytes: Mapping[str, Mapping[str, int]] | None = None,
-    leakage: Mapping[str, float] | None = None,
+    leakage: Mapping[str, tuple[str, float]] | None = None,
 ) -> EnergyReport:
-    """The energy of a run from the platform's statistics tree (one child per component);
-    `leakage` (W by component, the area model's) is the static power of components whose
-    tables give no `leak`."""
+    """The energy of a run from the platform's statistics tree (one child per component).
+
+    `leakage` (the area model's: name -> (type, W)) is the static power of components whose
+    tables give no `leak`; a name that is no component of the platform (the accelerator top's
+    registers) becomes an entry of static energy only.
+    """
     groups = {g["name"]: g for g in platform_stats["children"]}
     leak = leakage or {}
     components = tuple(
-        _component_energy(comp, groups[name], sim_time_ps, Fraction(leak.get(name, 0.0)))
+        _component_energy(comp, groups[name], sim_time_ps, Fraction(leak.get(name, ("", 0.0))[1]))
         for name, comp in config.components.items()
         if name in groups
     )
-    return EnergyReport(components, sim_time_ps, _by_tensor(config, tensor_bytes or {}))
+    seconds = Fraction(sim_time_ps, PS_PER_S)
+    static_only = tuple(
+        ComponentEnergy(name, kind, (), Fraction(watts) * seconds, False)
+        for name, (kind, watts) in leak.items()
+        if name not in config.components
+    )
+    return EnergyReport(
+        components + static_only, sim_time_ps, _by_tensor(config, tensor_bytes or {})
+    )
 
 
 def energy_section(
     config: PlatformConfig,
     platform_stats: Stats,
     result: Mapping[str, Any],
-    leakage: Mapping[str, float] | None = None,
+    leakage: Mapping[str, tuple[str, float]] | None = None,
 ) -> dict[str, Any]:
     """The `energy` section of a composed result (it supplies the time and tensor bytes)."""
     sim_time_ps = round(float(result["sim_time_ns"]) * 1000)

@@ -81,8 +81,9 @@ def energy_section(variant: Variant, heading: str, figures: Sequence[tuple[str, 
     ]
     if not any(metric(r, "energy.static_j") for r in records):
         lines += [
-            "Static energy is not modelled: no component's table has a `leak` entry (the "
-            "paper's Table 3 gives no leakage split), so the tables have no static column.",
+            "Static energy is not modelled: no component's table has a `leak` entry and the "
+            "platform states no `technology:` for the area model's leakage "
+            "(docs/models/area.md), so the tables have no static column.",
             "",
         ]
     shapes = sorted(

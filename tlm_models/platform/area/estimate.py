@@ -12,6 +12,10 @@ How each type is built (docs/models/area.md has the derivations):
   96-bit entry (address, length) per outstanding burst, and a 64-bit address adder.
 - interconnect: per output link and bit, a mux tree over the inputs (inputs - 1 two-input
   muxes, at least one); wires run over the logic and add no area.
+- the accelerator top (a row named `top`, on a platform with engines): the stored registers
+  of the AttentionAccelerator's register map (docs/integration.md): CTRL, COMMAND_BASE,
+  COMMAND_COUNT, WINDOW, STATUS, ERROR_CODE, ERROR_INDEX, eight 64-bit counters and two 64-bit
+  counters per engine, each counter with a 64-bit incrementer; read-only constants are wires.
 - off-chip memories (hbm): not on this die; their PHY is not modelled.
 - traffic_generator: a test stimulus, not hardware.
 """
@@ -37,6 +41,11 @@ from tlm_models.platform.area.technology import Technology
 from tlm_models.platform.compose import Platform
 from tlm_models.platform.schema import ComponentConfig, PlatformConfig
 
+#: The accelerator top's stored register bits besides the counters: CTRL (2), COMMAND_BASE (64),
+#: COMMAND_COUNT, WINDOW, ERROR_CODE, ERROR_INDEX (32 each), STATUS (3: state and IRQ pending).
+TOP_CONTROL_BITS = 2 + 64 + 4 * 32 + 3
+#: 64-bit counters: CYCLES, BYTES_READ/WRITTEN, OPS, STALL/EXEC/FETCH_CYCLES, FETCH_BYTES.
+TOP_COUNTERS = 8
 #: The exp module's arithmetic: range reduction (1 multiply) and a Horner cubic (3 multiply-adds).
 EXP_MULS, EXP_ADDS = 4, 3
 DESCRIPTOR_BITS = 3 * 64
@@ -96,6 +105,18 @@ def interconnect(
     )
 
 
+def top(config: PlatformConfig, tech: Technology) -> ComponentArea:
+    """The register file of the accelerator top (docs/integration.md's register map)."""
+    counters = TOP_COUNTERS + 2 * len(config.engines)  # ENGINE_BUSY and ENGINE_STALL each
+    bits = TOP_CONTROL_BITS + 64 * counters
+    estimate = block(((REGISTER_BIT, bits), (ADDER_32, 2 * counters)), tech)
+    return ComponentArea(
+        "top", "accelerator_top", estimate.area_mm2, estimate.leakage_w,
+        f"register map: {bits} register bits, {counters} 64-bit counter incrementers "
+        f"({ALADDIN}); {SCALED}",
+    )  # fmt: skip
+
+
 def _component(comp: ComponentConfig, config: PlatformConfig, tech: Technology) -> ComponentArea:
     estimate, source = ZERO, ""
     if comp.type == "pe_array":
@@ -135,8 +156,18 @@ def platform_area(platform: Platform | PlatformConfig) -> AreaReport:
             "--set technology.voltage=0.8V"
         )
     clocks = [float(c.params["clock"]) for c in config.components.values() if "clock" in c.params]
-    components = tuple(_component(c, config, tech) for c in config.components.values())
-    return AreaReport(tech.node_nm, tech.voltage_v, max(clocks, default=0.0), components)
+    where = config.source or config.name
+    components: list[ComponentArea] = []
+    for comp in config.components.values():
+        try:
+            components.append(_component(comp, config, tech))
+        except UserError as exc:
+            # The estimate's message names the parameter; this names the file and component.
+            key = "" if str(exc).startswith("technology.") else f"{comp.name}."
+            raise UserError(f"{where}: {key}{exc}") from None
+    if config.engines:
+        components.append(top(config, tech))
+    return AreaReport(tech.node_nm, tech.voltage_v, max(clocks, default=0.0), tuple(components))
 
 
 def area_if_stated(platform: Platform | PlatformConfig) -> AreaReport | None:
@@ -151,10 +182,12 @@ def area_if_stated(platform: Platform | PlatformConfig) -> AreaReport | None:
         return None
 
 
-def run_area(platform: Platform | PlatformConfig) -> tuple[float | None, dict[str, float]]:
-    """What a run's result takes from the area model: `area_mm2` and each component's leakage
-    (W), charged as static energy where its energy table has no `leak` entry."""
+def run_area(
+    platform: Platform | PlatformConfig,
+) -> tuple[float | None, dict[str, tuple[str, float]]]:
+    """What a run's result takes from the area model: `area_mm2` and each component's type and
+    leakage (W), charged as static energy where its energy table has no `leak` entry."""
     report = area_if_stated(platform)
     if report is None:
         return None, {}
-    return report.total_mm2, {c.name: c.leakage_w for c in report.components}
+    return report.total_mm2, {c.name: (c.kind, c.leakage_w) for c in report.components}

@@ -67,7 +67,7 @@ def sram(
     if not series:
         have = sorted({m.ports for m in table.macros})
         raise UserError(
-            f"an SRAM with {ports} ports: the CACTI table has macros with "
+            f"ports = {ports}: the CACTI table has macros with "
             f"{', '.join(map(str, have))} read-write ports (tools/cacti_sram_table.py)"
         )
     if per_macro < series[0].bytes:
