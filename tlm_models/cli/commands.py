@@ -69,6 +69,14 @@ COMMANDS: dict[str, Command] = {
         "the platform's off-chip memory.",
     ),
     "energy": Command("tlm_models.cli.energy_cmd", "export action counts, import an Accelergy ERT"),
+    "explore": Command(
+        "tlm_models.cli.explore_cmd",
+        "search dataflow parameters and platforms for the best attention under limits",
+        "Branch and bound over a space of dataflow parameters (--space, --vary "
+        "NAME=...) and platform parameters (--vary component.parameter=...): closed-form bytes "
+        "and lower bounds first, simulations (cached in DIR, resumable, local or Dask) only "
+        "for points that can still beat the best. Writes DIR/front.md, explore.json, front.png.",
+    ),
     "area": Command(
         "tlm_models.cli.area_cmd",
         "area and leakage of every component of a platform, with sources",

@@ -104,7 +104,7 @@ def grid_of(args: argparse.Namespace) -> GridSpec:
     )
 
 
-def _executor(args: argparse.Namespace) -> SweepExecutor:
+def executor_of(args: argparse.Namespace) -> SweepExecutor:
     if args.jobs is not None and args.jobs < 1:
         raise UserError(f"--jobs must be at least 1, found {args.jobs}")
     if args.executor == "dask":
@@ -135,7 +135,7 @@ def _sweep(args: argparse.Namespace) -> int:
     else:  # a stand-in job (tests) makes its own sense of the configuration
         for platform in dict.fromkeys(config.platform for config in configs):
             resolve_platform(platform)
-    executor = _executor(args)
+    executor = executor_of(args)
     job = None if args.job == DEFAULT_JOB else load_job(args.job)
     out = Path(args.out)
     if out.exists() and not out.is_dir():

@@ -64,6 +64,13 @@ def attenio_plan(
     variant = resolve("attenio", params)
     stage = int(variant["stage"])
     a = attenio_rows(workload, platform.capacity_elements(workload.elem_bytes), stage)
+    if variant["rows"] != "auto":
+        if int(variant["rows"]) > a:
+            raise UserError(
+                f"attenio rows={variant['rows']} does not fit: at most a = {a} Q rows fit "
+                f"beside stage = {stage} for d = {workload.head_dim}"
+            )
+        a = int(variant["rows"])
     return AttenioPlan(a=a, stage=stage, rescale=variant["rescale"])
 
 

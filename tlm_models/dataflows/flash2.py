@@ -18,6 +18,7 @@ from tlm_models.dataflows.flash2_tiles import (
     NO_RESERVE,
     FlashTiling,
     Reserve,
+    fit_bc,
     fit_tiling,
     paper_tiling,
 )
@@ -34,6 +35,7 @@ from tlm_models.dataflows.setup import DataflowTrace, make_setup
 from tlm_models.dataflows.split_combine import alloc_combine
 from tlm_models.dataflows.split_k import SplitPlan, partial_elements, split_slices
 from tlm_models.dataflows.variants import resolve
+from tlm_models.errors import UserError
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.trace.record import Broadcast, VectorOp
 from tlm_models.workload.spec import Workload
@@ -57,6 +59,30 @@ def flash2_tiling(
     return fit_tiling(workload, capacity, platform, buffers, reserve)
 
 
+def _given_tiling(
+    w: Workload, platform: PlatformInfo, variant: Mapping[str, str], nbuf: int, reserve: Reserve
+) -> FlashTiling:
+    """The tiling rule's (Br, Bc) with ``br`` and ``bc`` replaced where given: a given Br
+    takes the widest Bc that fits beside it unless ``bc`` is given too (Bc at most Nk)."""
+    br_text, bc_text = variant["br"], variant["bc"]
+    if br_text == bc_text == "auto":
+        return flash2_tiling(w, platform, variant["tiling"], nbuf, reserve)
+    capacity = platform.capacity_elements(w.elem_bytes)
+    rule = None if br_text != "auto" else flash2_tiling(w, platform, variant["tiling"], nbuf)
+    br = int(br_text) if rule is None else rule.br
+    rows = min(br, w.group * w.seq_len)
+    widest = min(fit_bc(capacity, reserve(w, rows), rows, w.head_dim, nbuf), w.kv_len)
+    bc = min(int(bc_text), w.kv_len) if bc_text != "auto" else widest
+    if bc < 1 or bc > widest:
+        raise UserError(
+            f"flash2 br={br}, bc={bc_text} does not fit: beside Br = {rows} rows, d = "
+            f"{w.head_dim} and {nbuf} K/V tile buffer(s), Bc is at most {widest} (M = "
+            f"{capacity} elements)"
+        )
+    quarter = -(-capacity // (4 * w.head_dim))
+    return FlashTiling(br, quarter, bc, f"given: Br = {br}, Bc = {bc}")
+
+
 @dataclass(frozen=True)
 class FlashPlan:
     """The tiling, the stacked rows of a block and, on tiles, the split-K plan (or None)."""
@@ -75,7 +101,7 @@ def flash2_plan(
     variant = resolve("flash2", params)
     nbuf = 2 if variant["overlap"] == "double" else 1
     reserve = Reserve(variant["split"], platform.tiles)
-    tiling = flash2_tiling(workload, platform, variant["tiling"], nbuf, reserve)
+    tiling = _given_tiling(workload, platform, variant, nbuf, reserve)
     rows = min(tiling.br, workload.group * workload.seq_len)
     if reserve(workload, rows) == 0:
         return FlashPlan(tiling, rows, None)

@@ -61,6 +61,13 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
     "attenio": (
         rescale_switch("fused"),
         Switch("stage", "2", (), "K and V rows staged ahead in the cache (>= 1)"),
+        Switch(
+            "rows",
+            "auto",
+            (),
+            "a, Q rows per block; auto: the analytic floor((M - 2 stage d)/(2d + 4)), the most "
+            "that fit (a smaller a is accepted, a larger one does not fit)",
+        ),
         SCORES,
     ),
     "flash2": (
@@ -70,6 +77,14 @@ SWITCHES: dict[str, tuple[Switch, ...]] = {
             ("paper", "fit"),
             "paper: Br = min(ceil(M/4d), d), Bc = ceil(M/4d); fit: the largest Bc that fits "
             "the overlap's buffers",
+        ),
+        Switch("br", "auto", (), "Br, query rows per block; auto: the tiling rule's"),
+        Switch(
+            "bc",
+            "auto",
+            (),
+            "Bc, keys per K/V tile; auto: the tiling rule's, or with br given the widest that "
+            "fits beside it",
         ),
         OVERLAP,
         Switch(
