@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from tlm_models.errors import UserError
 from tlm_models.platform.paths import DEFAULT_PLATFORM, resolve_platform
@@ -47,7 +47,23 @@ WORKLOAD_FIELDS = (
     *("seq_len", "head_dim", "heads", "batch", "kv_heads", "kv_len", "mask", "window", "phase"),
 )
 
+T = TypeVar("T")
+
 _KEY_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_\[\]]+)*$")
+
+
+class _WorkloadField(Generic[T]):
+    """A read-only attribute of a ``RunConfig`` that is its workload's field of that name (not
+    a dataclass field: a class attribute without an annotation)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, config: RunConfig | None, owner: type | None = None) -> T:
+        if config is None:  # on the class: there is no workload to read
+            raise AttributeError(f"RunConfig.{self.name} is its workload's field")
+        value: T = getattr(config.workload, self.name)
+        return value
 
 
 @dataclass(frozen=True)
@@ -154,41 +170,15 @@ class RunConfig:
         return replace(self, workload=replace(self.workload, **changes))
 
     # The workload's fields, read through (reports, keys and tables name them directly).
-    @property
-    def seq_len(self) -> int:
-        return self.workload.seq_len
-
-    @property
-    def head_dim(self) -> int:
-        return self.workload.head_dim
-
-    @property
-    def heads(self) -> int:
-        return self.workload.heads
-
-    @property
-    def batch(self) -> int:
-        return self.workload.batch
-
-    @property
-    def kv_heads(self) -> int:
-        return self.workload.kv_heads
-
-    @property
-    def kv_len(self) -> int:
-        return self.workload.kv_len
-
-    @property
-    def mask(self) -> str:
-        return self.workload.mask
-
-    @property
-    def window(self) -> int:
-        return self.workload.window
-
-    @property
-    def phase(self) -> str:
-        return self.workload.phase
+    seq_len = _WorkloadField[int]("seq_len")
+    head_dim = _WorkloadField[int]("head_dim")
+    heads = _WorkloadField[int]("heads")
+    batch = _WorkloadField[int]("batch")
+    kv_heads = _WorkloadField[int]("kv_heads")
+    kv_len = _WorkloadField[int]("kv_len")
+    mask = _WorkloadField[str]("mask")
+    window = _WorkloadField[int]("window")
+    phase = _WorkloadField[str]("phase")
 
     def workload_fields(self) -> dict[str, Any]:
         """The workload fields by ``Workload``'s names (the result JSON's too)."""
