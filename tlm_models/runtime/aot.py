@@ -51,7 +51,7 @@ NATIVE_HEADERS = ("component.h",)
 #: The training replays' sources: the cases and the driver that replays one (in the run core).
 TRAINING_SOURCES = (
     Path(__file__).resolve().parent / "pgo_cases.py",
-    Path(__file__).resolve().parent.parent / "run" / "run/pgo_training.py",
+    Path(__file__).resolve().parent.parent / "run" / "pgo_training.py",
 )
 #: Flags of every compile (each source to its own object file, linked with -shared).
 CXX_FLAGS = (
