@@ -354,7 +354,15 @@ def test_a_killed_search_resumes_from_its_store(tmp_path: Path) -> None:
         "--job", "tests.explore_jobs:slow_bound_run",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # A pytest-xdist worker ignores SIGINT and its children inherit that: give the command the
+    # default disposition back, as a terminal's shell does.
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 60
     while len(ResultStore(out).records()) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -166,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} exists and is not a directory")
     configs, references = configs_of(args)
-    job = load_job(args.job)
+    # The default job gets each run resolved once, in this process (run_sweep resolves it).
+    job = None if args.job == DEFAULT_JOB else load_job(args.job)
     interrupted = False
 
     def simulate(batch: Sequence[RunConfig]) -> tuple[Mapping[str, dict[str, Any]], bool]:

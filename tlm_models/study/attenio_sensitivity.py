@@ -11,7 +11,7 @@ verdict"). A new assumption is a new ``Assumption`` in ``ASSUMPTIONS``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tlm_models.run.config import RunConfig
@@ -140,7 +140,7 @@ def point_config(dataflow: str, n: int, d: int, alt: Alternative | None) -> RunC
     if alt is None or dataflow not in alt.params:
         return base
     merged = _merge(PUBLISHED.params[dataflow], alt.params[dataflow])
-    return RunConfig.of(**{**base.__dict__, "extra": merged})
+    return replace(base, extra=merged)
 
 
 def sensitivity_configs(points: Iterable[tuple[int, int]]) -> list[RunConfig]:
