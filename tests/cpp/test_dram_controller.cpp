@@ -1,6 +1,7 @@
 // DramController: each timing constraint on a hand-built command sequence with its exact
 // expected issue time, the scheduler, page policies, write phases, backpressure and refresh.
 // Times are in ns; bank b is in bank group b % 4.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -510,6 +511,23 @@ TEST_CASE(a_later_request_hits_a_row_before_the_precharge_that_closed_it) {
   CHECK_EQ(c.at(DramCommand::pre, 0, 1), 83.0);
   CHECK_EQ(c.ctl.stats().row_conflicts, 2u);
   CHECK_EQ(c.ctl.stats().activates, 3u);
+}
+
+// The command timing sums are checked: a request arriving 5 ns before the end of SystemC's time
+// range (2^64 ps) activates there, and its tRCD passes the range: the controller stops with an
+// error naming the figure (before, the sums wrapped past 0 and the request completed at an
+// early time that looked valid).
+TEST_CASE(command_timing_past_the_time_range_stops_with_an_error) {
+  Ctl c(config());
+  c.ctl.submit(~Ticks{0} - ns(5), 0, 7, 1, 32, false, 0);
+  bool stopped = false;
+  try {
+    c.ctl.drain();
+  } catch (const std::overflow_error& e) {
+    stopped = std::string(e.what()).find("simulated time passed 2^64 ticks") != std::string::npos;
+  }
+  CHECK(stopped);
+  CHECK(tlm_models::time_range_exceeded());
 }
 
 CHECK_MAIN

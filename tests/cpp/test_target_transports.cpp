@@ -26,6 +26,7 @@
 
 #include "check.h"
 #include "protocol_checks.h"
+#include "small_memories.h"
 #include "tlm_models/attention_accelerator.h"
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
@@ -39,30 +40,8 @@ using sc_core::sc_time;
 using tlm::tlm_generic_payload;
 using tlm::tlm_phase;
 using tlm::tlm_sync_enum;
+using check::PayloadPool;
 using check::prepare;
-
-// Owns payloads for AT traffic: a target may hold one (acquire) past the call that passed it.
-class PayloadPool : public tlm::tlm_mm_interface {
- public:
-  tlm_generic_payload* get() {
-    if (free_.empty()) {
-      all_.push_back(std::make_unique<tlm_generic_payload>(this));
-      return all_.back().get();
-    }
-    tlm_generic_payload* t = free_.back();
-    free_.pop_back();
-    return t;
-  }
-  void free(tlm_generic_payload* t) override {
-    t->reset();
-    free_.push_back(t);
-  }
-  std::size_t in_use() const { return all_.size() - free_.size(); }
-
- private:
-  std::vector<std::unique_ptr<tlm_generic_payload>> all_;
-  std::vector<tlm_generic_payload*> free_;
-};
 
 struct Request {
   tlm::tlm_command cmd;
@@ -227,21 +206,8 @@ void check_at_against_lt(DutSocket& dut, RefSocket& ref, const std::vector<Reque
   }
 }
 
-tlm_models::HbmMemory::Params hbm_params(bool bank_level) {
-  tlm_models::HbmMemory::Params p;
-  p.channels = 4;
-  p.size = std::uint64_t{1} << 20;
-  p.storage = true;
-  if (bank_level) p.fidelity = "bank";
-  return p;
-}
-
-tlm_models::Sram::Params sram_params() {
-  tlm_models::Sram::Params p;
-  p.capacity = std::uint64_t{1} << 16;
-  p.ports = 2;
-  return p;
-}
+tlm_models::HbmMemory::Params hbm_params(bool bank_level) { return check::small_hbm_params(bank_level); }
+tlm_models::Sram::Params sram_params() { return check::small_sram_params(); }
 
 // An Interconnect in front of an Sram mapped at `base`.
 struct Fabric {

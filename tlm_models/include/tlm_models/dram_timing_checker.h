@@ -19,6 +19,7 @@
 #include "tlm_models/dram_command.h"
 #include "tlm_models/dram_time_list.h"
 #include "tlm_models/dram_timing.h"
+#include "tlm_models/time_ticks.h"
 
 namespace tlm_models {
 
@@ -69,41 +70,41 @@ class DramTimingChecker {
     }
     switch (c) {
       case DramCommand::act:
-        b.next_act = std::max(b.next_act, at + t_.rc);
-        b.next_pre = std::max(b.next_pre, at + t_.ras);
-        b.next_col = std::max(b.next_col, at + t_.rcd);
+        b.next_act = std::max(b.next_act, add_ticks(at, t_.rc));
+        b.next_pre = std::max(b.next_pre, add_ticks(at, t_.ras));
+        b.next_col = std::max(b.next_col, add_ticks(at, t_.rcd));
         g.acts.insert(at);
         acts_.insert(at);
         return at;
       case DramCommand::pre:
-        b.next_act = std::max(b.next_act, at + t_.rp);
+        b.next_act = std::max(b.next_act, add_ticks(at, t_.rp));
         row_commands_.insert(at);
         return at;
       case DramCommand::rd: {
-        const Ticks end = at + t_.cl + t_.burst;
-        column(g, at, at + t_.cl);
+        const Ticks end = add_ticks(add_ticks(at, t_.cl), t_.burst);
+        column(g, at, add_ticks(at, t_.cl));
         g.reads.insert(at);
         reads_.insert(at);
-        b.next_pre = std::max(b.next_pre, at + t_.rtp);
+        b.next_pre = std::max(b.next_pre, add_ticks(at, t_.rtp));
         bus_free_ = std::max(bus_free_, end);
         return end;
       }
       case DramCommand::wr: {
-        const Ticks end = at + t_.cwl + t_.burst;
-        column(g, at, at + t_.cwl);
+        const Ticks end = add_ticks(add_ticks(at, t_.cwl), t_.burst);
+        column(g, at, add_ticks(at, t_.cwl));
         g.writes.insert(at);
         writes_.insert(at);
-        b.next_pre = std::max(b.next_pre, end + t_.wr);
+        b.next_pre = std::max(b.next_pre, add_ticks(end, t_.wr));
         bus_free_ = std::max(bus_free_, end);
         return end;
       }
       case DramCommand::ref:
-        for (Bank& x : bank_) x.next_act = std::max(x.next_act, at + t_.rfc);
-        ref_ready_ = at + t_.rfc;
+        for (Bank& x : bank_) x.next_act = std::max(x.next_act, add_ticks(at, t_.rfc));
+        ref_ready_ = add_ticks(at, t_.rfc);
         row_commands_.insert(at);
         return at;
       case DramCommand::ref_pb:
-        b.next_act = std::max(b.next_act, at + t_.rfc_pb);
+        b.next_act = std::max(b.next_act, add_ticks(at, t_.rfc_pb));
         row_commands_.insert(at);
         return at;
     }
@@ -184,7 +185,7 @@ class DramTimingChecker {
 
   // A burst's data starting `latency` after its command must not overlap another's.
   Ticks data_bus(Ticks t, Ticks latency) const {
-    return data_.clear_of(t + latency, t_.burst, t_.burst) - latency;
+    return data_.clear_of(add_ticks(t, latency), t_.burst, t_.burst) - latency;
   }
 
   // At most four ACTs in any tFAW: every five consecutive ACTs, this one among them, span at
@@ -200,7 +201,7 @@ class DramTimingChecker {
         const Ticks first = k > 0 ? below_[k - 1] : t;
         const Ticks last = k < 4 ? above_[3 - k] : t;
         if (last - first >= t_.faw) continue;
-        next = std::max(next, first + t_.faw);
+        next = std::max(next, add_ticks(first, t_.faw));
       }
       if (next == t) return t;
       t = next;
