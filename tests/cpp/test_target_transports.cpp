@@ -328,12 +328,9 @@ struct MalformedSender : sc_core::sc_module {
   sc_core::sc_event responded_;
 };
 
-template <class DutSocket>
-void check_malformed(DutSocket& dut, const std::vector<Malformed>& classes) {
-  MalformedSender s("sender");
-  s.classes = classes;
-  s.socket.bind(dut);
-  sc_core::sc_start();
+// Each class got its error response on both paths.
+void expect_answers(const MalformedSender& s) {
+  const std::vector<Malformed>& classes = s.classes;
   CHECK(s.finished);
   CHECK_EQ(s.lt.size(), classes.size());
   CHECK_EQ(s.at.size(), classes.size());
@@ -345,6 +342,18 @@ void check_malformed(DutSocket& dut, const std::vector<Malformed>& classes) {
     }
   }
 }
+
+template <class DutSocket>
+void check_malformed(DutSocket& dut, const std::vector<Malformed>& classes) {
+  MalformedSender s("sender");
+  s.classes = classes;
+  s.socket.bind(dut);
+  sc_core::sc_start();
+  expect_answers(s);
+}
+
+std::vector<std::unique_ptr<sc_core::sc_module>> keep;  // modules a case builds in a loop
+std::vector<MalformedSender*> senders;
 
 constexpr std::uint64_t kFabricBase = 0x4000'0000;
 
@@ -451,6 +460,33 @@ TEST_CASE(hbm_answers_malformed_payloads) {
 TEST_CASE(hbm_bank_level_answers_malformed_payloads) {
   tlm_models::HbmMemory dut("dut", hbm_params(true));
   check_malformed(dut.target, malformed_classes(0, 16));
+}
+
+TEST_CASE(hbm_queued_answers_malformed_payloads) {
+  tlm_models::HbmMemory dut("dut", check::small_hbm_params(true, true));
+  check_malformed(dut.target, malformed_classes(0, 16));
+}
+
+// Both topologies forward nothing malformed, on either path, to a target that waits.
+TEST_CASE(interconnect_to_queued_hbm_answers_malformed_payloads) {
+  for (const char* topology : {"crossbar", "mesh"}) {
+    tlm_models::Interconnect::Params p;
+    p.topology = topology;
+    auto noc = std::make_unique<tlm_models::Interconnect>(sc_core::sc_gen_unique_name("noc"), p);
+    auto hbm = std::make_unique<tlm_models::HbmMemory>(sc_core::sc_gen_unique_name("hbm"),
+                                                       check::small_hbm_params(true, true));
+    noc->out.bind(hbm->target);
+    noc->add_route(kFabricBase, hbm->params().size, 0);
+    auto sender = std::make_unique<MalformedSender>(sc_core::sc_gen_unique_name("sender"));
+    sender->classes = malformed_classes(kFabricBase, 16);
+    sender->socket.bind(noc->in);
+    senders.push_back(sender.get());
+    keep.push_back(std::move(noc));
+    keep.push_back(std::move(hbm));
+    keep.push_back(std::move(sender));
+  }
+  sc_core::sc_start();
+  for (MalformedSender* s : senders) expect_answers(*s);
 }
 
 TEST_CASE(sram_answers_malformed_payloads) {
