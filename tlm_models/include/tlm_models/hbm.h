@@ -599,7 +599,6 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   // A run that found its bank queue full, in arrival order: a freed slot goes to the first
   // one waiting for that bank, so waiting requests enter in the order they came.
   struct Waiting {
-    unsigned bank;
     std::uint64_t row;
     Ticks arrival;
     std::uint32_t bursts, bytes, tag;
@@ -612,15 +611,16 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     HbmMemory* owner = nullptr;
     DramController* controller = nullptr;
     sc_core::sc_event arrival;  // a run was queued (notified a delta later: all of now's arrive)
-    std::deque<Waiting> waiting;
+    // Per bank (AT requests are accepted at once, so under overload these grow with the
+    // requests outstanding: a freed slot finds its next run without a search).
+    std::vector<std::deque<Waiting>> waiting;
     void completed(std::uint32_t tag, unsigned bank, Ticks end) override {
-      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
-        if (w->bank != bank) continue;
-        controller->enqueue(w->arrival, now_ticks(), bank, w->row, w->bursts, w->bytes, w->write,
-                            w->tag);
-        owner->in_flight_[w->tag]->admitted.notify();
-        waiting.erase(w);
-        break;
+      std::deque<Waiting>& queue = waiting[bank];
+      if (!queue.empty()) {
+        const Waiting& w = queue.front();
+        controller->enqueue(w.arrival, now_ticks(), bank, w.row, w.bursts, w.bytes, w.write, w.tag);
+        owner->in_flight_[w.tag]->admitted.notify();
+        queue.pop_front();
       }
       owner->run_completed(tag, end);
     }
@@ -632,6 +632,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       ChannelFront& f = *fronts_.back();
       f.owner = this;
       f.controller = &controllers_[i];
+      f.waiting.resize(p_.banks);
       controllers_[i].set_completion_listener(&f);
       controllers_[i].set_completion_sink(nullptr);
       sc_core::sc_spawn_options o;
@@ -720,8 +721,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
                   write, tag);
         front.arrival.notify(sc_core::SC_ZERO_TIME);
       } else {
-        front.waiting.push_back(
-            Waiting{a.bank, a.row, arrival, bursts, static_cast<std::uint32_t>(n), tag, write});
+        front.waiting[a.bank].push_back(
+            Waiting{a.row, arrival, bursts, static_cast<std::uint32_t>(n), tag, write});
         if (f.payload == nullptr) sc_core::wait(f.admitted);
       }
       addr += n;
