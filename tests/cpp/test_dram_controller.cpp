@@ -530,4 +530,24 @@ TEST_CASE(command_timing_past_the_time_range_stops_with_an_error) {
   CHECK(tlm_models::time_range_exceeded());
 }
 
+// A timing parameter of 10^7 s (1e19 ps, within the range): later commands land past 2^64 ps.
+// Before, the sums wrapped (here: no error; a FlashAttention-2 run at bank level with
+// `--set hbm.t_rcd=10000000s` hung in the search for a free slot between other commands); now
+// the run stops with the error.
+TEST_CASE(a_timing_parameter_near_the_time_range_stops_instead_of_hanging) {
+  DramController::Config cfg = config();
+  cfg.timing.rcd = Ticks{10'000'000} * 1'000'000'000'000;
+  Ctl c(cfg);
+  c.submit(0, 0, 1);
+  c.submit(0, 1, 1);
+  c.submit(0, 0, 2);
+  bool stopped = false;
+  try {
+    c.ctl.drain();
+  } catch (const std::overflow_error& e) {
+    stopped = std::string(e.what()).find("simulated time passed 2^64 ticks") != std::string::npos;
+  }
+  CHECK(stopped);
+}
+
 CHECK_MAIN
