@@ -4,7 +4,9 @@
 //   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory          # HBM numbers
 //   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory tg       # TrafficGenerator -> HBM
 //   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory onchip   # Sram, Interconnect -> Sram
+//   SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 build/bench_memory at       # nb_transport, LT alongside
 #include <chrono>
+#include <memory>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -123,9 +125,132 @@ int bench_onchip() {
   return 0;
 }
 
+// Approximately timed: a thread sends one 256 B read as BEGIN_REQ every 4 ns (64 GB/s, half the
+// default HBM's peak; END_REQ comes at once
+// from every target here) and ends each response on the backward call; the same reads as
+// b_transport for comparison. Payloads come from a pool (a memory manager), as AT requires.
+struct AtDriver : sc_module, tlm::tlm_mm_interface {
+  tlm_utils::simple_initiator_socket<AtDriver> at;
+  tlm_utils::simple_initiator_socket<AtDriver> lt;
+  std::uint64_t n = 0, answered = 0, range = 0;
+  double at_seconds = 0, lt_seconds = 0;
+  AtDriver* after = nullptr;  // starts when this one is done: one timed run at a time
+  sc_event done;
+  bool finished = false;
+
+  explicit AtDriver(sc_module_name name) : sc_module(name), at("at"), lt("lt") {
+    at.register_nb_transport_bw(this, &AtDriver::bw);
+    SC_HAS_PROCESS(AtDriver);
+    SC_THREAD(run);
+  }
+  void free(tlm::tlm_generic_payload* t) override { pool_.push_back(t); }
+
+ private:
+  void run() {
+    if (after != nullptr && !after->finished) wait(after->done);
+    std::vector<unsigned char> buf(256);
+    auto t0 = std::chrono::steady_clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      tlm::tlm_generic_payload* t = get();
+      setup(*t, buf.data(), 256);
+      t->set_address((i * 256) % range);
+      t->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      t->acquire();
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      sc_time delay = SC_ZERO_TIME;
+      if (at->nb_transport_fw(*t, phase, delay) == tlm::TLM_COMPLETED) finish(*t);
+      wait(4, SC_NS);
+    }
+    while (answered < n) wait(1, SC_US);
+    at_seconds = seconds_since(t0);
+    tlm::tlm_generic_payload t;
+    setup(t, buf.data(), 256);
+    t0 = std::chrono::steady_clock::now();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      t.set_address((i * 256) % range);
+      t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      sc_time delay = SC_ZERO_TIME;
+      lt->b_transport(t, delay);
+      wait(4, SC_NS);
+    }
+    lt_seconds = seconds_since(t0);
+    finished = true;
+    done.notify();
+  }
+  tlm::tlm_sync_enum bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase, sc_time&) {
+    if (phase != tlm::BEGIN_RESP) return tlm::TLM_ACCEPTED;
+    finish(t);
+    return tlm::TLM_COMPLETED;
+  }
+  void finish(tlm::tlm_generic_payload& t) {
+    ++answered;
+    t.release();
+  }
+  tlm::tlm_generic_payload* get() {
+    if (pool_.empty()) {
+      all_.push_back(std::make_unique<tlm::tlm_generic_payload>(this));
+      return all_.back().get();
+    }
+    tlm::tlm_generic_payload* t = pool_.back();
+    pool_.pop_back();
+    return t;
+  }
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> all_;
+  std::vector<tlm::tlm_generic_payload*> pool_;
+};
+
+// Each target behind an interconnect (crossbar), AT against LT; the SRAM also alone. Both
+// transports pay one wait() per request, as an initiator pacing its requests does.
+int bench_at() {
+  tlm_models::Sram::Params sp;
+  HbmMemory::Params queued;
+  queued.fidelity = "bank";
+  queued.request_mode = "queued";
+  const std::uint64_t n = 200'000;
+  std::vector<std::unique_ptr<sc_module>> keep;
+  std::vector<std::pair<std::string, AtDriver*>> drivers;
+  auto target = [&](const std::string& what, bool routed, auto make) {
+    auto d = std::make_unique<AtDriver>(sc_gen_unique_name("driver"));
+    d->n = n;
+    d->range = 64 * 1024;
+    d->after = drivers.empty() ? nullptr : drivers.back().second;
+    for (tlm_utils::simple_initiator_socket<AtDriver>* s : {&d->at, &d->lt}) {
+      auto memory = make();
+      if (routed) {
+        auto noc = std::make_unique<tlm_models::Interconnect>(sc_gen_unique_name("noc"),
+                                                              tlm_models::Interconnect::Params{});
+        s->bind(noc->in);
+        noc->out.bind(memory->target);
+        noc->add_route(0, d->range, 0);
+        keep.push_back(std::move(noc));
+      } else {
+        s->bind(memory->target);
+      }
+      keep.push_back(std::move(memory));
+    }
+    drivers.emplace_back(what, d.get());
+    keep.push_back(std::move(d));
+  };
+  target("sram", false, [&] { return std::make_unique<tlm_models::Sram>(sc_gen_unique_name("sram"), sp); });
+  target("interconnect -> sram", true,
+         [&] { return std::make_unique<tlm_models::Sram>(sc_gen_unique_name("sram"), sp); });
+  target("interconnect -> hbm (bandwidth)", true,
+         [&] { return std::make_unique<HbmMemory>(sc_gen_unique_name("hbm"), HbmMemory::Params{}); });
+  target("interconnect -> hbm (bank, queued)", true,
+         [&] { return std::make_unique<HbmMemory>(sc_gen_unique_name("hbm"), queued); });
+  sc_start();
+  for (const auto& [what, d] : drivers)
+    std::printf("%s: %llu x 256 B reads, one per 4 ns: AT %.3f s = %.2f M transactions/s, "
+                "LT %.3f s = %.2f M/s\n",
+                what.c_str(), static_cast<unsigned long long>(n), d->at_seconds,
+                n / d->at_seconds / 1e6, d->lt_seconds, n / d->lt_seconds / 1e6);
+  return 0;
+}
+
 int sc_main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "tg") return bench_traffic_generator();
   if (argc > 1 && std::string(argv[1]) == "onchip") return bench_onchip();
+  if (argc > 1 && std::string(argv[1]) == "at") return bench_at();
   HbmMemory::Params bw;  // defaults: 16 x 8 GB/s, 100 ns, 256 B interleave, 8 GiB
   HbmMemory::Params bank = bw;  // one channel of it at bank level
   bank.fidelity = "bank";

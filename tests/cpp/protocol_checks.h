@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,29 @@ inline void prepare(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, std::uint
   t.set_dmi_allowed(false);
   t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
 }
+
+// Owns payloads for AT traffic: a target may hold one (acquire) past the call that passed it.
+class PayloadPool : public tlm::tlm_mm_interface {
+ public:
+  tlm::tlm_generic_payload* get() {
+    if (free_.empty()) {
+      all_.push_back(std::make_unique<tlm::tlm_generic_payload>(this));
+      return all_.back().get();
+    }
+    tlm::tlm_generic_payload* t = free_.back();
+    free_.pop_back();
+    return t;
+  }
+  void free(tlm::tlm_generic_payload* t) override {
+    t->reset();
+    free_.push_back(t);
+  }
+  std::size_t in_use() const { return all_.size() - free_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<tlm::tlm_generic_payload>> all_;
+  std::vector<tlm::tlm_generic_payload*> free_;
+};
 
 struct TransportResult {
   tlm::tlm_response_status status;

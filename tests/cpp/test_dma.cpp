@@ -1,6 +1,7 @@
 // DmaEngine: burst splitting, outstanding-burst window, setup latency, 2-D strided data
 // movement, errors, statistics and the descriptor-queue API.
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -255,6 +256,24 @@ TEST_CASE(descriptor_queue_fires_on_done_in_time) {
   CHECK_EQ(callbacks.at(1), sc_time(622 + 32 * 16 + 105, SC_NS));
   CHECK(events == callbacks);
   CHECK_EQ(b.dma.dma_channel(0).descriptors(), 2u);
+}
+
+// The channel's first issue (start + setup latency) is a checked tick sum: a transfer starting
+// 5 ns before the end of SystemC's time range stops with an error naming the figure (before,
+// its first burst's issue time wrapped past 0 and the transfer was timed from there).
+TEST_CASE(setup_past_the_time_range_stops_with_an_error) {
+  Bench b(params(16));
+  bool stopped = false;
+  simulate([&] {
+    try {
+      b.dma.channel(0).execute(load(0, kSram, 1, 256),
+                               sc_time::from_value(~std::uint64_t{0} - 5000));
+    } catch (const std::overflow_error& e) {
+      stopped = std::string(e.what()).find("simulated time passed 2^64 ticks") != std::string::npos;
+    }
+  });
+  CHECK(stopped);
+  CHECK(time_range_exceeded());
 }
 
 CHECK_MAIN

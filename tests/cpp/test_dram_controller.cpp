@@ -1,6 +1,7 @@
 // DramController: each timing constraint on a hand-built command sequence with its exact
 // expected issue time, the scheduler, page policies, write phases, backpressure and refresh.
 // Times are in ns; bank b is in bank group b % 4.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -568,6 +569,43 @@ TEST_CASE(a_later_request_hits_a_row_before_the_precharge_that_closed_it) {
   CHECK_EQ(c.at(DramCommand::pre, 0, 1), 83.0);
   CHECK_EQ(c.ctl.stats().row_conflicts, 2u);
   CHECK_EQ(c.ctl.stats().activates, 3u);
+}
+
+// The command timing sums are checked: a request arriving 5 ns before the end of SystemC's time
+// range (2^64 ps) activates there, and its tRCD passes the range: the controller stops with an
+// error naming the figure (before, the sums wrapped past 0 and the request completed at an
+// early time that looked valid).
+TEST_CASE(command_timing_past_the_time_range_stops_with_an_error) {
+  Ctl c(config());
+  c.ctl.submit(~Ticks{0} - ns(5), 0, 7, 1, 32, false, 0);
+  bool stopped = false;
+  try {
+    c.ctl.drain();
+  } catch (const std::overflow_error& e) {
+    stopped = std::string(e.what()).find("simulated time passed 2^64 ticks") != std::string::npos;
+  }
+  CHECK(stopped);
+  CHECK(tlm_models::time_range_exceeded());
+}
+
+// A timing parameter of 10^7 s (1e19 ps, within the range): later commands land past 2^64 ps.
+// Before, the sums wrapped (here: no error; a FlashAttention-2 run at bank level with
+// `--set hbm.t_rcd=10000000s` hung in the search for a free slot between other commands); now
+// the run stops with the error.
+TEST_CASE(a_timing_parameter_near_the_time_range_stops_instead_of_hanging) {
+  DramController::Config cfg = config();
+  cfg.timing.rcd = Ticks{10'000'000} * 1'000'000'000'000;
+  Ctl c(cfg);
+  c.submit(0, 0, 1);
+  c.submit(0, 1, 1);
+  c.submit(0, 0, 2);
+  bool stopped = false;
+  try {
+    c.ctl.drain();
+  } catch (const std::overflow_error& e) {
+    stopped = std::string(e.what()).find("simulated time passed 2^64 ticks") != std::string::npos;
+  }
+  CHECK(stopped);
 }
 
 CHECK_MAIN

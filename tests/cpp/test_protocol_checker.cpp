@@ -527,6 +527,53 @@ TEST_CASE(at_phase_from_the_wrong_side) {
   b.expect_violations(1, "BEGIN_RESP sent by the initiator, only the target may send it");
 }
 
+// IEEE 1666-2011 15.2.7 c: each phase of a transaction is no earlier than the one before. The
+// target annotates END_REQ 5 ns before the BEGIN_REQ it ends.
+TEST_CASE(at_decreasing_timing_annotation) {
+  Bench b;
+  b.tgt.nb = [](tlm_generic_payload& t, tlm_phase& p, sc_time& d) {
+    if (p == tlm::END_RESP) return tlm::TLM_COMPLETED;
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    d -= sc_time(5, SC_NS);
+    p = tlm::BEGIN_RESP;
+    return tlm::TLM_UPDATED;
+  };
+  b.ini.body = [](ScriptedInitiator& i) {
+    tlm_generic_payload t;
+    prepare(t, tlm::TLM_WRITE_COMMAND, 0, g_buf, 4);
+    tlm_phase p = tlm::BEGIN_REQ;
+    sc_time d(10, SC_NS);
+    i.socket->nb_transport_fw(t, p, d);
+    p = tlm::END_RESP;
+    d = sc_time(10, SC_NS);
+    i.socket->nb_transport_fw(t, p, d);
+  };
+  b.run();
+  b.expect_violations(1, "decreasing timing annotation: 5 ns after a phase at 10 ns");
+  CHECK_EQ(b.checker.open_at_transactions(), 0u);
+}
+
+// A target whose nb_transport_fw waits (as a blocking target behind a forwarding interconnect
+// would): called from a thread it returns later than it was called.
+TEST_CASE(at_non_blocking_call_that_waits) {
+  Bench b;
+  b.tgt.nb = [](tlm_generic_payload& t, tlm_phase& p, sc_time&) {
+    if (p == tlm::END_RESP) return tlm::TLM_COMPLETED;
+    sc_core::wait(3, SC_NS);
+    t.set_response_status(tlm::TLM_OK_RESPONSE);
+    return tlm::TLM_COMPLETED;
+  };
+  b.ini.body = [](ScriptedInitiator& i) {
+    tlm_generic_payload t;
+    prepare(t, tlm::TLM_READ_COMMAND, 0, g_buf, 4);
+    tlm_phase p = tlm::BEGIN_REQ;
+    sc_time d;
+    i.socket->nb_transport_fw(t, p, d);
+  };
+  b.run();
+  b.expect_violations(1, "nb_transport_fw returned at 3 ns, called at 0 s (a non-blocking call waited)");
+}
+
 TEST_CASE(at_completed_without_status) {
   Bench b;
   b.tgt.nb = [](tlm_generic_payload&, tlm_phase&, sc_time&) { return tlm::TLM_COMPLETED; };

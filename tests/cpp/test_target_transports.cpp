@@ -26,6 +26,7 @@
 
 #include "check.h"
 #include "protocol_checks.h"
+#include "small_memories.h"
 #include "tlm_models/attention_accelerator.h"
 #include "tlm_models/hbm.h"
 #include "tlm_models/interconnect.h"
@@ -39,30 +40,8 @@ using sc_core::sc_time;
 using tlm::tlm_generic_payload;
 using tlm::tlm_phase;
 using tlm::tlm_sync_enum;
+using check::PayloadPool;
 using check::prepare;
-
-// Owns payloads for AT traffic: a target may hold one (acquire) past the call that passed it.
-class PayloadPool : public tlm::tlm_mm_interface {
- public:
-  tlm_generic_payload* get() {
-    if (free_.empty()) {
-      all_.push_back(std::make_unique<tlm_generic_payload>(this));
-      return all_.back().get();
-    }
-    tlm_generic_payload* t = free_.back();
-    free_.pop_back();
-    return t;
-  }
-  void free(tlm_generic_payload* t) override {
-    t->reset();
-    free_.push_back(t);
-  }
-  std::size_t in_use() const { return all_.size() - free_.size(); }
-
- private:
-  std::vector<std::unique_ptr<tlm_generic_payload>> all_;
-  std::vector<tlm_generic_payload*> free_;
-};
 
 struct Request {
   tlm::tlm_command cmd;
@@ -227,21 +206,8 @@ void check_at_against_lt(DutSocket& dut, RefSocket& ref, const std::vector<Reque
   }
 }
 
-tlm_models::HbmMemory::Params hbm_params(bool bank_level) {
-  tlm_models::HbmMemory::Params p;
-  p.channels = 4;
-  p.size = std::uint64_t{1} << 20;
-  p.storage = true;
-  if (bank_level) p.fidelity = "bank";
-  return p;
-}
-
-tlm_models::Sram::Params sram_params() {
-  tlm_models::Sram::Params p;
-  p.capacity = std::uint64_t{1} << 16;
-  p.ports = 2;
-  return p;
-}
+tlm_models::HbmMemory::Params hbm_params(bool bank_level) { return check::small_hbm_params(bank_level); }
+tlm_models::Sram::Params sram_params() { return check::small_sram_params(); }
 
 // An Interconnect in front of an Sram mapped at `base`.
 struct Fabric {
@@ -362,12 +328,9 @@ struct MalformedSender : sc_core::sc_module {
   sc_core::sc_event responded_;
 };
 
-template <class DutSocket>
-void check_malformed(DutSocket& dut, const std::vector<Malformed>& classes) {
-  MalformedSender s("sender");
-  s.classes = classes;
-  s.socket.bind(dut);
-  sc_core::sc_start();
+// Each class got its error response on both paths.
+void expect_answers(const MalformedSender& s) {
+  const std::vector<Malformed>& classes = s.classes;
   CHECK(s.finished);
   CHECK_EQ(s.lt.size(), classes.size());
   CHECK_EQ(s.at.size(), classes.size());
@@ -379,6 +342,18 @@ void check_malformed(DutSocket& dut, const std::vector<Malformed>& classes) {
     }
   }
 }
+
+template <class DutSocket>
+void check_malformed(DutSocket& dut, const std::vector<Malformed>& classes) {
+  MalformedSender s("sender");
+  s.classes = classes;
+  s.socket.bind(dut);
+  sc_core::sc_start();
+  expect_answers(s);
+}
+
+std::vector<std::unique_ptr<sc_core::sc_module>> keep;  // modules a case builds in a loop
+std::vector<MalformedSender*> senders;
 
 constexpr std::uint64_t kFabricBase = 0x4000'0000;
 
@@ -485,6 +460,33 @@ TEST_CASE(hbm_answers_malformed_payloads) {
 TEST_CASE(hbm_bank_level_answers_malformed_payloads) {
   tlm_models::HbmMemory dut("dut", hbm_params(true));
   check_malformed(dut.target, malformed_classes(0, 16));
+}
+
+TEST_CASE(hbm_queued_answers_malformed_payloads) {
+  tlm_models::HbmMemory dut("dut", check::small_hbm_params(true, true));
+  check_malformed(dut.target, malformed_classes(0, 16));
+}
+
+// Both topologies forward nothing malformed, on either path, to a target that waits.
+TEST_CASE(interconnect_to_queued_hbm_answers_malformed_payloads) {
+  for (const char* topology : {"crossbar", "mesh"}) {
+    tlm_models::Interconnect::Params p;
+    p.topology = topology;
+    auto noc = std::make_unique<tlm_models::Interconnect>(sc_core::sc_gen_unique_name("noc"), p);
+    auto hbm = std::make_unique<tlm_models::HbmMemory>(sc_core::sc_gen_unique_name("hbm"),
+                                                       check::small_hbm_params(true, true));
+    noc->out.bind(hbm->target);
+    noc->add_route(kFabricBase, hbm->params().size, 0);
+    auto sender = std::make_unique<MalformedSender>(sc_core::sc_gen_unique_name("sender"));
+    sender->classes = malformed_classes(kFabricBase, 16);
+    sender->socket.bind(noc->in);
+    senders.push_back(sender.get());
+    keep.push_back(std::move(noc));
+    keep.push_back(std::move(hbm));
+    keep.push_back(std::move(sender));
+  }
+  sc_core::sc_start();
+  for (MalformedSender* s : senders) expect_answers(*s);
 }
 
 TEST_CASE(sram_answers_malformed_payloads) {

@@ -11,6 +11,11 @@
 // one response is open at a time (response exclusion); later ones wait for END_RESP (or a
 // TLM_COMPLETED / END_RESP answer to BEGIN_RESP). A payload with a memory manager is held
 // (acquire/release) from BEGIN_REQ to the end of its response.
+//
+// A target whose answer is not known when the request arrives (it forwards the request, or
+// queues it in a controller) serves it with a Defer function instead: the request is accepted
+// the same way, and the target calls respond(t, delay) once it knows when the response is ready
+// (delay counted from that call). Nothing here waits: every path may be called from a method.
 #ifndef TLM_MODELS_AT_TARGET_H
 #define TLM_MODELS_AT_TARGET_H
 
@@ -32,12 +37,21 @@ class AtTarget {
   using Serve = std::function<void(int, tlm::tlm_generic_payload&, sc_core::sc_time&)>;
   using Backward = std::function<tlm::tlm_sync_enum(int, tlm::tlm_generic_payload&,
                                                     tlm::tlm_phase&, sc_core::sc_time&)>;
+  // Takes the request arriving at sc_time_stamp() + delay; true when it answered at once (the
+  // delay then says when the response is ready, as Serve), false when respond() will follow.
+  using Defer = std::function<bool(int, tlm::tlm_generic_payload&, sc_core::sc_time&)>;
 
   // Constructed during elaboration (the event queue spawns a method process); `owner` names
   // the target in protocol error reports.
   AtTarget(std::string owner, Serve serve, Backward backward)
       : owner_(std::move(owner)),
         serve_(std::move(serve)),
+        backward_(std::move(backward)),
+        responses_(this, &AtTarget::response_due) {}
+
+  AtTarget(std::string owner, Defer defer, Backward backward)
+      : owner_(std::move(owner)),
+        defer_(std::move(defer)),
         backward_(std::move(backward)),
         responses_(this, &AtTarget::response_due) {}
 
@@ -62,8 +76,12 @@ class AtTarget {
       if (t.has_mm()) t.acquire();
       socket_of_[&t] = id;
       sc_core::sc_time response = delay;
-      serve_(id, t, response);
-      responses_.notify(t, begin_resp_, response);
+      bool answered = true;
+      if (defer_)
+        answered = defer_(id, t, response);
+      else
+        serve_(id, t, response);
+      if (answered) responses_.notify(t, begin_resp_, response);
       phase = tlm::END_REQ;
       return tlm::TLM_UPDATED;
     }
@@ -78,6 +96,11 @@ class AtTarget {
     }
     protocol_error("phase " + phase_name(phase) + " on the forward path");
     return tlm::TLM_ACCEPTED;
+  }
+
+  // The deferred response of `t` (accepted by Defer returning false) is ready `delay` from now.
+  void respond(tlm::tlm_generic_payload& t, const sc_core::sc_time& delay) {
+    responses_.notify(t, begin_resp_, delay);
   }
 
   // Transactions between BEGIN_REQ and the end of their response.
@@ -127,6 +150,7 @@ class AtTarget {
 
   std::string owner_;
   Serve serve_;
+  Defer defer_;
   Backward backward_;
   tlm_utils::peq_with_cb_and_phase<AtTarget> responses_;
   const tlm::tlm_phase begin_resp_ = tlm::BEGIN_RESP;

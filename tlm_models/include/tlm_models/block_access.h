@@ -100,7 +100,7 @@ class BlockAccess {
     socket_->b_transport(payload_, delay);
     if (payload_.get_response_status() != tlm::TLM_OK_RESPONSE)
       fail(cmd, address, bytes, payload_.get_response_string().c_str());
-    return now + to_ticks(delay);
+    return add_ticks(now, to_ticks(delay));
   }
 
   [[noreturn]] void fail(tlm::tlm_command cmd, std::uint64_t address, std::uint32_t bytes,

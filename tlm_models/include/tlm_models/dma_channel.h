@@ -80,7 +80,8 @@ class DmaChannel : public OpExecutor {
   TickTiming transfer_ticks(const DmaDescriptor& d, Ticks start) {
     Bursts b(d, max_burst_);
     const std::size_t window = completions_ring_.size();
-    Transfer x{start + setup_, start + setup_, ~Ticks{0}, 0};  // issue times are nondecreasing
+    const Ticks first_issue = add_ticks(start, setup_);  // checked: a run past SystemC's range stops
+    Transfer x{first_issue, first_issue, ~Ticks{0}, 0};   // issue times are nondecreasing
     last_leg_ = burst_trains_ && b.count() >= 2 ? plan_trains(b) : TrainLeg::none;
     if (last_leg_ == TrainLeg::none) {
       for (Burst u; b.next(u);) {

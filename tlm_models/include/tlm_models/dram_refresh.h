@@ -28,7 +28,7 @@ class DramRefresh {
 
   // The due refresh was issued: move to the next one.
   void advance() {
-    next_due_ += interval_;
+    next_due_ = add_ticks(next_due_, interval_);
     if (mode_ == Mode::per_bank) next_bank_ = (next_bank_ + 1) % banks_;
   }
 

@@ -30,8 +30,11 @@ class DramTimeList {
     Ticks t = from;
     for (std::size_t i = first_ending_after(from, after); i < v_.size(); ++i) {
       const Ticks e = v_[i];
-      if (e >= t + before) break;  // this and every later zone starts at or after t
-      if (e + after > t) t = e + after;
+      // Checked sums: near the end of SystemC's time range they would wrap and the search in
+      // DramTimingChecker would never settle (a run with a 10^7 s tRCD hung).
+      if (e >= add_ticks(t, before)) break;  // this and every later zone starts at or after t
+      const Ticks end = add_ticks(e, after);
+      if (end > t) t = end;
     }
     return t;
   }

@@ -20,6 +20,7 @@
 #include "tlm_models/dram_command.h"
 #include "tlm_models/dram_time_list.h"
 #include "tlm_models/dram_timing.h"
+#include "tlm_models/time_ticks.h"
 
 namespace tlm_models {
 
@@ -70,35 +71,35 @@ class DramTimingChecker {
     }
     switch (c) {
       case DramCommand::act:
-        b.next_act = std::max(b.next_act, at + t_.rc);
-        b.next_pre = std::max(b.next_pre, at + t_.ras);
-        b.next_rd = std::max(b.next_rd, at + t_.act_to_column(false));
-        b.next_wr = std::max(b.next_wr, at + t_.act_to_column(true));
+        b.next_act = std::max(b.next_act, add_ticks(at, t_.rc));
+        b.next_pre = std::max(b.next_pre, add_ticks(at, t_.ras));
+        b.next_rd = std::max(b.next_rd, add_ticks(at, t_.act_to_column(false)));
+        b.next_wr = std::max(b.next_wr, add_ticks(at, t_.act_to_column(true)));
         g.acts.insert(at);
         acts_.insert(at);
         return at;
       case DramCommand::pre:
       case DramCommand::ref_pb:
         // A row command of one bank: its next ACT waits tRP after a PRE, tRFCpb after a REFpb.
-        b.next_act = std::max(b.next_act, at + (c == DramCommand::pre ? t_.rp : t_.rfc_pb));
+        b.next_act = std::max(b.next_act, add_ticks(at, c == DramCommand::pre ? t_.rp : t_.rfc_pb));
         row_commands_.insert(at);
         return at;
       case DramCommand::rd:
       case DramCommand::wr: {
         const bool read = c == DramCommand::rd;
         const Ticks latency = read ? t_.cl : t_.cwl;
-        const Ticks end = at + latency + t_.burst;
-        column(g, at, at + latency);
+        const Ticks end = add_ticks(add_ticks(at, latency), t_.burst);
+        column(g, at, add_ticks(at, latency));
         (read ? g.reads : g.writes).insert(at);
         (read ? reads_ : writes_).insert(at);
         // The row may close tRTP after a read command, tWR after a write's last data.
-        b.next_pre = std::max(b.next_pre, read ? at + t_.rtp : end + t_.wr);
+        b.next_pre = std::max(b.next_pre, read ? add_ticks(at, t_.rtp) : add_ticks(end, t_.wr));
         bus_free_ = std::max(bus_free_, end);
         return end;
       }
       case DramCommand::ref:
-        for (Bank& x : bank_) x.next_act = std::max(x.next_act, at + t_.rfc);
-        ref_ready_ = at + t_.rfc;
+        for (Bank& x : bank_) x.next_act = std::max(x.next_act, add_ticks(at, t_.rfc));
+        ref_ready_ = add_ticks(at, t_.rfc);
         row_commands_.insert(at);
         return at;
     }
@@ -180,7 +181,7 @@ class DramTimingChecker {
 
   // A burst's data starting `latency` after its command must not overlap another's.
   Ticks data_bus(Ticks t, Ticks latency) const {
-    return data_.clear_of(t + latency, t_.burst, t_.burst) - latency;
+    return data_.clear_of(add_ticks(t, latency), t_.burst, t_.burst) - latency;
   }
 
   // At most four ACTs in any tFAW: every five consecutive ACTs, this one among them, span at
@@ -196,7 +197,7 @@ class DramTimingChecker {
         const Ticks first = k > 0 ? below_[k - 1] : t;
         const Ticks last = k < 4 ? above_[3 - k] : t;
         if (last - first >= t_.faw) continue;
-        next = std::max(next, first + t_.faw);
+        next = std::max(next, add_ticks(first, t_.faw));
       }
       if (next == t) return t;
       t = next;

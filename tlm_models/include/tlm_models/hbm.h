@@ -4,7 +4,9 @@
 // Loosely timed: b_transport annotates the delay to the response. At bank fidelity with
 // request_mode "queued", b_transport instead waits until the request's arrival time, queues it
 // and waits until the channel's scheduler process has issued its commands, so that requests
-// other initiator threads have outstanding compete in the controller's queues. Optional sparse
+// other initiator threads have outstanding compete in the controller's queues; nb_transport_fw
+// queues the request at its arrival time through a payload event queue and answers when the
+// controller has issued it, without waiting (callable from methods). Optional sparse
 // backing storage with DMI per page. Parameters, timing formulas and statistics:
 // docs/models/hbm.md.
 #ifndef TLM_MODELS_HBM_H
@@ -21,9 +23,11 @@
 #include <systemc>
 #include <sysc/kernel/sc_dynamic_processes.h>
 #include <tlm>
+#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 
 #include "tlm_models/activity_log.h"
+#include "tlm_models/at_target.h"
 #include "tlm_models/burst_train.h"
 #include "tlm_models/dram_address_mapper.h"
 #include "tlm_models/dram_controller.h"
@@ -80,7 +84,15 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
 
   HbmMemory(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), target("target"), p_(p), bank_level_(p.fidelity == "bank"),
-        mapper_(geometry_of(p), p.address_mapping) {
+        mapper_(geometry_of(p), p.address_mapping),
+        at_(this->name(),
+            AtTarget::Defer([this](int, tlm::tlm_generic_payload& t, sc_core::sc_time& d) {
+              return accept_at(t, d);
+            }),
+            [this](int, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
+              return target->nb_transport_bw(t, ph, d);
+            }),
+        arrivals_(this, &HbmMemory::arrive_at) {
     params_valid(p, this->name(), "tlm_models/hbm");
     latency_ = to_ticks(p.latency);
     HbmChannel::Config c;
@@ -94,6 +106,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     scratch_.assign(p.channels, 0);
     if (p.storage) storage_ = std::make_unique<SparseStorage>(p.size);
     target.register_b_transport(this, &HbmMemory::b_transport);
+    target.register_nb_transport_fw(this, &HbmMemory::nb_transport_fw);
     target.register_transport_dbg(this, &HbmMemory::transport_dbg);
     target.register_get_direct_mem_ptr(this, &HbmMemory::get_direct_mem_ptr);
   }
@@ -320,23 +333,84 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       delay = sc_core::SC_ZERO_TIME;
     }
     Ticks now = now_ticks();
-    Ticks arrival = now + to_ticks(delay);
-    if (requests_++ == 0) first_arrival_ = arrival;
-    if (request_log_.enabled()) request_log_.record(arrival, addr, len, write);
-    ++(write ? writes_ : reads_);
+    Ticks arrival = add_ticks(now, to_ticks(delay));
+    count_request(arrival, addr, len, write);
     Ticks end = !fronts_.empty() ? serve_queued(arrival, addr, len, write)
                 : bank_level_    ? serve_banks(arrival, addr, len, write)
                                  : serve_channels(arrival, addr, len, write);
     if (!fronts_.empty()) now = now_ticks();
     Ticks ready = std::max(add_ticks(end, latency_), now);
     latency_stats_.record(ready - arrival);
+    move_data(t);
+    delay = from_ticks(ready - now);
+  }
+
+  void count_request(Ticks arrival, std::uint64_t addr, std::uint64_t len, bool write) {
+    if (requests_++ == 0) first_arrival_ = arrival;
+    if (request_log_.enabled()) request_log_.record(arrival, addr, len, write);
+    ++(write ? writes_ : reads_);
+  }
+
+  // The access itself, once the request is timed: the data copied, the response set.
+  void move_data(tlm::tlm_generic_payload& t) {
+    const bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    const std::uint64_t len = t.get_data_length();
     if (storage_)
-      storage_->access(write, addr, t.get_data_ptr(), len, ByteEnables::of(t));
+      storage_->access(write, t.get_address(), t.get_data_ptr(), len, ByteEnables::of(t));
     else if (!write)
       zero_bytes(t.get_data_ptr(), len, 0, ByteEnables::of(t));
     t.set_dmi_allowed(static_cast<bool>(storage_));
     t.set_response_status(tlm::TLM_OK_RESPONSE);
-    delay = from_ticks(ready - now);
+  }
+
+  tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) {
+    return at_.nb_transport_fw(0, t, phase, delay);
+  }
+
+  // AtTarget's Defer. Outside queued mode b_transport never waits: it answers at once. Queued,
+  // a request the memory serves enters the controller at its arrival time (arrive_at) and is
+  // answered when its last run has issued; a malformed one is answered at once.
+  bool accept_at(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    if (fronts_.empty() || t.get_extension<BurstTrain>() != nullptr) {
+      b_transport(t, delay);
+      return true;
+    }
+    if (!admit_memory_access(t, p_.size, &zero_width_)) {
+      if (t.is_response_error()) ++errors_;
+      return true;
+    }
+    arrivals_.notify(t, arrival_phase_, delay);
+    return false;
+  }
+
+  // Queued mode, AT path: the request has arrived; its runs enter their bank queues (a run that
+  // finds its queue full waits in the channel's front, as a thread's would, without blocking).
+  void arrive_at(tlm::tlm_generic_payload& t, const tlm::tlm_phase&) {
+    const Ticks arrival = now_ticks();
+    const std::uint64_t addr = t.get_address();
+    const std::uint64_t len = t.get_data_length();
+    const bool write = t.get_command() == tlm::TLM_WRITE_COMMAND;
+    count_request(arrival, addr, len, write);
+    move_data(t);
+    const std::uint32_t tag = start_in_flight(arrival);
+    InFlight& f = *in_flight_[tag];
+    f.payload = &t;
+    enqueue_runs(f, tag, arrival, addr, len, write);
+    if (--f.runs == 0) answer_at(tag);
+  }
+
+  // Queued mode, AT path: every run of request `tag` has issued; its response is due at the
+  // last run's data end + latency.
+  void answer_at(std::uint32_t tag) {
+    InFlight& f = *in_flight_[tag];
+    const Ticks now = now_ticks();
+    const Ticks ready = std::max(add_ticks(f.end, latency_), now);
+    latency_stats_.record(ready - f.arrival);
+    tlm::tlm_generic_payload& t = *f.payload;
+    f.payload = nullptr;
+    free_in_flight_.push_back(tag);
+    at_.respond(t, from_ticks(ready - now));
   }
 
   // Burst trains (burst_train.h) are served at bandwidth fidelity without storage: no data is
@@ -443,7 +517,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   // channels); `runs` counts the runs not yet completed plus one while runs are still queued.
   struct InFlight {
     unsigned runs = 0;
+    Ticks arrival = 0;
     Ticks end = 0;
+    tlm::tlm_generic_payload* payload = nullptr;  // the AT path's request; null for b_transport
     sc_core::sc_event done;      // at the response time, end + latency
     sc_core::sc_event admitted;  // the run that waited for a slot has entered its bank queue
   };
@@ -466,7 +542,12 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     HbmMemory* owner = nullptr;
     DramController* controller = nullptr;
     sc_core::sc_event arrival;  // a run was queued (notified a delta later: all of now's arrive)
+    // in_order: one line in arrival order across the banks (a run whose bank queue is full
+    // holds up the later ones, as DRAMSys' one request port); per_bank: one line per bank (AT
+    // requests are accepted at once, so under overload the lines grow with the requests
+    // outstanding: a freed slot finds its bank's next run without a search).
     std::deque<Waiting> waiting;
+    std::vector<std::deque<Waiting>> by_bank;
     bool in_order = true;
     void completed(std::uint32_t tag, unsigned bank, Ticks end) override {
       if (in_order) {
@@ -474,13 +555,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
           admit(waiting.front());
           waiting.pop_front();
         }
-      } else {
-        for (auto w = waiting.begin(); w != waiting.end(); ++w) {
-          if (w->bank != bank) continue;
-          admit(*w);
-          waiting.erase(w);
-          break;
-        }
+      } else if (!by_bank[bank].empty()) {
+        admit(by_bank[bank].front());
+        by_bank[bank].pop_front();
       }
       owner->run_completed(tag, end);
     }
@@ -493,6 +570,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     bool may_enter(unsigned bank) const {
       return controller->has_room(bank) && !(in_order && !waiting.empty());
     }
+    // Puts a run that may not enter in its line.
+    void wait_in_line(const Waiting& w) { (in_order ? waiting : by_bank[w.bank]).push_back(w); }
   };
 
   void spawn_schedulers() {
@@ -502,6 +581,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       f.owner = this;
       f.controller = &controllers_[i];
       f.in_order = p_.admission == "in_order";
+      f.by_bank.resize(p_.banks);
       controllers_[i].set_completion_listener(&f);
       controllers_[i].set_completion_sink(nullptr);
       sc_core::sc_spawn_options o;
@@ -528,13 +608,33 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   void run_completed(std::uint32_t tag, Ticks end) {
     InFlight& f = *in_flight_[tag];
     f.end = std::max(f.end, end);
-    if (--f.runs == 0) f.done.notify(from_ticks(add_ticks(f.end, latency_) - now_ticks()));
+    if (--f.runs > 0) return;
+    if (f.payload != nullptr)
+      answer_at(tag);
+    else
+      f.done.notify(from_ticks(add_ticks(f.end, latency_) - now_ticks()));
   }
 
   // Queued mode: the runs of serve_banks, each entering its bank queue (after the requests
   // that waited before it when the queue is full: the backpressure the caller feels); returns
   // at the response time, when the controller has issued every run and the data has moved.
   Ticks serve_queued(Ticks arrival, std::uint64_t addr, std::uint64_t len, bool write) {
+    const std::uint32_t tag = start_in_flight(arrival);
+    InFlight& f = *in_flight_[tag];
+    enqueue_runs(f, tag, arrival, addr, len, write);
+    if (--f.runs > 0) {
+      sc_core::wait(f.done);
+    } else {
+      const Ticks ready = add_ticks(f.end, latency_);
+      if (ready > now_ticks()) sc_core::wait(from_ticks(ready - now_ticks()));
+    }
+    free_in_flight_.push_back(tag);
+    return f.end;
+  }
+
+  // A free in-flight record for a request arriving at `arrival`, holding one run count until
+  // its runs are all queued.
+  std::uint32_t start_in_flight(Ticks arrival) {
     std::uint32_t tag;
     if (free_in_flight_.empty()) {
       tag = static_cast<std::uint32_t>(in_flight_.size());
@@ -546,7 +646,17 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     forget_history();
     InFlight& f = *in_flight_[tag];
     f.runs = 1;
+    f.arrival = arrival;
     f.end = arrival;
+    f.payload = nullptr;
+    return tag;
+  }
+
+  // The runs of serve_banks, each entering its bank queue, or when the queue is full waiting
+  // in the channel's front behind the runs that waited before it (the backpressure a caller
+  // feels): a b_transport caller waits until its run is admitted, an AT request does not.
+  void enqueue_runs(InFlight& f, std::uint32_t tag, Ticks arrival, std::uint64_t addr,
+                    std::uint64_t len, bool write) {
     for (std::uint64_t stop = addr + len; addr < stop;) {
       const DramAddress a = mapper_.map(addr);
       const std::uint64_t n = std::min(stop - addr, mapper_.run_length(addr));
@@ -560,20 +670,12 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
                   write, tag);
         front.arrival.notify(sc_core::SC_ZERO_TIME);
       } else {
-        front.waiting.push_back(
+        front.wait_in_line(
             Waiting{a.bank, a.row, arrival, bursts, static_cast<std::uint32_t>(n), tag, write});
-        sc_core::wait(f.admitted);
+        if (f.payload == nullptr) sc_core::wait(f.admitted);
       }
       addr += n;
     }
-    if (--f.runs > 0) {
-      sc_core::wait(f.done);
-    } else {
-      const Ticks ready = add_ticks(f.end, latency_);
-      if (ready > now_ticks()) sc_core::wait(from_ticks(ready - now_ticks()));
-    }
-    free_in_flight_.push_back(tag);
-    return f.end;
   }
 
   unsigned transport_dbg(tlm::tlm_generic_payload& t) {
@@ -646,6 +748,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   Ticks first_arrival_ = 0;
   Ticks forgotten_until_ = 0;
   static constexpr Ticks forget_period_ = 1000000;  // 1 us: prune at most this often
+  AtTarget at_;  // the nb_transport_fw path (at_target.h)
+  tlm_utils::peq_with_cb_and_phase<HbmMemory> arrivals_;  // queued mode, AT: requests to arrive
+  const tlm::tlm_phase arrival_phase_ = tlm::BEGIN_REQ;
 };
 
 }  // namespace tlm_models

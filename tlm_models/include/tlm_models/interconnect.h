@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -53,7 +55,13 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
 
   Interconnect(sc_core::sc_module_name name, const Params& p)
       : sc_core::sc_module(name), in("in"), out("out"), p_(p),
-        at_(this, &Interconnect::b_transport, in) {
+        at_(this->name(),
+            AtTarget::Defer([this](int id, tlm::tlm_generic_payload& t, sc_core::sc_time& d) {
+              return forward_request(id, t, d);
+            }),
+            [this](int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& ph, sc_core::sc_time& d) {
+              return in[id]->nb_transport_bw(t, ph, d);
+            }) {
     params_valid(p, this->name(), "tlm_models/interconnect");
     period_ = period_ticks(p.clock);
     hop_ = to_ticks(p.hop_latency);
@@ -64,6 +72,11 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     in.register_transport_dbg(this, &Interconnect::transport_dbg);
     in.register_get_direct_mem_ptr(this, &Interconnect::get_direct_mem_ptr);
     out.register_invalidate_direct_mem_ptr(this, &Interconnect::invalidate_direct_mem_ptr);
+    out.register_nb_transport_bw(this, &Interconnect::nb_transport_bw);
+    SC_HAS_PROCESS(Interconnect);
+    SC_METHOD(send_waiting_requests);
+    sensitive << request_channel_free_;
+    dont_initialize();
   }
 
   const Params& params() const { return p_; }
@@ -179,9 +192,128 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   // Link grant g = the link's earliest free gap at or after arrival (bandwidth_server.h); the
   // link is then busy for ceil(len / width) cycles. The target sees the request at g + hop; the response reaches the initiator at
   // max(target response, g + hop + transfer) + hop.
+  //
+  // Approximately timed: the initiator's BEGIN_REQ is accepted at once (END_REQ, at_target.h)
+  // and forwarded to the route's target as BEGIN_REQ, the links booked as b_transport books
+  // them; the target's BEGIN_RESP (or TLM_COMPLETED) is ended at once and sent on to the
+  // initiator at the same done time as b_transport's. Nothing waits, so initiators may call
+  // from methods and targets may take any time to answer.
   tlm::tlm_sync_enum nb_transport_fw(int id, tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) {
     return at_.nb_transport_fw(id, t, phase, delay);
+  }
+
+  // A request on the AT path between its BEGIN_REQ here and its response from the target.
+  struct Forwarded {
+    unsigned out;
+    std::uint64_t addr;  // the initiator's address, restored before the response goes back
+    Ticks arrival;       // grant + hop: when the target is to see it
+    Ticks sent;          // grant + hop + transfer: its bytes have crossed the output link
+    std::uint64_t hops;
+  };
+  // Per output: the base protocol's request exclusion toward its target (one BEGIN_REQ without
+  // END_REQ at a time); requests that find it taken wait here in arrival order.
+  struct RequestChannel {
+    const tlm::tlm_generic_payload* open = nullptr;
+    Ticks free_at = 0;  // the open request's END_REQ time
+    std::deque<tlm::tlm_generic_payload*> waiting;
+  };
+
+  // AtTarget's Defer: answers a malformed or unmapped request at once (as b_transport does),
+  // otherwise books the links and queues the request for its output.
+  bool forward_request(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
+    const std::uint64_t addr = t.get_address();
+    const std::uint64_t len = t.get_data_length();
+    count_in(id, len);
+    if (!admit_payload(t)) {
+      ++malformed_;
+      return true;
+    }
+    const Route* r = find(addr);
+    if (!r || len > r->last() - addr + 1) {
+      ++unmapped_;
+      t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+      return true;
+    }
+    const Ticks now = now_ticks();
+    Ticks xfer = 0, grant = 0;
+    const std::uint64_t hops =
+        book_links(id, *r, len, add_ticks(now, to_ticks(delay)), now, xfer, grant);
+    const Ticks arrival = add_ticks(grant, hop_);
+    forwarded_[&t] = Forwarded{r->out, addr, arrival, add_ticks(arrival, xfer), hops};
+    t.set_address(addr - r->offset);
+    if (request_channels_.size() < links_.size()) request_channels_.resize(links_.size());
+    request_channels_[r->out].waiting.push_back(&t);
+    send_requests(r->out);
+    return false;
+  }
+
+  // Sends output o's waiting requests while its request channel is free.
+  void send_requests(unsigned o) {
+    RequestChannel& c = request_channels_[o];
+    while (c.open == nullptr && !c.waiting.empty()) {
+      tlm::tlm_generic_payload& t = *c.waiting.front();
+      c.waiting.pop_front();
+      const Ticks now = now_ticks();
+      const Ticks at = std::max({forwarded_.at(&t).arrival, c.free_at, now});
+      sc_core::sc_time delay = from_ticks(at - now);
+      tlm::tlm_phase phase = tlm::BEGIN_REQ;
+      c.open = &t;
+      const tlm::tlm_sync_enum s = out[static_cast<int>(o)]->nb_transport_fw(t, phase, delay);
+      if (s == tlm::TLM_ACCEPTED) continue;  // END_REQ or BEGIN_RESP comes backward
+      request_ended(o, t, delay);
+      if (s == tlm::TLM_COMPLETED)
+        target_responded(t, delay, false);
+      else if (phase == tlm::BEGIN_RESP)
+        target_responded(t, delay, true);
+    }
+  }
+
+  void send_waiting_requests() {
+    for (unsigned o = 0; o < request_channels_.size(); ++o) send_requests(o);
+  }
+
+  // The request channel of output o is free from now + delay (END_REQ, or BEGIN_RESP which
+  // implies it).
+  void request_ended(unsigned o, const tlm::tlm_generic_payload& t, const sc_core::sc_time& delay) {
+    RequestChannel& c = request_channels_[o];
+    if (c.open != &t) return;
+    c.open = nullptr;
+    c.free_at = add_ticks(now_ticks(), to_ticks(delay));
+    if (!c.waiting.empty()) request_channel_free_.notify(sc_core::SC_ZERO_TIME);
+  }
+
+  tlm::tlm_sync_enum nb_transport_bw(int o, tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
+                                     sc_core::sc_time& delay) {
+    if (phase == tlm::END_REQ) {
+      request_ended(static_cast<unsigned>(o), t, delay);
+      return tlm::TLM_ACCEPTED;
+    }
+    if (phase == tlm::BEGIN_RESP) {
+      request_ended(static_cast<unsigned>(o), t, delay);
+      target_responded(t, delay, false);
+      return tlm::TLM_COMPLETED;  // the response ends here; the initiator's is sent on
+    }
+    return tlm::TLM_ACCEPTED;  // an ignorable phase
+  }
+
+  // The target's response is ready delay from now: the initiator's follows at
+  // max(that, grant + hop + transfer) + the path's hops, as in b_transport. `end_response`:
+  // the target answered BEGIN_REQ with BEGIN_RESP and waits for END_RESP.
+  void target_responded(tlm::tlm_generic_payload& t, const sc_core::sc_time& delay,
+                        bool end_response) {
+    auto it = forwarded_.find(&t);
+    const Forwarded f = it->second;
+    forwarded_.erase(it);
+    if (end_response) {
+      tlm::tlm_phase phase = tlm::END_RESP;
+      sc_core::sc_time d = delay;
+      out[static_cast<int>(f.out)]->nb_transport_fw(t, phase, d);
+    }
+    t.set_address(f.addr);
+    const Ticks now = now_ticks();
+    const Ticks done = after_cycles(std::max(add_ticks(now, to_ticks(delay)), f.sent), f.hops, hop_);
+    at_.respond(t, from_ticks(done - now));
   }
 
   void b_transport(int id, tlm::tlm_generic_payload& t, sc_core::sc_time& delay) {
@@ -204,13 +336,16 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     }
     Ticks now = now_ticks();
     Ticks xfer = 0, grant = 0;
-    const std::uint64_t hops = book_links(id, *r, len, now + to_ticks(delay), now, xfer, grant);
-    sc_core::sc_time fwd = from_ticks(grant + hop_ - now);
+    const std::uint64_t hops =
+        book_links(id, *r, len, add_ticks(now, to_ticks(delay)), now, xfer, grant);
+    const Ticks arrival = add_ticks(grant, hop_);
+    sc_core::sc_time fwd = from_ticks(arrival - now);
     t.set_address(addr - r->offset);
     out[static_cast<int>(r->out)]->b_transport(t, fwd);
     t.set_address(addr);
     Ticks after = now_ticks();  // the target may have waited
-    Ticks done = std::max(after + to_ticks(fwd), grant + hop_ + xfer) + hops * hop_;
+    Ticks done = after_cycles(std::max(add_ticks(after, to_ticks(fwd)), add_ticks(arrival, xfer)),
+                              hops, hop_);
     delay = from_ticks(done - after);
   }
 
@@ -221,7 +356,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
   __attribute__((always_inline)) std::uint64_t book_links(int id, const Route& r, std::uint64_t len,
                                                          Ticks arrival, Ticks now, Ticks& xfer,
                                                          Ticks& grant) {
-    xfer = width_div_.ceil(len) * period_;
+    xfer = after_cycles(0, width_div_.ceil(len), period_);
     std::uint64_t hops = 1;  // the output link
     if (mesh_) arrival = cross_mesh(static_cast<unsigned>(id), r.out, arrival, xfer, now, hops);
     grant = grant_on(links_[r.out], arrival, xfer, now);
@@ -248,8 +383,9 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     Ticks xfer = 0, grant = 0;
     const std::uint64_t hops = book_links(id, r, len, arrival, now, xfer, grant);
     const TimedPathProbe& next = out_paths_[r.out];
-    const Ticks ready = next.target->timed_access(next.input, write, addr - r.offset, len, grant + hop_, now);
-    return std::max(ready, grant + hop_ + xfer) + hops * hop_;
+    const Ticks seen = add_ticks(grant, hop_);  // when the target sees the request
+    const Ticks ready = next.target->timed_access(next.input, write, addr - r.offset, len, seen, now);
+    return after_cycles(std::max(ready, add_ticks(seen, xfer)), hops, hop_);
   }
 
   // Answers a probe for `addr` from input `id`: a path through this interconnect where the
@@ -315,7 +451,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     const unsigned ty = (out_index / 2) * mesh_rows_ / std::max(1u, on_side);
     auto step = [&](unsigned dir) {
       BandwidthServer& link = mesh_links_[(static_cast<std::size_t>(y) * cols + x) * 4 + dir];
-      t = grant_on(link, t, xfer, now) + hop_;
+      t = add_ticks(grant_on(link, t, xfer, now), hop_);
       ++hops;
     };
     while (x != tx) {
@@ -419,9 +555,9 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     train_sent_.clear();
     for (BurstTrain::Burst& b : train.bursts) {
       count_in(id, b.bytes);
-      const Ticks xfer = ceil_div(b.bytes, p_.width) * period_;
-      b.arrival = link.serve(b.arrival, xfer, now) + hop_;  // grant + hop: when the target sees it
-      train_sent_.push_back(b.arrival + xfer);  // (a target further on rewrites `arrival`)
+      const Ticks xfer = after_cycles(0, ceil_div(b.bytes, p_.width), period_);
+      b.arrival = add_ticks(link.serve(b.arrival, xfer, now), hop_);  // grant + hop: when the target sees it
+      train_sent_.push_back(add_ticks(b.arrival, xfer));  // (a target further on rewrites `arrival`)
       out_bytes_[r->out] += b.bytes;
       byte_hops_ += b.bytes;
     }
@@ -438,7 +574,7 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
     // The target filled in each burst's response time: done = max(target's response,
     // grant + hop + transfer) + hop, as for a single transaction.
     for (std::size_t k = 0; k < train.bursts.size(); ++k)
-      train.bursts[k].done = std::max(train.bursts[k].done, train_sent_[k]) + hop_;
+      train.bursts[k].done = add_ticks(std::max(train.bursts[k].done, train_sent_[k]), hop_);
     delay = from_ticks(train.bursts.front().done - now);
   }
 
@@ -475,6 +611,9 @@ class Interconnect : public sc_core::sc_module, public StatsProvider, public Tim
 
   Params p_;
   AtTarget at_;  // the nb_transport_fw path (at_target.h)
+  std::unordered_map<const tlm::tlm_generic_payload*, Forwarded> forwarded_;  // AT, in flight
+  std::vector<RequestChannel> request_channels_;                            // AT, per output
+  sc_core::sc_event request_channel_free_;
   Ticks period_ = 0;
   Ticks hop_ = 0;
   FixedDivisor width_div_;  // p_.width

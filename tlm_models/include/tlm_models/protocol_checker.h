@@ -71,6 +71,10 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
  private:
   // Where an AT transaction is in BEGIN_REQ -> END_REQ -> BEGIN_RESP -> END_RESP.
   enum class AtState { requested, request_ended, responding };
+  struct AtTransaction {
+    AtState state;
+    sc_core::sc_time at;  // sc_time_stamp() + delay of its latest phase (never decreases)
+  };
 
   // Counts a payload out of b_transport however the call is left (a violation report may
   // throw).
@@ -218,31 +222,51 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
         violation(&t, "payload reused while a transaction with it is still in flight");
       check_request(t);
     }
-    at_event(t, phase, true);
+    at_event(t, phase, delay, true);
+    const sc_core::sc_time called = sc_core::sc_time_stamp();
     tlm::tlm_sync_enum s = out->nb_transport_fw(t, phase, delay);
-    at_return(t, phase, s, false);
+    if (sc_core::sc_time_stamp() != called)
+      violation(&t, "nb_transport_fw returned at " + sc_core::sc_time_stamp().to_string() +
+                        ", called at " + called.to_string() + " (a non-blocking call waited)");
+    at_return(t, phase, delay, s, false);
     return s;
   }
 
   tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) {
-    at_event(t, phase, false);
+    at_event(t, phase, delay, false);
+    const sc_core::sc_time called = sc_core::sc_time_stamp();
     tlm::tlm_sync_enum s = in->nb_transport_bw(t, phase, delay);
-    at_return(t, phase, s, true);
+    if (sc_core::sc_time_stamp() != called)
+      violation(&t, "nb_transport_bw returned at " + sc_core::sc_time_stamp().to_string() +
+                        ", called at " + called.to_string() + " (a non-blocking call waited)");
+    at_return(t, phase, delay, s, true);
     return s;
   }
 
   // The callee's answer: TLM_UPDATED carries a new phase from the callee's side, TLM_COMPLETED
   // ends the transaction.
-  void at_return(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase, tlm::tlm_sync_enum s,
-                 bool callee_is_initiator) {
+  void at_return(tlm::tlm_generic_payload& t, tlm::tlm_phase& phase, const sc_core::sc_time& delay,
+                 tlm::tlm_sync_enum s, bool callee_is_initiator) {
     if (s == tlm::TLM_UPDATED) {
-      at_event(t, phase, callee_is_initiator);
+      at_event(t, phase, delay, callee_is_initiator);
     } else if (s == tlm::TLM_COMPLETED && phase_.count(&t)) {
       if (t.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
         violation(&t, "TLM_COMPLETED with the response status still TLM_INCOMPLETE_RESPONSE");
+      check_time(t, phase_[&t], delay);
       close(t);
     }
+  }
+
+  // Each phase of a transaction, and its completion, happens no earlier than the one before
+  // (sc_time_stamp() + delay never decreases; IEEE 1666-2011 15.2.7 c).
+  void check_time(const tlm::tlm_generic_payload& t, AtTransaction& x, const sc_core::sc_time& delay) {
+    const sc_core::sc_time at = sc_core::sc_time_stamp() + delay;
+    if (at < x.at)
+      violation(&t, "decreasing timing annotation: " + at.to_string() + " after a phase at " +
+                        x.at.to_string());
+    else
+      x.at = at;
   }
 
   static std::string phase_name(const tlm::tlm_phase& p) {
@@ -251,7 +275,8 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
   }
 
   // One phase of an AT transaction, sent by the initiator (`from_initiator`) or the target.
-  void at_event(tlm::tlm_generic_payload& t, const tlm::tlm_phase& phase, bool from_initiator) {
+  void at_event(tlm::tlm_generic_payload& t, const tlm::tlm_phase& phase,
+                const sc_core::sc_time& delay, bool from_initiator) {
     const bool initiator_phase = phase == tlm::BEGIN_REQ || phase == tlm::END_RESP;
     const bool target_phase = phase == tlm::END_REQ || phase == tlm::BEGIN_RESP;
     if (!initiator_phase && !target_phase) return;  // an ignorable extension phase
@@ -266,7 +291,7 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
       if (it != phase_.end()) return;  // reuse already reported at entry
       if (open_request_)
         violation(&t, "BEGIN_REQ while an earlier request has not seen END_REQ (request exclusion)");
-      phase_[&t] = AtState::requested;
+      phase_[&t] = AtTransaction{AtState::requested, sc_core::sc_time_stamp() + delay};
       open_request_ = &t;
       return;
     }
@@ -274,7 +299,8 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
       violation(&t, phase_name(phase) + " for a payload with no open transaction");
       return;
     }
-    AtState& state = it->second;
+    check_time(t, it->second, delay);
+    AtState& state = it->second.state;
     if (phase == tlm::END_REQ) {
       if (state != AtState::requested)
         violation(&t, "END_REQ out of order (expected after BEGIN_REQ, once)");
@@ -306,7 +332,7 @@ class ProtocolChecker : public sc_core::sc_module, public StatsProvider {
   // Payloads inside b_transport, with the number of calls each is in (more than one is the
   // reuse violation).
   std::unordered_map<const tlm::tlm_generic_payload*, unsigned> in_flight_;
-  std::unordered_map<const tlm::tlm_generic_payload*, AtState> phase_;  // AT path
+  std::unordered_map<const tlm::tlm_generic_payload*, AtTransaction> phase_;  // AT path
   const tlm::tlm_generic_payload* open_request_ = nullptr;
   const tlm::tlm_generic_payload* open_response_ = nullptr;
   std::uint64_t transactions_ = 0;
