@@ -131,7 +131,8 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.job == DEFAULT_JOB:
         # Every user error (a --set typo, a plan that does not fit) first; the runs resolved
         # here are the ones the workers receive.
-        runs = resolve_runs(configs)
+        with phase(f"checking {len(configs):,} configurations", sys.stderr):
+            runs = resolve_runs(configs)
     else:  # a stand-in job (tests) makes its own sense of the configuration
         for platform in dict.fromkeys(config.platform for config in configs):
             resolve_platform(platform)
