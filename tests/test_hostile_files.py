@@ -424,6 +424,17 @@ def test_ctrl_c_at_any_moment_of_a_run_prints_one_line(tmp_path: Path, delay_s: 
     assert lines == ["attn-tlm: interrupted"] or proc.returncode == 0, (proc.returncode, err)
 
 
+def test_a_dram_timing_of_megaseconds_is_refused_at_once(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A bank-level run with tRCD = 10^7 s spent minutes in the command histories' slot search
+    before it reached the time-range error; a timing past 1 ms is refused as a unit slip."""
+    code = main([*RUN, "--set", "hbm.fidelity=bank", "--set", "hbm.t_rcd=10000000s", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert "t_rcd = " in err and "is longer than 1 ms" in err, err
+
+
 def test_echoed_text_loses_terminal_escape_sequences() -> None:
     hostile = "model\x1b]0;owned\x07 \x1b[2J\x1b[31mred\x1b[0m\rback\x9b6n"
     assert printable(hostile) == "model0;owned redback6n"

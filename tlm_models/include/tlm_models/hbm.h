@@ -74,8 +74,29 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
         return "t_rfc must be shorter than t_refi";
       if (refresh == "per_bank" && t_refi != sc_core::SC_ZERO_TIME && t_rfc_pb * banks >= t_refi)
         return "t_rfc_pb x banks must be shorter than t_refi";
-      if (fidelity == "bank")
+      if (fidelity == "bank") {
+        if (std::string e = timing_in_range(); !e.empty()) return e;
         return DramAddressMapper(geometry_of(*this), address_mapping).error();
+      }
+      return "";
+    }
+
+    // No DRAM standard has a timing near a millisecond (the longest, tREFI, is a few
+    // microseconds): a longer one is a unit slip, and the bank level would spend minutes
+    // searching command histories that can never be dropped before refusing it at 2^64 ps.
+    std::string timing_in_range() const {
+      const sc_core::sc_time limit(1, sc_core::SC_MS);
+      const std::pair<const char*, sc_core::sc_time> times[] = {
+          {"t_rcd", t_rcd},     {"t_rcd_wr", t_rcd_wr}, {"t_rp", t_rp},       {"t_ras", t_ras},
+          {"t_rc", t_rc},       {"t_rrd_s", t_rrd_s},   {"t_rrd_l", t_rrd_l}, {"t_faw", t_faw},
+          {"t_ccd_s", t_ccd_s}, {"t_ccd_l", t_ccd_l},   {"t_cl", t_cl},       {"t_cwl", t_cwl},
+          {"t_wr", t_wr},       {"t_wtr_s", t_wtr_s},   {"t_wtr_l", t_wtr_l}, {"t_rtw", t_rtw},
+          {"t_rtp", t_rtp},     {"t_refi", t_refi},     {"t_rfc", t_rfc},     {"t_rfc_pb", t_rfc_pb},
+          {"t_ck", t_ck}};
+      for (const auto& [name, t] : times)
+        if (t > limit)
+          return std::string(name) + " = " + t.to_string() +
+                 " is longer than 1 ms; DRAM timings are nanoseconds to microseconds (a unit slip?)";
       return "";
     }
   };
