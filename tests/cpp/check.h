@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <systemc>
@@ -39,6 +40,17 @@ void expect_eq(const A& a, const B& b, const char* ea, const char* eb, const cha
     std::fprintf(stderr, "%s\n", os.str().c_str());
     ++failures();
   }
+}
+
+// Whether `fn` stopped with the time-range error (time_ticks.h: a std::overflow_error naming
+// 2^64 ticks) instead of wrapping to an early time.
+inline bool stops_past_time_range(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const std::overflow_error& e) {
+    return std::string(e.what()).find("simulated time passed 2^64 ticks") != std::string::npos;
+  }
+  return false;
 }
 
 inline int run(int argc, char** argv) {
