@@ -7,6 +7,7 @@ rebuilt, how it was built, and that a user's component type is constructed by co
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -287,3 +288,26 @@ def test_a_wait_for_another_build_is_announced(
     err = capsys.readouterr().err
     assert f"waiting for another process that is compiling the C++ models into {tmp_path}" in err
     assert "the other build finished after" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_each_build_stage_counts_its_seconds_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fresh `make demo` stood 35 s without a byte on the screen during the instrumented
+    # build: a stage's line now counts up while the compiler runs.
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    build = aot._Build(types={}, path=Path("unused.so"), quiet=False)
+    with build.stage("[1/3] instrumented build"):
+        time.sleep(1.1)
+    out = term.getvalue()
+    assert out.count("attn-tlm: [1/3] instrumented build … 00:0") >= 2, out  # redrawn
+    assert re.search(r"attn-tlm: \[1/3\] instrumented build: 1\.\d s\n$", out), out
+    quiet = _Terminal()
+    monkeypatch.setattr(sys, "stderr", quiet)
+    with aot._Build(types={}, path=Path("unused.so"), quiet=True).stage("x"):
+        pass
+    assert quiet.getvalue() == ""

@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "tlm_models"
 LAYERS = (
     "errors",
     "units",
+    "terminal",
     "files",
     "platform",
     "trace",

@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from tlm_models.run.phase import phase
 from tlm_models.run.progress import SimulationProgress
+from tlm_models.terminal.phase import phase
 from tlm_models.units import format_bytes, format_count, format_duration, format_ns
 
 

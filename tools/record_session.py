@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import fcntl
 import itertools
 import json
 import os
 import pty
 import re
 import select
+import struct
 import subprocess
 import sys
+import termios
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,9 +63,11 @@ class Session:
         return [(a, b - a) for a, b in itertools.pairwise(times)]
 
 
-def record(command: list[str], echo: TextIO | None) -> Session:
-    """Run ``command`` under a pseudo-terminal, keeping its output with times."""
+def record(command: list[str], echo: TextIO | None, size: tuple[int, int]) -> Session:
+    """Run ``command`` under a pseudo-terminal of ``size`` (columns, rows), keeping its output
+    with times. A terminal of no size would make progress bars draw nothing."""
     master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     session = Session(started=time.monotonic())
     proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
@@ -131,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--phase", action="append", default=[], help="regex of a phase's line")
     parser.add_argument("--top", type=int, default=5, help="how many silences to list")
     parser.add_argument("--quiet", action="store_true", help="do not echo the output")
+    parser.add_argument("--columns", type=int, default=150, help="terminal width")
+    parser.add_argument("--rows", type=int, default=40, help="terminal height")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -140,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         phases = [re.compile(p) for p in args.phase] or [DEFAULT_PHASE]
     except re.error as exc:
         parser.error(f"--phase: {exc}")
-    session = record(command, None if args.quiet else sys.stdout)
+    session = record(command, None if args.quiet else sys.stdout, (args.columns, args.rows))
     if args.log:
         with args.log.open("w") as f:
             for t, text in session.chunks:

@@ -25,11 +25,11 @@ from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.errors import UserError
 from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
 from tlm_models.run.cost import predicted_ops
-from tlm_models.run.phase import phase
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.report import load_results, render_summary, write_report
 from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import run_sweep
+from tlm_models.terminal.phase import phase
 from tlm_models.workload.spec import FEATURES, Workload, check_supported
 
 DEMO_DATAFLOWS = ("standard", "flat", "flash2", "attenio")

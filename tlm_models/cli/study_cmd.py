@@ -13,13 +13,13 @@ from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
 from tlm_models.run.config import DATAFLOWS, DEFAULT_PLATFORM, parse_dataflows, resolve_platform
 from tlm_models.run.cost import predicted_ops
-from tlm_models.run.phase import phase
 from tlm_models.run.resolve import resolve_runs
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
 from tlm_models.study.job import DEFAULT_JOB, load_job
 from tlm_models.study.report import write_report
 from tlm_models.study.report_html import HTML_FILE
 from tlm_models.study.sweep import SweepExecutor, run_sweep
+from tlm_models.terminal.phase import phase
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

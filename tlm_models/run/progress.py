@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlm_models.run.terminal_progress import TerminalProgress
+from tlm_models.terminal.progress import TerminalProgress
 from tlm_models.units import format_count, format_duration, format_ns
 
 __all__ = ["SimulationProgress"]

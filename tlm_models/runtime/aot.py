@@ -44,6 +44,7 @@ from tlm_models.platform.registry import ComponentType, component_types
 from tlm_models.runtime.headers import INCLUDE_DIR
 from tlm_models.runtime.kernel import SystemCNotFound, cache_dir, systemc_paths
 from tlm_models.runtime.pgo_cases import CASES
+from tlm_models.terminal.phase import phase
 
 NATIVE_DIR = Path(__file__).resolve().parent / "native"
 NATIVE_SOURCES = ("session_api.cpp",)
@@ -358,6 +359,13 @@ class _Build:
         if not self.quiet:
             print(f"attn-tlm: {text}", file=sys.stderr, flush=True)
 
+    def stage(self, text: str) -> contextlib.AbstractContextManager[None]:
+        """A stage of tens of seconds: on a terminal its line counts the seconds up and ends
+        with its time (a compile prints nothing for half a minute and would look stuck)."""
+        if self.quiet:
+            return contextlib.nullcontext()
+        return phase(f"attn-tlm: {text}")
+
     def run(self) -> None:
         cxx = _cxx()
         mode = build_mode(cxx)
@@ -386,13 +394,15 @@ class _Build:
                         f"(g++ {_opt_level()})"
                     )
                     manifest.update(mode="plain", pgo_failed=f"{what}: {reason}")
-                    self._link(cxx, work, ())
+                    with self.stage("plain build"):
+                        self._link(cxx, work, ())
             else:
                 self.say(
                     f"compiling the C++ models once (g++ {_opt_level()}, about a minute) into "
                     f"{self.path}"
                 )
-                self._link(cxx, work, ())
+                with self.stage("compiling"):
+                    self._link(cxx, work, ())
             manifest.update(
                 flags=[*CXX_FLAGS, *(PROFILE_USE_FLAGS if manifest["mode"] == "pgo" else ())],
                 build_s=round(time.perf_counter() - started, 1),
@@ -408,17 +418,17 @@ class _Build:
     def _profile_guided(self, cxx: str, work: Path) -> dict[str, object]:
         """Instrumented build, training replays, final build; the stages' times (s)."""
         t0 = time.perf_counter()
-        self.say("[1/3] instrumented build")
-        self._link(cxx, work, INSTRUMENT_FLAGS)
+        with self.stage("[1/3] instrumented build"):
+            self._link(cxx, work, INSTRUMENT_FLAGS)
         t1 = time.perf_counter()
-        self.say(f"[2/3] training replays: {', '.join(CASES)} (about 5 s in all)")
-        for case in CASES:
-            self._train(work, case)
+        with self.stage(f"[2/3] training replays: {', '.join(CASES)} (about 5 s in all)"):
+            for case in CASES:
+                self._train(work, case)
         if not any(work.glob("*.gcda")):
             raise TrainingFailed("the training replays wrote no profile")
         t2 = time.perf_counter()
-        self.say("[3/3] optimised build")
-        self._link(cxx, work, PROFILE_USE_FLAGS)
+        with self.stage("[3/3] optimised build"):
+            self._link(cxx, work, PROFILE_USE_FLAGS)
         t3 = time.perf_counter()
         return {
             "training": list(CASES),

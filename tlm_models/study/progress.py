@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from tlm_models.run.terminal_progress import TerminalProgress
+from tlm_models.terminal.progress import TerminalProgress
 from tlm_models.units import format_count, format_duration
 
 __all__ = ["LARGE_SWEEP_S", "Progress", "format_count", "format_duration", "sweep_eta"]

@@ -15,11 +15,11 @@ from tlm_models.replay.replayer import TimelineWindow
 from tlm_models.run.config import RunConfig
 from tlm_models.run.cost import estimate_cost
 from tlm_models.run.execute import run_one
-from tlm_models.run.phase import is_terminal
 from tlm_models.run.progress import SimulationProgress
 from tlm_models.run.resolve import ResolvedRun, resolve_run
 from tlm_models.run.worker import run_in_worker
 from tlm_models.study.plots import TIMELINE_DIR
+from tlm_models.terminal.phase import is_terminal
 
 #: Past the start-up of every dataflow on the reference platform (first Q block loaded).
 EXCERPT = TimelineWindow(start_ns=50_000.0, end_ns=60_000.0, max_entries=100_000)

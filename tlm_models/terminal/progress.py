@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from tlm_models.run.phase import is_terminal
+from tlm_models.terminal.phase import is_terminal
 
 __all__ = ["TerminalProgress"]
 
