@@ -43,3 +43,18 @@ def test_a_failed_step_prints_everything() -> None:
     done = _step("some output", "ERROR: broken", code=3)
     assert done.returncode == 3
     assert "FAILED" in done.stdout and "ERROR: broken" in done.stdout
+
+
+def test_a_package_built_from_source_is_announced_once() -> None:
+    # pip says "Building wheel for X" when it starts, while it runs and when it is done: a
+    # fresh set-up printed the same CPyCppyy line four times.
+    out = _step(
+        "Building wheel for CPyCppyy (pyproject.toml): started",
+        "Building wheel for CPyCppyy (pyproject.toml): still running...",
+        "Building wheel for CPyCppyy (pyproject.toml): still running...",
+        "Building wheel for CPyCppyy (pyproject.toml): finished with status 'done'",
+    ).stdout.splitlines()
+    assert [line for line in out if "building CPyCppyy" in line] == [
+        "setup:   building CPyCppyy from source (the package index has no wheel for it here; "
+        "C++ bindings take minutes)"
+    ]

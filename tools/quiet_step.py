@@ -56,6 +56,7 @@ def main(argv: list[str]) -> int:
         threading.Thread(target=tick, daemon=True).start()
     prefix = "\r\x1b[2K" if terminal else ""
     output: list[str] = []
+    said: set[str] = set()  # pip repeats "Building wheel for X" (started, still running, done)
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace"
     ) as child:
@@ -63,7 +64,8 @@ def main(argv: list[str]) -> int:
         for line in child.stdout:
             output.append(line)
             note = long_wait(line)
-            if note:  # the waits of minutes get a line of their own (and the step goes on)
+            if note and note not in said:  # a wait of minutes gets a line (the step goes on)
+                said.add(note)
                 print(f"{prefix}setup:   {note}", flush=True)
     stop.set()
     seconds = time.monotonic() - started
