@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: setup systemc chromium demo test lint bench validate clean scalesim cacti-table
+.PHONY: setup systemc chromium demo test lint bench validate validate-hbm3 clean scalesim cacti-table
 
 setup: systemc $(STAMP)
 	@$(BIN)/python -m tlm_models.runtime.aot
@@ -73,6 +73,21 @@ bench: setup
 # its public source; DRAMSYS_SOURCE / DRAMSYS_TAG / DRAMSYS_WORK choose where from and where to).
 validate: setup
 	$(BIN)/python tools/dram_reference/validate.py $(if $(REQUESTS),--requests $(REQUESTS),)
+
+# HBM3 against Ramulator 2 (DRAMSys 5.0 has no HBM3), built outside the project from its public
+# source against Debian's yaml-cpp and fmt (installed like SystemC when missing);
+# RAMULATOR_SOURCE / RAMULATOR_REV / RAMULATOR_WORK choose where from and where to.
+validate-hbm3: setup
+	@if [ -f /usr/include/yaml-cpp/yaml.h ] && [ -f /usr/include/fmt/format.h ]; then \
+	  :; \
+	elif [ "$$(id -u)" = "0" ]; then \
+	  echo "installing libyaml-cpp-dev and libfmt-dev with apt-get"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libyaml-cpp-dev libfmt-dev; \
+	else \
+	  echo "yaml-cpp and fmt are missing. Run:  sudo apt-get install libyaml-cpp-dev libfmt-dev"; \
+	  exit 1; \
+	fi
+	$(BIN)/python tools/dram_reference/validate_ramulator.py $(if $(REQUESTS),--requests $(REQUESTS),)
 
 # The SRAM area/leakage table (tlm_models/platform/area/cacti_sram.json) from CACTI 7.0 as
 # the zigzag-dse wheel on PyPI ships it (built, with its technology files), run under build/.

@@ -339,6 +339,30 @@ def deviation(ours: float, ref: float) -> str:
     return f"{(ours - ref) / ref * 100:+.1f} %" if ref else "-"
 
 
+def table_row(
+    name: str,
+    outstanding: int,
+    ours: dict[str, float],
+    ref: dict[str, float],
+    metrics: tuple[str, ...],
+    whole: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
+) -> tuple[str, float]:
+    """Prints one pattern's Markdown row, `ours / reference (deviation)` per metric (those in
+    `whole` as whole numbers, the rest to four significant digits), then the `extra` cells;
+    returns the row's mode and its relative time deviation."""
+
+    def fmt(value: float, metric: str) -> str:
+        return f"{value:,.0f}" if metric in whole else f"{value:,.4g}"
+
+    cells = [
+        f"{fmt(ours[m], m)} / {fmt(ref[m], m)} ({deviation(ours[m], ref[m])})" for m in metrics
+    ]
+    mode = f"{outstanding} in flight" if outstanding else "immediate"
+    print(f"| {name} | {mode} | " + " | ".join([*cells, *extra]) + " |", flush=True)
+    return mode, abs(ours["time_ns"] - ref["time_ns"]) / ref["time_ns"]
+
+
 METRICS = (
     "time_ns",
     "bandwidth_GBps",
@@ -400,13 +424,7 @@ def main() -> None:
             ref = run_reference(Path(binary), configs, work, part, trace)
             for outstanding in (0, args.outstanding) if args.outstanding else (0,):
                 ours = run_project(trace, overrides, outstanding)
-                cells = [
-                    f"{ours[m]:,.4g} / {ref[m]:,.4g} ({deviation(ours[m], ref[m])})"
-                    for m in METRICS
-                ]
-                mode = f"{outstanding} in flight" if outstanding else "immediate"
-                print(f"| {p} | {mode} | " + " | ".join(cells) + " |", flush=True)
-                off = abs(ours["time_ns"] - ref["time_ns"]) / ref["time_ns"]
+                mode, off = table_row(p, outstanding, ours, ref, METRICS)
                 worst[mode] = max(worst.get(mode, (0.0, "")), (off, p))
         print()
         for mode, (off, p) in worst.items():
