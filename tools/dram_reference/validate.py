@@ -11,8 +11,9 @@ flight queued in the controller (decisions in time order). Prints a Markdown tab
 simulated time, bandwidth, mean, p50 and p99 latency, row-hit rate and command counts, with
 the project's deviation.
 
-HBM3 is not compared: DRAMSys 5.0 has no HBM3 memspec, checker or DRAM model, and later public
-releases build HBM3 only from their non-public extensions.
+HBM3 is not compared here: DRAMSys 5.0 has no HBM3 memspec, checker or DRAM model, and later
+public releases build HBM3 only from their non-public extensions. validate_ramulator.py compares
+it with Ramulator 2.
 
     make validate                      # or:
     python tools/dram_reference/validate.py [--requests 50000] [--parts hbm2,ddr4,lpddr4]
