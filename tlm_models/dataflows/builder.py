@@ -42,7 +42,9 @@ class CountBudgetExceeded(Exception):
 
 @dataclass
 class OpCount:
-    """What a trace holds, counted without building it: operations, MACs and exps.
+    """What a trace holds, counted without building it: operations, MACs and exps, and the
+    emitter's loops (``TraceBuilder.repeat`` calls: each costs the emitter Python work of its
+    own, the largest part of a run's wall time when its loops are short; run/cost.py).
     Counting stops with ``CountBudgetExceeded`` past ``deadline`` (``time.process_time``: CPU
     time, so that on a loaded machine a count reaches as far as on an idle one and a
     prediction does not fall back to a smaller, less telling count)."""
@@ -50,10 +52,12 @@ class OpCount:
     ops: int = 0
     macs: int = 0
     exps: int = 0
+    loops: int = 0
     deadline: float = math.inf
 
     def add(self, recs: np.ndarray, times: int = 1) -> None:
         self._check_deadline()
+        self.loops += 1
         kind = recs["kind"]
         size = recs["m"].astype(np.int64) * recs["n"].astype(np.int64)
         self.ops += len(recs) * times

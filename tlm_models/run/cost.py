@@ -1,10 +1,23 @@
 """What a run will cost before it starts: operations, expected wall time and a roofline floor
 of its simulated time.
 
-Operations, MACs and exps come from running the dataflow's emitter in counting mode (loops
-cost O(1) each, no records are built). Counting a large trace can itself take seconds (FLAT's
-per-phase Python), so it has a time budget: past it, the trace at N/2, N/4, ... is counted and
-scaled up by the growth exponent measured between the two largest sizes that fit the budget.
+Operations, MACs, exps and the emitter's loops come from running the dataflow's emitter in
+counting mode (loops cost O(1) each, no records are built). Counting a large trace can itself
+take seconds (FLAT's per-phase Python), so it has a time budget: past it, the trace at N/2,
+N/4, ... is counted and scaled up by the growth exponents measured between the two largest
+sizes that fit the budget.
+
+The wall time is a sum of terms with a meaning (docs/study.md, "Predicted cost", has the
+measurements behind each constant and the predictions against measured runs):
+
+    start-up (once per process) + run + tiles x per tile + loops x per loop + ops / rate
+
+``rate`` is the tiled replay's when the platform has tiles (every tile's replayer meets the
+others at the issue gate). The constants are CPU seconds measured on the 2-core development
+machine (``tools/bench_cost.py``: least squares over the worker CPU time of 24 exact runs of
+every dataflow, 1-16 tiles, 192-8.5 M operations); a loaded machine stretches every term alike.
+The prediction is of the whole trace: a fast-forwarded run skips part of it (docs/runtime.md),
+and takes that much less.
 """
 
 from __future__ import annotations
@@ -24,18 +37,39 @@ from tlm_models.workload.spec import Workload
 
 __all__ = [
     "LARGE_RUN_S",
-    "REPLAY_OPS_PER_S",
+    "LOOP_S",
+    "OPS_PER_S",
+    "RUN_S",
+    "STARTUP_S",
+    "TILED_OPS_PER_S",
+    "TILE_S",
     "CostEstimate",
     "announce",
     "estimate_cost",
-    "predicted_ops",
+    "predicted_run_s",
     "roofline_ns",
 ]
 
-#: Replay speed used for wall-time predictions before anything ran: the Python-driven replay
-#: on the 2-core development machine with SRAM operand traffic on (docs/replayer.md, 1.2-1.7 M
-#: ops/s), emission included.
-REPLAY_OPS_PER_S = 1.3e6
+#: Starting the worker processes' forkserver, once per process: it loads SystemC and the
+#: compiled models before the first worker forks (the command's time from its announcement
+#: to its exit, less the run's own, on the smallest runs).
+STARTUP_S = 0.35
+#: Each run: forking its worker, the simulation's set-up and the result's composition and
+#: hand-over (a 192-operation run in a worker).
+RUN_S = 0.2
+#: Each tile of a tiled platform: its components elaborated, its replayer bound, its share
+#: emitted and its statistics read and composed (a 192-operation run on 1-16 tiles: slope).
+TILE_S = 0.011
+#: Each loop of the dataflow's emitter (``TraceBuilder.repeat``): its template, offsets and chunks
+#: built in Python (GPT-3's 96 heads of FlashAttention-2 emit 6,048 loops of 94 operations
+#: each; their emission, not their replay, is most of the run).
+LOOP_S = 155e-6
+#: Operations per second of a one-array run: emitting and replaying each record (AttenIO at
+#: d = 64, 2.13 M operations in 40 loops: 1.07 s of CPU in the worker).
+OPS_PER_S = 2.05e6
+#: The same on a tiled platform: every tile's replayer issues through the gate that orders
+#: the tiles at the shared components (attenio-x16, 8.5 M operations: 5.25-5.64 s of CPU).
+TILED_OPS_PER_S = 1.64e6
 #: Runs predicted to take longer than this get a warning before they start.
 LARGE_RUN_S = 120.0
 #: Smallest sequence length counted when scaling a count up.
@@ -47,7 +81,7 @@ class CostEstimate:
     """Predicted size of one run. ``counted_at`` is the length the count ran at (== seq_len,
     the longer of Nq and Nk, when exact); ``roofline_ns`` the simulated time if the busiest of
     compute, exp and off-chip bandwidth ran at peak the whole time (a floor of the simulated
-    time)."""
+    time); ``tiles`` the platform's compute tiles (0: an untiled platform, one array)."""
 
     ops: int
     macs: int
@@ -55,24 +89,48 @@ class CostEstimate:
     counted_at: int
     seq_len: int
     roofline_ns: float
+    loops: int = 0
+    tiles: int = 0
 
     @property
     def exact(self) -> bool:
         return self.counted_at == self.seq_len
 
     @property
-    def wall_s(self) -> float:
-        """Expected wall time of the replay at ``REPLAY_OPS_PER_S``."""
-        return self.ops / REPLAY_OPS_PER_S
+    def rate(self) -> float:
+        """Operations emitted and replayed per second (the tiled replay's on tiles)."""
+        return TILED_OPS_PER_S if self.tiles else OPS_PER_S
 
-    def describe(self) -> str:
-        """``≈ 5.5 M ops, about 4 s of replay, simulated time ≥ 1.20 ms (roofline)``."""
+    def terms(self) -> dict[str, float]:
+        """The run's predicted wall time by term (seconds; the module doc has the model)."""
+        return {
+            "run": RUN_S,
+            "tiles": TILE_S * self.tiles,
+            "loops": LOOP_S * self.loops,
+            "ops": self.ops / self.rate,
+        }
+
+    @property
+    def wall_s(self) -> float:
+        """Expected wall time of the run in a worker, the worker's start-up included (what
+        one configuration of a sweep costs; ``attn-tlm run`` adds the forkserver's start)."""
+        return sum(self.terms().values())
+
+    def describe(self, startup_s: float = 0.0) -> str:
+        """``573 k ops, about 2.2 s (start-up 0.6 s, 4 tiles 0.0 s, 6,048 emitter loops 0.9 s,
+        operations 0.3 s at 1.6 M ops/s); simulated time ≥ 107 ms (roofline)`` with
+        ``startup_s`` of the process's start-up before the run."""
 
         how = "" if self.exact else f" (scaled from a count at N = {self.counted_at:,})"
+        terms = self.terms()
+        tiles = f"{self.tiles} tiles {format_duration(terms['tiles'])}, " if self.tiles else ""
         return (
             f"{'' if self.exact else '≈ '}{format_count(self.ops)} ops{how}, about "
-            f"{format_duration(self.wall_s)} of replay at {REPLAY_OPS_PER_S / 1e6:.1f} M ops/s; "
-            f"simulated time ≥ {format_ns(self.roofline_ns)} (roofline)"
+            f"{format_duration(startup_s + self.wall_s)} (start-up "
+            f"{format_duration(startup_s + terms['run'])}, {tiles}{self.loops:,} emitter loops "
+            f"{format_duration(terms['loops'])}, operations {format_duration(terms['ops'])} at "
+            f"{self.rate / 1e6:.1f} M ops/s); simulated time ≥ {format_ns(self.roofline_ns)} "
+            "(roofline)"
         )
 
 
@@ -150,12 +208,12 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
             break
         n //= 2  # a second, smaller count measures how the trace grows
     at, count = counts[0]
-    scale = 1.0
-    if at != _length(config):
-        exponent = 2.0  # attention's work grows as N^2 unless two counts say otherwise
-        if len(counts) == 2 and counts[1][1].ops > 0:
-            exponent = min(3.0, max(1.0, math.log(count.ops / counts[1][1].ops, 2)))
-        scale = (_length(config) / at) ** exponent
+    smaller = counts[1][1] if len(counts) == 2 else None
+    # Attention's work grows as N^2 unless two counts say otherwise; its loops as N (a loop
+    # per block row or block) unless they say otherwise.
+    factor = _length(config) / at
+    scale = _growth(factor, count.ops, smaller.ops if smaller else 0, 2.0, lowest=1.0)
+    loop_scale = _growth(factor, count.loops, smaller.loops if smaller else 0, 1.0, lowest=0.0)
     bounds = bounds_bytes(run.workload, info, config.dataflow, run.params)
     macs, exps = count.macs * scale, count.exps * scale
     return CostEstimate(
@@ -168,25 +226,41 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
         roofline_ns=roofline_ns(
             info, macs / len(infos), exps / len(infos), bounds.get("closed_form", 0.0)
         ),
+        loops=round(count.loops * loop_scale),
+        tiles=run.platform.tile_count if run.platform.tiles is not None else 0,
     )
 
 
-def predicted_ops(run: ResolvedRun) -> float:
-    """A sweep's cost weight of ``run``: its predicted operation count (a shorter count
-    budget than a single run's: a sweep estimates every configuration before its ETA shows)."""
-    return float(estimate_cost(run, budget_s=0.2).ops)
+def _growth(factor: float, counted: int, half: int, exponent: float, lowest: float) -> float:
+    """How much a figure counted at a length grows at ``factor`` times that length: by the
+    exponent measured between its count there (``counted``) and at half the length (``half``,
+    0 when not counted; the exponent kept within ``lowest``-3), else by ``exponent``."""
+    if factor == 1.0:
+        return 1.0
+    if half > 0 and counted > 0:
+        exponent = min(3.0, max(lowest, math.log(counted / half, 2)))
+    return float(factor**exponent)
+
+
+def predicted_run_s(run: ResolvedRun) -> float:
+    """A sweep's cost weight of ``run``: its predicted wall time in a worker, in seconds (a
+    shorter count budget than a single run's: a sweep estimates every configuration before
+    its ETA shows)."""
+    return estimate_cost(run, budget_s=0.2).wall_s
 
 
 def announce(run: ResolvedRun, stream: TextIO) -> CostEstimate:
     """Prints the predicted cost of ``run`` and, when it is long, a warning (``attn-tlm run``
-    and ``simulate(progress=True)``); returns the estimate for the progress bar."""
-    from tlm_models.units import format_duration
+    and ``simulate(progress=True)``); returns the estimate for the progress bar. The first
+    run of a process also starts the workers' forkserver: its start-up is counted in."""
+    from tlm_models.run.worker import forkserver_started
 
     cost = estimate_cost(run)
-    print(f"predicted: {cost.describe()}", file=stream, flush=True)
-    if cost.wall_s > LARGE_RUN_S:
+    startup = 0.0 if forkserver_started() else STARTUP_S
+    print(f"predicted: {cost.describe(startup)}", file=stream, flush=True)
+    if startup + cost.wall_s > LARGE_RUN_S:
         print(
-            f"attn-tlm: warning: a large run (about {format_duration(cost.wall_s)}); "
+            f"attn-tlm: warning: a large run (about {format_duration(startup + cost.wall_s)}); "
             "Ctrl-C stops it",
             file=stream,
             flush=True,
