@@ -189,6 +189,7 @@ def test_the_first_run_of_a_process_counts_the_forkserver_start(
 
     from tlm_models.run import worker
 
+    monkeypatch.setattr(cost, "machine_stretch", lambda jobs=1: 1.0)  # an idle machine
     run = resolve_run(RunConfig.of("flash2", 1024, 64))
     estimate = estimate_cost(run)
     for started, startup in ((False, cost.STARTUP_S), (True, 0.0)):
@@ -198,6 +199,32 @@ def test_the_first_run_of_a_process_counts_the_forkserver_start(
         total = cost.format_duration(startup + estimate.wall_s)
         start = cost.format_duration(startup + cost.RUN_S)
         assert stream.getvalue().startswith(f"predicted: 138 ops, about {total} (start-up {start}")
+
+
+def test_a_loaded_machine_stretches_the_announced_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two cores and a load average of 5: a new run shares them with five other runnable
+    processes on average, three times as long as on an idle machine; below two runnable
+    processes on two cores a run has a core of its own."""
+    import io
+    import os
+
+    from tlm_models.run import worker
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 4.0, 3.0))
+    assert cost.machine_stretch() == 3.0
+    assert cost.machine_stretch(jobs=3) == 4.0
+    monkeypatch.setattr(worker, "forkserver_started", lambda: True)
+    run = resolve_run(RunConfig.of("flash2", 1024, 64))
+    idle = estimate_cost(run).wall_s
+    stream = io.StringIO()
+    cost.announce(run, stream)
+    assert stream.getvalue().startswith(
+        f"predicted: 138 ops, about {cost.format_duration(3 * idle)} at the load average 5.0 "
+        f"on 2 cores ({cost.format_duration(idle)} idle: start-up"
+    )
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.9, 1.0, 1.0))
+    assert cost.machine_stretch() == 1.0
 
 
 def test_a_scaled_count_scales_the_loops_by_their_own_growth(

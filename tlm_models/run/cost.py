@@ -10,25 +10,30 @@ sizes that fit the budget.
 The wall time is a sum of terms with a meaning (docs/study.md, "Predicted cost", has the
 measurements behind each constant and the predictions against measured runs):
 
-    start-up (once per process) + run + tiles x per tile + loops x per loop + ops / rate
+    start-up (once per process) + run + tiles x per tile
+        + simulated x (loops x per loop + ops / rate)
 
 ``rate`` is the tiled replay's when the platform has tiles (every tile's replayer meets the
-others at the issue gate). The constants are CPU seconds measured on the 2-core development
-machine (``tools/bench_cost.py``: least squares over the worker CPU time of 24 exact runs of
-every dataflow, 1-16 tiles, 192-8.5 M operations); a loaded machine stretches every term alike.
-The prediction is of the whole trace: a fast-forwarded run skips part of it (docs/runtime.md),
-and takes that much less.
+others at the issue gate); ``simulated`` the part of the trace fast-forward is expected to
+simulate on one array (fast_forward/expected.py; 1 on tiles and with ``--exact``). The
+constants are CPU seconds measured on the 2-core development machine (``tools/bench_cost.py``:
+least squares over the worker CPU time of 44 runs of 20 configurations simulated whole, every
+dataflow, 1-16 tiles, 192 to 8.5 M operations). On a machine shared with other work every
+term stretches by ``machine_stretch``: the cores are shared among the runnable processes.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, replace
 from typing import TextIO
 
 from tlm_models.dataflows import emit
 from tlm_models.dataflows.builder import CountBudgetExceeded, OpCount, counting_ops
 from tlm_models.errors import UserError
+from tlm_models.fast_forward.control import IterationControl, settings_for
+from tlm_models.fast_forward.expected import expected_simulated_iterations
 from tlm_models.platform.info import PlatformInfo
 from tlm_models.run.config import RunConfig
 from tlm_models.run.resolve import ResolvedRun
@@ -46,6 +51,7 @@ __all__ = [
     "CostEstimate",
     "announce",
     "estimate_cost",
+    "machine_stretch",
     "predicted_run_s",
     "roofline_ns",
 ]
@@ -91,6 +97,8 @@ class CostEstimate:
     roofline_ns: float
     loops: int = 0
     tiles: int = 0
+    #: The part of the trace the run is expected to simulate (fast-forward skips the rest).
+    simulated: float = 1.0
 
     @property
     def exact(self) -> bool:
@@ -106,8 +114,8 @@ class CostEstimate:
         return {
             "run": RUN_S,
             "tiles": TILE_S * self.tiles,
-            "loops": LOOP_S * self.loops,
-            "ops": self.ops / self.rate,
+            "loops": LOOP_S * self.loops * self.simulated,
+            "ops": self.ops * self.simulated / self.rate,
         }
 
     @property
@@ -116,22 +124,52 @@ class CostEstimate:
         one configuration of a sweep costs; ``attn-tlm run`` adds the forkserver's start)."""
         return sum(self.terms().values())
 
-    def describe(self, startup_s: float = 0.0) -> str:
-        """``573 k ops, about 2.2 s (start-up 0.6 s, 4 tiles 0.0 s, 6,048 emitter loops 0.9 s,
+    def describe(self, startup_s: float = 0.0, stretch: float = 1.0) -> str:
+        """``573 k ops, about 1.9 s (start-up 0.6 s, 4 tiles 0.0 s, 6,048 emitter loops 0.9 s,
         operations 0.3 s at 1.6 M ops/s); simulated time ≥ 107 ms (roofline)`` with
-        ``startup_s`` of the process's start-up before the run."""
+        ``startup_s`` of the process's start-up before the run; a ``stretch`` above 1 (the
+        machine's load, ``machine_stretch``) multiplies the total, and the idle terms follow
+        it: ``about 5.3 s at the load average 5.5 on 2 cores (1.9 s idle: start-up ...)``.
+        A run expected to be fast-forwarded says how much of its trace it simulates."""
 
         how = "" if self.exact else f" (scaled from a count at N = {self.counted_at:,})"
         terms = self.terms()
         tiles = f"{self.tiles} tiles {format_duration(terms['tiles'])}, " if self.tiles else ""
+        part = f"fast-forward simulating {self.simulated:.0%} of " if self.simulated < 1.0 else ""
+        idle = format_duration(startup_s + self.wall_s)
+        total = f"{idle} ("
+        if stretch > 1.0:
+            load, cores = _load_and_cores()
+            total = (
+                f"{format_duration((startup_s + self.wall_s) * stretch)} at the load average "
+                f"{load:.1f} on {cores} cores ({idle} idle: "
+            )
         return (
-            f"{'' if self.exact else '≈ '}{format_count(self.ops)} ops{how}, about "
-            f"{format_duration(startup_s + self.wall_s)} (start-up "
-            f"{format_duration(startup_s + terms['run'])}, {tiles}{self.loops:,} emitter loops "
+            f"{'' if self.exact else '≈ '}{format_count(self.ops)} ops{how}, about {total}start-up "
+            f"{format_duration(startup_s + terms['run'])}, {tiles}{part}{self.loops:,} emitter "
+            "loops "
             f"{format_duration(terms['loops'])}, operations {format_duration(terms['ops'])} at "
             f"{self.rate / 1e6:.1f} M ops/s); simulated time ≥ {format_ns(self.roofline_ns)} "
             "(roofline)"
         )
+
+
+def _load_and_cores() -> tuple[float, int]:
+    """The machine's load average over the last minute (0 where unknown) and its cores."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return load, os.cpu_count() or 1
+
+
+def machine_stretch(jobs: int = 1) -> float:
+    """How many times longer than on an idle machine ``jobs`` simulations about to start take
+    now: the cores are shared among the runnable processes, on average the load average's and
+    these jobs (at least 1: an idle core runs a job at the predicted speed). Measured at load
+    averages 1.4-5.7 on the 2-core machine: wall / CPU time of the commands in docs/study.md."""
+    load, cores = _load_and_cores()
+    return max(1.0, (load + jobs) / cores)
 
 
 def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: float) -> float:
@@ -170,14 +208,42 @@ def _workload_at(run: ResolvedRun, length: int) -> Workload:
 
 def _count(
     run: ResolvedRun, infos: tuple[PlatformInfo, ...], length: int, budget_s: float
-) -> OpCount:
-    """The operations of every tile's share (each tile emits its own trace)."""
+) -> tuple[OpCount, IterationControl | None]:
+    """The operations of every tile's share (each tile emits its own trace), and the first
+    tile's loop iterations (None when its dataflow marks none)."""
     workload = _workload_at(run, length)
+    iterations = None
     with counting_ops(budget_s) as count:
-        for info in infos:
-            for _ in emit(run.config.dataflow, workload, info, params=run.params).chunks:
+        for tile, info in enumerate(infos):
+            emitted = emit(run.config.dataflow, workload, info, params=run.params)
+            for _ in emitted.chunks:
                 pass
-    return count
+            if tile == 0:
+                iterations = emitted.iterations
+    return count, iterations
+
+
+def _simulated_fraction(
+    run: ResolvedRun, iterations: IterationControl | None, roofline: float
+) -> float:
+    """The part of the trace a run on one array is expected to simulate: fast-forward's
+    (fast_forward/expected.py; ``roofline``, the run's floor in ns, gives its iterations' least
+    time) where its period rule applies, else all of it. On tiles the whole trace: the chip's
+    statistics are watched at a Python cost of their own, about what the skip saves
+    (docs/study.md: GPT-3 at 8K on four tiles simulates half its iterations and takes 1.2x
+    the CPU time of ``--exact``)."""
+    config = run.config
+    if run.platform.tiles is not None or config.exact or iterations is None:
+        return 1.0
+    if iterations.total == 0:
+        return 1.0
+    settings = settings_for(
+        run.platform, config.ff_error_bound, config.ff_max_fraction, config.ff_policy
+    )
+    if settings.statistical is not None:
+        return 1.0  # a bank-level memory's sampled periods: no estimate from the kinds
+    iteration_ps = roofline * 1e3 / iterations.total
+    return expected_simulated_iterations(iterations, settings, iteration_ps) / iterations.total
 
 
 def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
@@ -190,7 +256,7 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
     infos = _tile_infos(run)
     info = infos[0]
     n = _length(config)
-    counts: list[tuple[int, OpCount]] = []
+    counts: list[tuple[int, tuple[OpCount, IterationControl | None]]] = []
     while n >= 1:
         try:
             # Each tile's share is counted: the budget grows with them, so that a tiled
@@ -207,8 +273,8 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
         if n == _length(config) or len(counts) == 2:
             break
         n //= 2  # a second, smaller count measures how the trace grows
-    at, count = counts[0]
-    smaller = counts[1][1] if len(counts) == 2 else None
+    at, (count, iterations) = counts[0]
+    smaller = counts[1][1][0] if len(counts) == 2 else None
     # Attention's work grows as N^2 unless two counts say otherwise; its loops as N (a loop
     # per block row or block) unless they say otherwise.
     factor = _length(config) / at
@@ -216,18 +282,22 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
     loop_scale = _growth(factor, count.loops, smaller.loops if smaller else 0, 1.0, lowest=0.0)
     bounds = bounds_bytes(run.workload, info, config.dataflow, run.params)
     macs, exps = count.macs * scale, count.exps * scale
+    # The tiles' compute rates add up; the off-chip bandwidth is shared (info's is all).
+    roofline = roofline_ns(
+        info, macs / len(infos), exps / len(infos), bounds.get("closed_form", 0.0)
+    )
     return CostEstimate(
         ops=round(count.ops * scale),
         macs=round(macs),
         exps=round(exps),
         counted_at=at,
         seq_len=_length(config),
-        # The tiles' compute rates add up; the off-chip bandwidth is shared (info's is all).
-        roofline_ns=roofline_ns(
-            info, macs / len(infos), exps / len(infos), bounds.get("closed_form", 0.0)
-        ),
+        roofline_ns=roofline,
         loops=round(count.loops * loop_scale),
         tiles=run.platform.tile_count if run.platform.tiles is not None else 0,
+        # At a smaller count's length the fraction is larger (its loop is shorter): it errs
+        # towards the whole trace.
+        simulated=_simulated_fraction(run, iterations, roofline),
     )
 
 
@@ -257,11 +327,12 @@ def announce(run: ResolvedRun, stream: TextIO) -> CostEstimate:
 
     cost = estimate_cost(run)
     startup = 0.0 if forkserver_started() else STARTUP_S
-    print(f"predicted: {cost.describe(startup)}", file=stream, flush=True)
-    if startup + cost.wall_s > LARGE_RUN_S:
+    stretch = machine_stretch()
+    print(f"predicted: {cost.describe(startup, stretch)}", file=stream, flush=True)
+    wall = (startup + cost.wall_s) * stretch
+    if wall > LARGE_RUN_S:
         print(
-            f"attn-tlm: warning: a large run (about {format_duration(startup + cost.wall_s)}); "
-            "Ctrl-C stops it",
+            f"attn-tlm: warning: a large run (about {format_duration(wall)}); Ctrl-C stops it",
             file=stream,
             flush=True,
         )
