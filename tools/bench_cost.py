@@ -253,13 +253,22 @@ def main() -> None:
         return
     out = open(args.json, "w") if args.json else None  # noqa: SIM115 (rows as they come)
     print(HEADER)
+    wall, cpu = [], []
     for line in lines:
         r = measure(line, args.reps)
         print(row(r), flush=True)
+        wall.append(r["announced_command_s"] / r["command_s"])
+        cpu.append(r["predicted_command_s"] / r["command_cpu_s"])
         if out is not None:
             print(json.dumps(r), file=out, flush=True)
     if out is not None:
         out.close()
+    within = sum(0.5 <= w <= 2.0 for w in wall)
+    print(
+        f"announced / measured wall time {min(wall):.2f}-{max(wall):.2f}, idle prediction / "
+        f"CPU time {min(cpu):.2f}-{max(cpu):.2f} (goal: every announcement within 0.5-2x of "
+        f"the wall time: {within} of {len(wall)}, {'met' if within == len(wall) else 'not met'})"
+    )
 
 
 if __name__ == "__main__":
