@@ -142,17 +142,20 @@ def test_the_loops_counted_are_the_loops_the_emitter_runs(monkeypatch: pytest.Mo
 
 def test_a_tiled_runs_wall_time_carries_its_tiles_and_its_emitter_loops() -> None:
     """The issue's run, GPT-3 causal FlashAttention-2 at 8K on four tiles: 572,928 operations
-    (exactly as run) in 6,048 emitter loops. Predicted at 1.3 M ops/s alone it was 0.44 s
-    while the run took 1.5 s in its worker; its time is mostly the emission of those short
-    loops, then the operations at the tiled rate, then the tiles' own set-up."""
+    (exactly as run) in 6,048 emitter loops, moving 3.83 GB (the run's off-chip bytes: every
+    load and store of FA2 is off-chip). Predicted at 1.3 M ops/s alone it was 0.44 s while
+    the run took 1.5 s in its worker; its time is mostly the emission of those short loops,
+    then the operations at the tiled rate and the bytes, then the tiles' own set-up."""
     gpt3 = RunConfig.of("flash2", 8192, 128, heads=96, mask="causal", platform=X4)
     estimate = estimate_cost(resolve_run(gpt3), budget_s=60.0)
     assert (estimate.ops, estimate.loops, estimate.tiles) == (572_928, 6_048, 4)
+    assert estimate.moved_bytes == 3_825_205_248 and estimate.simulated == 1.0
     assert estimate.terms() == {
         "run": cost.RUN_S,
         "tiles": 4 * cost.TILE_S,
         "loops": 6_048 * cost.LOOP_S,
         "ops": 572_928 / cost.TILED_OPS_PER_S,
+        "dma": 3_825_205_248 / cost.DMA_BYTES_PER_S,
     }
     assert estimate.wall_s == pytest.approx(sum(estimate.terms().values()))
     assert "4 tiles" in estimate.describe() and "6,048 emitter loops" in estimate.describe()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tlm_models.fast_forward.control import FastForwardSettings, IterationControl
 from tlm_models.fast_forward.expected import expected_simulated_iterations, shortest_period
+from tlm_models.run import cost
 from tlm_models.run.config import RunConfig
 from tlm_models.run.cost import estimate_cost
 from tlm_models.run.resolve import resolve_run
@@ -56,7 +57,8 @@ def test_the_estimate_of_a_fast_forwarded_run_charges_its_simulated_part() -> No
     gpt3 = {"heads": 96, "mask": "causal"}
     one = estimate_cost(resolve_run(RunConfig.of("flash2", 8192, 128, **gpt3)), budget_s=60.0)
     assert one.simulated == 52 / 1536
-    assert one.terms()["ops"] == one.ops * 52 / 1536 / 2.05e6
+    assert one.terms()["ops"] == one.ops * 52 / 1536 / cost.OPS_PER_S
+    assert one.terms()["dma"] == one.moved_bytes * 52 / 1536 / cost.DMA_BYTES_PER_S
     exact = RunConfig.of("flash2", 8192, 128, exact=True, **gpt3)
     assert estimate_cost(resolve_run(exact), budget_s=60.0).simulated == 1.0
     x4 = RunConfig.of("flash2", 8192, 128, platform="platforms/attenio-x4.yaml", **gpt3)

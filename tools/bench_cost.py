@@ -60,6 +60,13 @@ CONFIGS = (
     f"--dataflow fusemax --seq-len 4K {D64} --heads 8 {ONE}",
     f"--dataflow flash2 --model llama2-7b --seq-len 2K {EDGE}",
     f"--dataflow flash2 --seq-len 1K {D64}",
+    # Large runs on one array: fast-forward skips most of them; FLAT's and Standard's
+    # operations move the most data each.
+    f"--dataflow flat --seq-len 128K {D64}",
+    f"--dataflow standard --seq-len 64K {D64}",
+    f"--dataflow approx --seq-len 8K {D64} --param degree=2",
+    f"--dataflow attenio --seq-len 64K {D64}",
+    "--dataflow flash2 --seq-len 128K --head-dim 128",
 )
 
 

@@ -11,15 +11,16 @@ The wall time is a sum of terms with a meaning (docs/study.md, "Predicted cost",
 measurements behind each constant and the predictions against measured runs):
 
     start-up (once per process) + run + tiles x per tile
-        + simulated x (loops x per loop + ops / rate)
+        + simulated x (loops x per loop + ops / rate + bytes moved / DMA rate)
 
 ``rate`` is the tiled replay's when the platform has tiles (every tile's replayer meets the
 others at the issue gate); ``simulated`` the part of the trace fast-forward is expected to
 simulate on one array (fast_forward/expected.py; 1 on tiles and with ``--exact``). The
 constants are CPU seconds measured on the 2-core development machine (``tools/bench_cost.py``:
-least squares over the worker CPU time of 44 runs of 20 configurations simulated whole, every
-dataflow, 1-16 tiles, 192 to 8.5 M operations). On a machine shared with other work every
-term stretches by ``machine_stretch``: the cores are shared among the runnable processes.
+least squares over the worker CPU time of 72 runs of 38 configurations, every dataflow, 1-16
+tiles, 192 to 29 M operations, fast-forwarded or not, at the part they simulated). On a
+machine shared with other work every term stretches by ``machine_stretch``: the cores are
+shared among the runnable processes.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from tlm_models.units import format_count, format_duration, format_ns
 from tlm_models.workload.spec import Workload
 
 __all__ = [
+    "DMA_BYTES_PER_S",
     "LARGE_RUN_S",
     "LOOP_S",
     "OPS_PER_S",
@@ -64,18 +66,22 @@ STARTUP_S = 0.35
 #: hand-over (a 192-operation run in a worker).
 RUN_S = 0.2
 #: Each tile of a tiled platform: its components elaborated, its replayer bound, its share
-#: emitted and its statistics read and composed (a 192-operation run on 1-16 tiles: slope).
-TILE_S = 0.011
-#: Each loop of the dataflow's emitter (``TraceBuilder.repeat``): its template, offsets and chunks
-#: built in Python (GPT-3's 96 heads of FlashAttention-2 emit 6,048 loops of 94 operations
-#: each; their emission, not their replay, is most of the run).
-LOOP_S = 155e-6
+#: emitted and its statistics read and composed (a 192-operation run on 1-16 tiles: 40-150 ms).
+TILE_S = 0.0101
+#: Each loop of the dataflow's emitter (``TraceBuilder.repeat``): its template, offsets and
+#: chunks built in Python (GPT-3's 96 heads of FlashAttention-2 emit 6,048 loops of 94
+#: operations each; their emission, not their replay, is most of the run).
+LOOP_S = 119e-6
 #: Operations per second of a one-array run: emitting and replaying each record (AttenIO at
 #: d = 64, 2.13 M operations in 40 loops: 1.07 s of CPU in the worker).
-OPS_PER_S = 2.05e6
+OPS_PER_S = 2.06e6
 #: The same on a tiled platform: every tile's replayer issues through the gate that orders
-#: the tiles at the shared components (attenio-x16, 8.5 M operations: 5.25-5.64 s of CPU).
-TILED_OPS_PER_S = 1.64e6
+#: the tiles at the shared components (attenio-x16, 8.5 M operations: 5.25-5.79 s of CPU).
+TILED_OPS_PER_S = 1.61e6
+#: Bytes the loads and stores of a trace move per second of simulation: each DMA burst (8 KiB on
+#: the AttenIO platforms) is a transaction through the interconnects and the memory (Standard
+#: attention at 64K moves 53 kB per operation: 0.42 s of CPU for 27 k operations).
+DMA_BYTES_PER_S = 15.6e9
 #: Runs predicted to take longer than this get a warning before they start.
 LARGE_RUN_S = 120.0
 #: Smallest sequence length counted when scaling a count up.
@@ -97,6 +103,7 @@ class CostEstimate:
     roofline_ns: float
     loops: int = 0
     tiles: int = 0
+    moved_bytes: int = 0
     #: The part of the trace the run is expected to simulate (fast-forward skips the rest).
     simulated: float = 1.0
 
@@ -116,6 +123,7 @@ class CostEstimate:
             "tiles": TILE_S * self.tiles,
             "loops": LOOP_S * self.loops * self.simulated,
             "ops": self.ops * self.simulated / self.rate,
+            "dma": self.moved_bytes * self.simulated / DMA_BYTES_PER_S,
         }
 
     @property
@@ -149,8 +157,8 @@ class CostEstimate:
             f"{format_duration(startup_s + terms['run'])}, {tiles}{part}{self.loops:,} emitter "
             "loops "
             f"{format_duration(terms['loops'])}, operations {format_duration(terms['ops'])} at "
-            f"{self.rate / 1e6:.1f} M ops/s); simulated time ≥ {format_ns(self.roofline_ns)} "
-            "(roofline)"
+            f"{self.rate / 1e6:.1f} M ops/s, DMA {format_duration(terms['dma'])}); simulated "
+            f"time ≥ {format_ns(self.roofline_ns)} (roofline)"
         )
 
 
@@ -280,6 +288,7 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
     factor = _length(config) / at
     scale = _growth(factor, count.ops, smaller.ops if smaller else 0, 2.0, lowest=1.0)
     loop_scale = _growth(factor, count.loops, smaller.loops if smaller else 0, 1.0, lowest=0.0)
+    moved_scale = _growth(factor, count.moved, smaller.moved if smaller else 0, 2.0, lowest=1.0)
     bounds = bounds_bytes(run.workload, info, config.dataflow, run.params)
     macs, exps = count.macs * scale, count.exps * scale
     # The tiles' compute rates add up; the off-chip bandwidth is shared (info's is all).
@@ -294,6 +303,7 @@ def estimate_cost(run: ResolvedRun, budget_s: float = 0.5) -> CostEstimate:
         seq_len=_length(config),
         roofline_ns=roofline,
         loops=round(count.loops * loop_scale),
+        moved_bytes=round(count.moved * moved_scale),
         tiles=run.platform.tile_count if run.platform.tiles is not None else 0,
         # At a smaller count's length the fraction is larger (its loop is shorter): it errs
         # towards the whole trace.
