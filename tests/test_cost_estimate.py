@@ -192,7 +192,7 @@ def test_the_first_run_of_a_process_counts_the_forkserver_start(
 
     from tlm_models.run import worker
 
-    monkeypatch.setattr(cost, "machine_stretch", lambda jobs=1: 1.0)  # an idle machine
+    monkeypatch.setattr(cost, "machine_stretch", lambda jobs=1, since=None: 1.0)  # idle
     run = resolve_run(RunConfig.of("flash2", 1024, 64))
     estimate = estimate_cost(run)
     for started, startup in ((False, cost.STARTUP_S), (True, 0.0)):
@@ -205,29 +205,41 @@ def test_the_first_run_of_a_process_counts_the_forkserver_start(
 
 
 def test_a_loaded_machine_stretches_the_announced_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two cores and a load average of 5: a new run shares them with five other runnable
-    processes on average, three times as long as on an idle machine; below two runnable
-    processes on two cores a run has a core of its own."""
+    """The estimate's count is CPU-bound: when it got 1 CPU second per 3 wall seconds, the run
+    will too, and is announced three times as long as on an idle machine."""
     import io
-    import os
 
     from tlm_models.run import worker
 
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 4.0, 3.0))
-    assert cost.machine_stretch() == 3.0
-    assert cost.machine_stretch(jobs=3) == 4.0
+    wall, cpu = 100.0, 10.0
+
+    def clocks() -> tuple[float, float]:
+        nonlocal wall, cpu
+        wall, cpu = wall + 0.03, cpu + 0.01  # a third of a core
+        return wall, cpu
+
+    monkeypatch.setattr(cost, "_clocks", clocks)
+    assert cost.contention() == pytest.approx(3.0)  # spun over at least 0.05 s of wall time
     monkeypatch.setattr(worker, "forkserver_started", lambda: True)
     run = resolve_run(RunConfig.of("flash2", 1024, 64))
     idle = estimate_cost(run).wall_s
     stream = io.StringIO()
     cost.announce(run, stream)
     assert stream.getvalue().startswith(
-        f"predicted: 138 ops, about {cost.format_duration(3 * idle)} at the load average 5.0 "
-        f"on 2 cores ({cost.format_duration(idle)} idle: start-up"
+        f"predicted: 138 ops, about {cost.format_duration(3 * idle)} "
+        f"({cost.format_duration(idle)} idle, x3.0 for the machine's load now: start-up"
     )
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.9, 1.0, 1.0))
-    assert cost.machine_stretch() == 1.0
+
+
+def test_jobs_beyond_the_cores_share_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(cost, "contention", lambda since=None: 1.5)
+    assert cost.machine_stretch(1) == cost.machine_stretch(2) == 1.5
+    assert cost.machine_stretch(4) == 3.0
+    monkeypatch.setattr(cost, "contention", lambda since=None: 1.0)  # an idle core
+    assert cost.machine_stretch(2) == 1.0
 
 
 def test_a_scaled_count_scales_the_loops_by_their_own_growth(

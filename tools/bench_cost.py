@@ -90,8 +90,9 @@ def _cpu_s(process: Any, children: bool) -> float:
     return own + float(times.children_user + times.children_system) if children else own
 
 
-def announce_to_exit(argv: list[str]) -> tuple[float, float]:
-    """Seconds from the command's ``predicted:`` line on stderr to its exit, wall and CPU.
+def announce_to_exit(argv: list[str]) -> tuple[float, float, float]:
+    """Seconds from the command's ``predicted:`` line on stderr to its exit, wall and CPU, and
+    the stretch for the machine's load the line announced (1: none).
 
     The CPU time is the command's own after the announcement and that of the processes it
     started (the forkserver, with the workers it forked and reaped), polled every 10 ms:
@@ -123,23 +124,25 @@ def announce_to_exit(argv: list[str]) -> tuple[float, float]:
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     assert proc.stderr is not None
-    announced, before = None, 0.0
+    announced, before, stretch = None, 0.0, 1.0
     for line in proc.stderr:
         if announced is None and line.startswith("predicted:"):
             announced = time.perf_counter()
             before = _cpu_s(command, children=False)
+            found = re.search(r"x([0-9.]+) for the machine's load", line)
+            stretch = float(found.group(1)) if found else 1.0
     if proc.wait() != 0 or announced is None:
         raise SystemExit(f"attn-tlm run {' '.join(argv)} failed (exit {proc.returncode})")
     wall = time.perf_counter() - announced
     done.set()
     poller.join()
-    return wall, sum(cpu.values()) - before
+    return wall, sum(cpu.values()) - before, stretch
 
 
 def measure(line: str, reps: int) -> dict[str, Any]:
     from tlm_models.cli.main import build_parser
     from tlm_models.cli.run_cmd import config_of
-    from tlm_models.run.cost import RUN_S, STARTUP_S, estimate_cost, machine_stretch
+    from tlm_models.run.cost import RUN_S, STARTUP_S, estimate_cost
     from tlm_models.run.resolve import resolve_run
     from tlm_models.run.worker import run_in_worker
 
@@ -147,11 +150,8 @@ def measure(line: str, reps: int) -> dict[str, Any]:
     run = resolve_run(config_of(build_parser("run").parse_args(["run", *argv])))
     cost = estimate_cost(run)
     load = os.getloadavg()[0]
-    stretches, timed = [], []
-    for _ in range(reps):
-        stretches.append(machine_stretch())  # as the command computes it a second later
-        timed.append(announce_to_exit(argv))
-    commands = [wall for wall, _ in timed]
+    timed = [announce_to_exit(argv) for _ in range(reps)]
+    commands = [wall for wall, _, _ in timed]
     workers, runs = [], []
     for _ in range(reps):
         started = time.perf_counter()
@@ -162,7 +162,9 @@ def measure(line: str, reps: int) -> dict[str, Any]:
         "tiles": cost.tiles,
         "load": (load + os.getloadavg()[0]) / 2,
         "predicted_command_s": STARTUP_S + cost.wall_s,
-        "announced_command_s": (STARTUP_S + cost.wall_s) * statistics.median(stretches),
+        "announced_command_s": statistics.median(
+            (STARTUP_S + cost.wall_s) * stretch for _, _, stretch in timed
+        ),
         "predicted_run_s": cost.wall_s,
         "predicted_work_s": cost.wall_s - RUN_S,
         "terms": cost.terms(),
@@ -170,7 +172,7 @@ def measure(line: str, reps: int) -> dict[str, Any]:
         "loops": cost.loops,
         "command_s": statistics.median(commands),
         "command_range_s": [min(commands), max(commands)],
-        "command_cpu_s": statistics.median(cpu for _, cpu in timed),
+        "command_cpu_s": statistics.median(cpu for _, cpu, _ in timed),
         "run_s": statistics.median(runs),
         "worker_wall_s": statistics.median(w["worker_wall_s"] for w in workers),
         "worker_cpu_s": statistics.median(w["worker_cpu_s"] for w in workers),
@@ -254,8 +256,8 @@ def main() -> None:
         print(
             f"`{tiny}` ({os.getloadavg()[0]:.1f} load): one more run in a worker "
             f"{wall:.3f} s wall, {cpu:.3f} s CPU; the command from its announcement to its "
-            f"exit {statistics.median(w for w, _ in timed):.3f} s wall, "
-            f"{statistics.median(c for _, c in timed):.3f} s CPU (medians of {len(timed)})"
+            f"exit {statistics.median(w for w, _, _ in timed):.3f} s wall, "
+            f"{statistics.median(c for _, c, _ in timed):.3f} s CPU (medians of {len(timed)})"
         )
         return
     out = open(args.json, "w") if args.json else None  # noqa: SIM115 (rows as they come)

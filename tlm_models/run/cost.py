@@ -19,14 +19,15 @@ simulate on one array (fast_forward/expected.py; 1 on tiles and with ``--exact``
 constants are CPU seconds measured on the 2-core development machine (``tools/bench_cost.py``:
 least squares over the worker CPU time of 72 runs of 38 configurations, every dataflow, 1-16
 tiles, 192 to 29 M operations, fast-forwarded or not, at the part they simulated). On a
-machine shared with other work every term stretches by ``machine_stretch``: the cores are
-shared among the runnable processes.
+machine shared with other work every term stretches by ``machine_stretch``: the share of a
+core this process gets now.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass, replace
 from typing import TextIO
 
@@ -42,6 +43,7 @@ from tlm_models.units import format_count, format_duration, format_ns
 from tlm_models.workload.spec import Workload
 
 __all__ = [
+    "CONTENTION_WINDOW_S",
     "DMA_BYTES_PER_S",
     "LARGE_RUN_S",
     "LOOP_S",
@@ -52,6 +54,7 @@ __all__ = [
     "TILE_S",
     "CostEstimate",
     "announce",
+    "contention",
     "estimate_cost",
     "machine_stretch",
     "predicted_run_s",
@@ -137,7 +140,7 @@ class CostEstimate:
         operations 0.3 s at 1.6 M ops/s); simulated time ≥ 107 ms (roofline)`` with
         ``startup_s`` of the process's start-up before the run; a ``stretch`` above 1 (the
         machine's load, ``machine_stretch``) multiplies the total, and the idle terms follow
-        it: ``about 5.3 s at the load average 5.5 on 2 cores (1.9 s idle: start-up ...)``.
+        it: ``about 5.3 s (1.9 s idle, x2.8 for the machine's load now: start-up ...)``.
         A run expected to be fast-forwarded says how much of its trace it simulates."""
 
         how = "" if self.exact else f" (scaled from a count at N = {self.counted_at:,})"
@@ -147,10 +150,9 @@ class CostEstimate:
         idle = format_duration(startup_s + self.wall_s)
         total = f"{idle} ("
         if stretch > 1.0:
-            load, cores = _load_and_cores()
             total = (
-                f"{format_duration((startup_s + self.wall_s) * stretch)} at the load average "
-                f"{load:.1f} on {cores} cores ({idle} idle: "
+                f"{format_duration((startup_s + self.wall_s) * stretch)} ({idle} idle, "
+                f"x{stretch:.1f} for the machine's load now: "
             )
         return (
             f"{'' if self.exact else '≈ '}{format_count(self.ops)} ops{how}, about {total}start-up "
@@ -162,22 +164,36 @@ class CostEstimate:
         )
 
 
-def _load_and_cores() -> tuple[float, int]:
-    """The machine's load average over the last minute (0 where unknown) and its cores."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    return load, os.cpu_count() or 1
+#: Wall time over which the share of a core this process gets is measured (spinning when the
+#: cost estimate took less).
+CONTENTION_WINDOW_S = 0.05
 
 
-def machine_stretch(jobs: int = 1) -> float:
+def _clocks() -> tuple[float, float]:
+    """This process's wall and CPU clocks (seconds)."""
+    return time.perf_counter(), time.process_time()
+
+
+def contention(since: tuple[float, float] | None = None) -> float:
+    """Wall seconds per CPU second this process gets now (at least 1): how many times longer
+    than on an idle core CPU-bound work takes. Measured over the CPU-bound work since
+    ``since`` (``_clocks()`` at its start: ``announce`` passes the cost estimate's count),
+    spinning until CONTENTION_WINDOW_S of wall time have passed. The load average would lag
+    by a minute: at the same load average of 5 on 2 cores, commands took 2.7x and 1.3x their
+    CPU time, a few minutes apart (docs/study.md)."""
+    start_wall, start_cpu = since or _clocks()
+    wall, cpu = _clocks()
+    while wall - start_wall < CONTENTION_WINDOW_S:
+        wall, cpu = _clocks()
+    used = cpu - start_cpu
+    return max(1.0, (wall - start_wall) / used) if used > 0 else 1.0
+
+
+def machine_stretch(jobs: int = 1, since: tuple[float, float] | None = None) -> float:
     """How many times longer than on an idle machine ``jobs`` simulations about to start take
-    now: the cores are shared among the runnable processes, on average the load average's and
-    these jobs (at least 1: an idle core runs a job at the predicted speed). Measured at load
-    averages 1.4-5.7 on the 2-core machine: wall / CPU time of the commands in docs/study.md."""
-    load, cores = _load_and_cores()
-    return max(1.0, (load + jobs) / cores)
+    now: the share of a core this process gets (``contention``), and the jobs' own sharing
+    of the cores when there are more of them than cores."""
+    return contention(since) * max(1.0, jobs / (os.cpu_count() or 1))
 
 
 def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: float) -> float:
@@ -335,9 +351,10 @@ def announce(run: ResolvedRun, stream: TextIO) -> CostEstimate:
     run of a process also starts the workers' forkserver: its start-up is counted in."""
     from tlm_models.run.worker import forkserver_started
 
+    since = _clocks()
     cost = estimate_cost(run)
     startup = 0.0 if forkserver_started() else STARTUP_S
-    stretch = machine_stretch()
+    stretch = machine_stretch(1, since)  # the count is CPU-bound: it measures the machine
     print(f"predicted: {cost.describe(startup, stretch)}", file=stream, flush=True)
     wall = (startup + cost.wall_s) * stretch
     if wall > LARGE_RUN_S:
