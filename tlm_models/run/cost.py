@@ -1,13 +1,13 @@
 """What a run will cost before it starts: operations, expected wall time and a roofline floor
 of its simulated time.
 
-Operations, MACs, exps and the emitter's loops come from running the dataflow's emitter in
-counting mode (loops cost O(1) each, no records are built). Counting a large trace can itself
-take seconds (FLAT's per-phase Python), so it has a time budget: past it, the trace at N/2,
-N/4, ... is counted and scaled up by the growth exponents measured between the two largest
-sizes that fit the budget.
+Operations, MACs, exps, the bytes loads and stores move and the emitter's loops come from
+running the dataflow's emitter in counting mode (loops cost O(1) each, no records are built).
+Counting a large trace can itself take seconds (FLAT's per-phase Python), so it has a time
+budget: past it, the trace at N/2, N/4, ... is counted and scaled up by the growth exponents
+measured between the two largest sizes that fit the budget.
 
-The wall time is a sum of terms with a meaning (docs/study.md, "Predicted cost", has the
+The wall time is a sum of terms with a meaning (docs/study.md, "Predicted wall time", has the
 measurements behind each constant and the predictions against measured runs):
 
     start-up (once per process) + run + tiles x per tile
@@ -62,11 +62,11 @@ __all__ = [
 ]
 
 #: Starting the worker processes' forkserver, once per process: it loads SystemC and the
-#: compiled models before the first worker forks (the command's time from its announcement
-#: to its exit, less the run's own, on the smallest runs).
+#: compiled models before the first worker forks (the command's CPU time from its announcement
+#: to its exit less one more run's, on a 138-operation run: 0.27-0.44 s at load 3.5-5.3).
 STARTUP_S = 0.35
 #: Each run: forking its worker, the simulation's set-up and the result's composition and
-#: hand-over (a 192-operation run in a worker).
+#: hand-over (one more 138-operation run in a worker, the forkserver up: 0.22 s of CPU).
 RUN_S = 0.2
 #: Each tile of a tiled platform: its components elaborated, its replayer bound, its share
 #: emitted and its statistics read and composed (a 192-operation run on 1-16 tiles: 40-150 ms).
