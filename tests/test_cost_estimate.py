@@ -231,15 +231,38 @@ def test_a_loaded_machine_stretches_the_announced_time(monkeypatch: pytest.Monke
     )
 
 
-def test_jobs_beyond_the_cores_share_them(monkeypatch: pytest.MonkeyPatch) -> None:
+def _cpu_share(monkeypatch: pytest.MonkeyPatch, share: float) -> None:
+    """This process's clocks as if it got ``share`` of a core (10 ms of wall time a call)."""
+    wall, cpu = 100.0, 10.0
+
+    def clocks() -> tuple[float, float]:
+        nonlocal wall, cpu
+        wall, cpu = wall + 0.01, cpu + 0.01 * share
+        return wall, cpu
+
+    monkeypatch.setattr(cost, "_clocks", clocks)
+
+
+def test_a_sweeps_jobs_share_the_cores_with_each_other_and_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import os
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(cost, "contention", lambda since=None: 1.5)
-    assert cost.machine_stretch(1) == cost.machine_stretch(2) == 1.5
-    assert cost.machine_stretch(4) == 3.0
-    monkeypatch.setattr(cost, "contention", lambda since=None: 1.0)  # an idle core
+    # A third of a core: 2 x 3 - 1 = 5 other runnable processes share the 2 cores with this
+    # one; one job takes 3x its idle time, two jobs (5 + 2) / 2 = 3.5x.
+    _cpu_share(monkeypatch, 1 / 3)
+    assert cost.machine_stretch(1) == pytest.approx(3.0)
+    assert cost.machine_stretch(2) == pytest.approx(3.5)
+    # A whole core, and the cores busy besides this process for 1 core's time: two jobs and
+    # that one share the 2 cores, 1.5x; with nobody else, each job has its core.
+    _cpu_share(monkeypatch, 1.0)
+    busy = iter([1000.0, 1000.0 + 0.41])  # over the 0.2 s spin: this process's 0.2 s, and 0.2
+    monkeypatch.setattr(cost, "_busy_cores_s", lambda: next(busy))
+    assert cost.machine_stretch(2) == pytest.approx(1.5, rel=0.1)
+    monkeypatch.setattr(cost, "_busy_cores_s", lambda: None)
     assert cost.machine_stretch(2) == 1.0
+    assert cost.machine_stretch(1) == pytest.approx(1.0)
 
 
 def test_a_scaled_count_scales_the_loops_by_their_own_growth(

@@ -174,6 +174,28 @@ def _clocks() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
+def _busy_cores_s() -> float | None:
+    """CPU seconds the machine's cores have been busy since boot (``/proc/stat``; None where
+    it cannot be read)."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[1:9])
+        return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
+
+
+def _spin(since: tuple[float, float], window_s: float) -> tuple[float, float]:
+    """Keeps this process busy until ``window_s`` of wall time have passed since ``since``;
+    the wall and CPU seconds since then."""
+    start_wall, start_cpu = since
+    wall, cpu = _clocks()
+    while wall - start_wall < window_s:
+        wall, cpu = _clocks()
+    return wall - start_wall, cpu - start_cpu
+
+
 def contention(since: tuple[float, float] | None = None) -> float:
     """Wall seconds per CPU second this process gets now (at least 1): how many times longer
     than on an idle core CPU-bound work takes. Measured over the CPU-bound work since
@@ -181,19 +203,30 @@ def contention(since: tuple[float, float] | None = None) -> float:
     spinning until CONTENTION_WINDOW_S of wall time have passed. The load average would lag
     by a minute: at the same load average of 5 on 2 cores, commands took 2.7x and 1.3x their
     CPU time, a few minutes apart (docs/study.md)."""
-    start_wall, start_cpu = since or _clocks()
-    wall, cpu = _clocks()
-    while wall - start_wall < CONTENTION_WINDOW_S:
-        wall, cpu = _clocks()
-    used = cpu - start_cpu
-    return max(1.0, (wall - start_wall) / used) if used > 0 else 1.0
+    wall, cpu = _spin(since or _clocks(), CONTENTION_WINDOW_S)
+    return max(1.0, wall / cpu) if cpu > 0 else 1.0
 
 
 def machine_stretch(jobs: int = 1, since: tuple[float, float] | None = None) -> float:
     """How many times longer than on an idle machine ``jobs`` simulations about to start take
-    now: the share of a core this process gets (``contention``), and the jobs' own sharing
-    of the cores when there are more of them than cores."""
-    return contention(since) * max(1.0, jobs / (os.cpu_count() or 1))
+    now. One job: ``contention``. Several share the cores with each other and with the other
+    processes: those are ``contention`` x cores - 1 runnable ones when this process got less
+    than a core, else the cores' busy time besides this process's over a 0.2 s spin
+    (``/proc/stat``; none where it cannot be read)."""
+    if jobs <= 1:
+        return contention(since)
+    cores = os.cpu_count() or 1
+    start, busy = _clocks(), _busy_cores_s()
+    wall, cpu = _spin(start, 4 * CONTENTION_WINDOW_S)
+    share = max(1.0, wall / cpu) if cpu > 0 else 1.0
+    after = _busy_cores_s()
+    if share > 1.05:  # less than a core: the cores are all taken, shared evenly
+        others = share * cores - 1
+    elif busy is not None and after is not None:
+        others = min(cores - 1.0, max(0.0, (after - busy - cpu) / wall))
+    else:
+        others = 0.0
+    return max(1.0, (others + jobs) / cores)
 
 
 def roofline_ns(info: PlatformInfo, macs: float, exps: float, offchip_bytes: float) -> float:
