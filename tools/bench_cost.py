@@ -4,17 +4,19 @@ table row per configuration, the figures docs/study.md records.
 For each configuration (the options of `attn-tlm run`, one configuration per line of a file
 or the built-in list below):
 
-- the prediction `attn-tlm run` announces (``estimate_cost(run).wall_s``) and its terms;
-- the command's wall time from that announcement to its exit (what the user waits for after
-  reading the prediction: the forkserver's start, the worker, printing the result), ``--reps``
-  times in fresh processes;
-- the worker's own wall and CPU time (``run_one`` in a worker, as the command runs it), and the
-  operations the replay simulated (fewer than the trace's when fast-forward skipped some).
+- the prediction on an idle machine (``STARTUP_S + estimate_cost(run).wall_s``) and the one the
+  command announces (stretched by the share of a core it measured, read from its line);
+- the command's wall and CPU time from that announcement to its exit (what the user waits for
+  after reading the prediction: the forkserver's start, the worker, printing the result; the
+  CPU time of the command, the forkserver and the worker), ``--reps`` times in fresh processes;
+- the worker's own CPU time (``run_one`` in a worker, as the command runs it) against the
+  model's work terms, and the operations the replay simulated (fewer than the trace's when
+  fast-forward skipped some).
 
 The machine's load average is printed with each row: on a shared machine wall times grow with
-the load, CPU times much less.
+the load, CPU times much less. ``--fixed`` measures only the start-up and per-run costs.
 
-    .venv/bin/python tools/bench_cost.py [--reps 2] [--json OUT.jsonl] [CONFIGS.txt]
+    .venv/bin/python tools/bench_cost.py [--reps 2] [--json OUT.jsonl] [--fixed] [CONFIGS.txt]
 """
 
 from __future__ import annotations
