@@ -219,6 +219,7 @@ def test_a_loaded_machine_stretches_the_announced_time(monkeypatch: pytest.Monke
         return wall, cpu
 
     monkeypatch.setattr(cost, "_clocks", clocks)
+    monkeypatch.setattr(cost, "_process_age", lambda: (3600.0, 1.0))  # long-lived: spins
     assert cost.contention() == pytest.approx(3.0)  # spun over at least 0.05 s of wall time
     monkeypatch.setattr(worker, "forkserver_started", lambda: True)
     run = resolve_run(RunConfig.of("flash2", 1024, 64))
@@ -241,6 +242,19 @@ def _cpu_share(monkeypatch: pytest.MonkeyPatch, share: float) -> None:
         return wall, cpu
 
     monkeypatch.setattr(cost, "_clocks", clocks)
+    monkeypatch.setattr(cost, "_process_age", lambda: None)
+
+
+def test_a_young_process_measures_its_share_over_its_start_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command's imports and set-up are CPU-bound: 0.25 CPU seconds in its first second
+    say it gets a quarter of a core, without spinning after a short estimate."""
+    _cpu_share(monkeypatch, 1.0)  # the estimate itself: too short to tell (10 ms)
+    monkeypatch.setattr(cost, "_process_age", lambda: (1.0, 0.25))
+    assert cost.contention() == 4.0
+    monkeypatch.setattr(cost, "_process_age", lambda: (60.0, 0.25))  # not young: spins
+    assert cost.contention() == pytest.approx(1.0)
 
 
 def test_a_sweeps_jobs_share_the_cores_with_each_other_and_the_rest(

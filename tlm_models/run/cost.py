@@ -167,6 +167,9 @@ class CostEstimate:
 #: Wall time over which the share of a core this process gets is measured (spinning when the
 #: cost estimate took less).
 CONTENTION_WINDOW_S = 0.05
+#: A process younger than this has spent its life starting up (imports, reading platforms):
+#: CPU-bound work whose pace tells the share of a core it gets.
+YOUNG_PROCESS_S = 10.0
 
 
 def _clocks() -> tuple[float, float]:
@@ -196,14 +199,37 @@ def _spin(since: tuple[float, float], window_s: float) -> tuple[float, float]:
     return wall - start_wall, cpu - start_cpu
 
 
+def _process_age() -> tuple[float, float] | None:
+    """Wall and CPU seconds since this process started (None where unknown)."""
+    import psutil
+
+    try:
+        process = psutil.Process()
+        wall = time.time() - process.create_time()
+        times = process.cpu_times()
+    except psutil.Error:
+        return None
+    return wall, times.user + times.system
+
+
 def contention(since: tuple[float, float] | None = None) -> float:
     """Wall seconds per CPU second this process gets now (at least 1): how many times longer
     than on an idle core CPU-bound work takes. Measured over the CPU-bound work since
-    ``since`` (``_clocks()`` at its start: ``announce`` passes the cost estimate's count),
-    spinning until CONTENTION_WINDOW_S of wall time have passed. The load average would lag
-    by a minute: at the same load average of 5 on 2 cores, commands took 2.7x and 1.3x their
-    CPU time, a few minutes apart (docs/study.md)."""
-    wall, cpu = _spin(since or _clocks(), CONTENTION_WINDOW_S)
+    ``since`` (``_clocks()`` at its start: ``announce`` passes the cost estimate's count);
+    when that lasted less than CONTENTION_WINDOW_S, over this process's life if it started
+    less than YOUNG_PROCESS_S ago (a command: its imports and set-up, CPU-bound too), else
+    by spinning until the window has passed. The load average would lag by a minute: at the
+    same load average of 5 on 2 cores, commands took 2.7x and 1.3x their CPU time, a few
+    minutes apart (docs/study.md)."""
+    start = since or _clocks()
+    wall, cpu = _clocks()
+    wall, cpu = wall - start[0], cpu - start[1]
+    if wall < CONTENTION_WINDOW_S:
+        age = _process_age()
+        if age is not None and CONTENTION_WINDOW_S <= age[0] <= YOUNG_PROCESS_S:
+            wall, cpu = age
+        else:
+            wall, cpu = _spin(start, CONTENTION_WINDOW_S)
     return max(1.0, wall / cpu) if cpu > 0 else 1.0
 
 
