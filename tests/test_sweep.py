@@ -273,28 +273,29 @@ def test_sweep_eta_weights_remaining_work_by_predicted_cost() -> None:
 
 def test_a_cheap_first_point_does_not_predict_an_hour() -> None:
     """The demo's symptom: a tiny configuration finishing first set the ETA for 50 large
-    ones. With costs, the rate is measured in cost per second and the ETA is right."""
+    ones. With costs (predicted seconds), the rate is measured in predicted seconds per second
+    and the ETA is right."""
     clock = FakeClock()
     keys = [f"cfg-{i}" for i in range(5)]
     progress = Progress(total=5, stream=io.StringIO(), timer=clock, pending=list(keys))
     progress.start()
     assert progress.eta() is None  # no costs, nothing finished: no ETA yet
-    progress.set_costs({"cfg-0": 1e4, "cfg-1": 1e6, "cfg-2": 1e6, "cfg-3": 1e6, "cfg-4": 1e6})
-    assert "ETA 3.1 s" in progress.line()  # 4.01e6 ops at the prior 1.3 M ops/s
+    progress.set_costs({"cfg-0": 0.01, "cfg-1": 1.0, "cfg-2": 1.0, "cfg-3": 1.0, "cfg-4": 1.0})
+    assert "ETA 4.0 s" in progress.line()  # 4.01 s as predicted (the prior rate 1)
     assert progress.stream.getvalue().splitlines()[-1] == (
-        "sweep: predicted 4.01 M ops in 5 configurations, about 3.1 s at 1.30 M ops/s per "
-        "worker x 1"
+        "sweep: predicted 5 configurations in about 4.0 s on 1 worker (4.0 s of runs)"
     )
     clock.now += 0.05
-    progress.finished("cfg-0", ok=True, wall_s=0.01)  # 1e6 ops/s
-    assert progress.eta() == pytest.approx(4.0)
+    progress.finished("cfg-0", ok=True, wall_s=0.02)  # half as fast as predicted
+    assert progress.eta() == pytest.approx(8.0)
     clock.now += 1.5  # the ETA counts down between events
-    assert progress.eta() == pytest.approx(2.5)
-    assert "ETA 2.5 s" in progress.line()
-    # 10 s later nothing else finished: the running jobs (1e6 ops each) do at most 1e5 ops/s,
-    # so the remaining 4e6 ops on one lane take at least 40 s: the ETA grows, never sits at 0.
+    assert progress.eta() == pytest.approx(6.5)
+    assert "ETA 6.5 s" in progress.line()
+    # 10 s later nothing else finished: the running job (1 predicted second) goes at most
+    # 1 / 11.5 predicted seconds per second, so the remaining 4 s take at least 46 s: the ETA
+    # grows, never sits at 0.
     clock.now += 10.0
-    assert progress.eta() == pytest.approx(4e6 / (1e6 / 11.5))
+    assert progress.eta() == pytest.approx(4.0 / (1.0 / 11.5))
 
 
 def _cli(argv: list[str]) -> int:

@@ -198,14 +198,14 @@ def sweep(
     else:
         runs = resolve_runs(configs)
     if progress:
-        from tlm_models.run.cost import predicted_ops
+        from tlm_models.run.cost import predicted_run_s
 
         # As `attn-tlm sweep`: the bar with an ETA from each configuration's predicted cost.
         run_sweep(
             configs,
             directory,
             executor=LocalExecutor(jobs),
-            cost_of=predicted_ops,
+            cost_of=predicted_run_s,
             resolved=runs,
         )
     else:

@@ -59,6 +59,10 @@ def main() -> None:
         binary = build_cpp_test(ROOT / "tools" / f"{name}.cpp")
         step(f"{name} {' '.join(args)} (docs/models/, docs/replayer.md)", [str(binary), *args])
     step("replay end to end (docs/replayer.md)", [PYTHON, "tools/bench_replay.py"])
+    step(
+        "predicted against measured wall time of runs (docs/study.md)",
+        [PYTHON, "tools/bench_cost.py", "--reps", "1"],
+    )
     for dataflow, n, d in (
         ("attenio", "131072", "64"),
         ("flash2", "131072", "128"),

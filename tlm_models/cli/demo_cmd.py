@@ -24,7 +24,7 @@ from tlm_models.cli.commands import add_command
 from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.errors import UserError
 from tlm_models.run.config import DEFAULT_PLATFORM, RunConfig
-from tlm_models.run.cost import predicted_ops
+from tlm_models.run.cost import predicted_run_s
 from tlm_models.study.grid import GridSpec, SweptSetting, expand_grid
 from tlm_models.study.report import load_results, render_summary, write_report
 from tlm_models.study.report_html import HTML_FILE
@@ -171,7 +171,7 @@ def _demo(args: argparse.Namespace) -> int:
         everything,
         args.out,
         executor=LocalExecutor(args.jobs),
-        cost_of=predicted_ops,
+        cost_of=predicted_run_s,
     )
     if summary.interrupted:
         return 130

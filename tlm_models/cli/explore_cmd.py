@@ -31,7 +31,7 @@ from tlm_models.explore.space import (
     space_points,
 )
 from tlm_models.run.config import RunConfig, parse_dataflows
-from tlm_models.run.cost import predicted_ops
+from tlm_models.run.cost import predicted_run_s
 from tlm_models.study.grid import MAX_GRID_CONFIGS, workload_fields
 from tlm_models.study.job import DEFAULT_JOB, load_job
 from tlm_models.study.store import ResultStore
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             job=job,
             executor=executor,
             retry_failed=args.retry_failed,
-            cost_of=predicted_ops if args.job == DEFAULT_JOB else None,
+            cost_of=predicted_run_s if args.job == DEFAULT_JOB else None,
         )
         latest = ResultStore(out).latest()
         interrupted = summary.interrupted

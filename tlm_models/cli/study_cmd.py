@@ -12,7 +12,7 @@ from tlm_models.cli.run_args import add_exact_arg, add_jobs_arg
 from tlm_models.cli.workload_args import add_workload_args, workload_grid
 from tlm_models.errors import UserError
 from tlm_models.run.config import DATAFLOWS, DEFAULT_PLATFORM, parse_dataflows, resolve_platform
-from tlm_models.run.cost import predicted_ops
+from tlm_models.run.cost import predicted_run_s
 from tlm_models.run.resolve import resolve_runs
 from tlm_models.study.grid import GridSpec, expand_grid, parse_swept_setting
 from tlm_models.study.job import DEFAULT_JOB, load_job
@@ -147,7 +147,7 @@ def _sweep(args: argparse.Namespace) -> int:
         job=job,
         executor=executor,
         retry_failed=args.retry_failed,
-        cost_of=predicted_ops if args.job == DEFAULT_JOB else None,
+        cost_of=predicted_run_s if args.job == DEFAULT_JOB else None,
         resolved=runs,
     )
     if args.timelines and not summary.interrupted:

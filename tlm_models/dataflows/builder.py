@@ -42,7 +42,10 @@ class CountBudgetExceeded(Exception):
 
 @dataclass
 class OpCount:
-    """What a trace holds, counted without building it: operations, MACs and exps.
+    """What a trace holds, counted without building it: operations, MACs and exps, the
+    bytes its loads and stores move (m x n each), and the emitter's loops
+    (``TraceBuilder.repeat`` calls: each costs the emitter Python work of its own, the largest
+    part of a run's wall time when its loops are short; run/cost.py).
     Counting stops with ``CountBudgetExceeded`` past ``deadline`` (``time.process_time``: CPU
     time, so that on a loaded machine a count reaches as far as on an idle one and a
     prediction does not fall back to a smaller, less telling count)."""
@@ -50,15 +53,19 @@ class OpCount:
     ops: int = 0
     macs: int = 0
     exps: int = 0
+    loops: int = 0
+    moved: int = 0
     deadline: float = math.inf
 
     def add(self, recs: np.ndarray, times: int = 1) -> None:
         self._check_deadline()
+        self.loops += 1
         kind = recs["kind"]
         size = recs["m"].astype(np.int64) * recs["n"].astype(np.int64)
         self.ops += len(recs) * times
         self.macs += int((size * recs["k"].astype(np.int64))[kind == OpKind.MATMUL].sum()) * times
         self.exps += int(size[kind == OpKind.EXP].sum()) * times
+        self.moved += int(size[(kind == OpKind.LOAD) | (kind == OpKind.STORE)].sum()) * times
 
     def add_one(self, rec: RecordTuple) -> None:
         if self.ops % 1024 == 0:
@@ -68,6 +75,8 @@ class OpCount:
             self.macs += rec[5] * rec[6] * rec[7]
         elif rec[0] == OpKind.EXP:
             self.exps += rec[5] * rec[6]
+        elif rec[0] in (OpKind.LOAD, OpKind.STORE):
+            self.moved += rec[5] * rec[6]
 
     def _check_deadline(self) -> None:
         if time.process_time() > self.deadline:

@@ -55,6 +55,11 @@ def _forkserver() -> ForkServerContext:
     return _context
 
 
+def forkserver_started() -> bool:
+    """Whether this process has started its forkserver (a later run only forks a worker)."""
+    return _context is not None
+
+
 def _die_with_parent() -> None:
     """Ends this worker when its parent (the forkserver) ends, and lets the forkserver end when
     the caller process is gone, however it ended: a killed run must not leave simulations

@@ -2,10 +2,12 @@
 each configuration's predicted cost.
 
 On a terminal a tqdm bar is redrawn about once a second; otherwise (a log file, CI) each
-finished configuration prints one plain line, so logs stay readable. The ETA divides the
-predicted cost still to run by the replay rate measured on the configurations that finished
-(their predicted cost over their own wall time), so a cheap first point does not predict an
-hour and an expensive one does not predict a minute. Between events the ETA counts down.
+finished configuration prints one plain line, so logs stay readable. A configuration's cost is
+its predicted wall time (run/cost.py); the ETA divides the predicted time still to run by the
+rate measured on the configurations that finished (their predicted time over their own wall
+time: how much faster or slower this machine runs now than the prediction assumed), so a
+cheap first point does not predict an hour and an expensive one does not predict a minute.
+Between events the ETA counts down.
 """
 
 from __future__ import annotations
@@ -53,14 +55,16 @@ class Progress(TerminalProgress):
 
     ``skipped`` are configurations already done before this run; they count as done but not
     toward the rate. ``costs`` maps the keys of the configurations to run to their predicted
-    cost (operations); it may fill in while the sweep runs (``set_costs``): until then, and
-    for keys without a cost, every configuration costs the mean.
+    cost (seconds of wall time in a worker); it may fill in while the sweep runs
+    (``set_costs``): until then, and for keys without a cost, every configuration costs the
+    mean. ``prior_rate`` is predicted seconds per wall second before any configuration
+    finished (1: as predicted).
     """
 
     total: int
     skipped: int = 0
     parallel: int = 1
-    prior_rate: float = 1.3e6
+    prior_rate: float = 1.0
     pending: list[str] = field(default_factory=list)
     done: int = 0
     failed: int = 0
@@ -89,10 +93,10 @@ class Progress(TerminalProgress):
         """One line with the sweep's predicted size, and a warning when it is large."""
         total = sum(costs.values())
         wall = sweep_eta([], list(costs.values()), self.parallel, self.prior_rate)
+        workers = f"{self.parallel} worker{'s' if self.parallel > 1 else ''}"
         text = (
-            f"sweep: predicted {format_count(total)} ops in {len(costs)} configurations, about "
-            f"{format_duration(wall)} at {format_count(self.prior_rate)} ops/s per worker "
-            f"x {self.parallel}"
+            f"sweep: predicted {len(costs)} configurations in about {format_duration(wall)} on "
+            f"{workers} ({format_duration(total)} of runs)"
         )
         if wall > LARGE_SWEEP_S:
             text += "; a large sweep: Ctrl-C stops it, the same command resumes it"

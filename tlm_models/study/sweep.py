@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from tlm_models.errors import UserError
 from tlm_models.files.output_file import check_output_directory
 from tlm_models.run.config import RunConfig
+from tlm_models.run.cost import machine_stretch
 from tlm_models.run.resolve import ResolvedRun, resolve_runs
 from tlm_models.study.executor import SweepBatch, SweepExecutor
 from tlm_models.study.executor_local import LocalExecutor
@@ -133,6 +134,8 @@ def _run_locked(
         parallel=max(1, min(len(to_run), _parallelism(executor))),
         pending=[config_of(item).key() for item in to_run],
     )
+    if isinstance(executor, LocalExecutor):  # its jobs share this machine's cores
+        progress.prior_rate = 1.0 / machine_stretch(progress.parallel)
     progress.failed = sum(1 for c in configs if not wanted(c) and "error" in latest[c.key()])
     progress.done -= progress.failed
     if latest or (out_dir / CSV_FILE).exists():
