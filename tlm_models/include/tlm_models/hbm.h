@@ -30,6 +30,7 @@
 #include "tlm_models/at_target.h"
 #include "tlm_models/burst_train.h"
 #include "tlm_models/dram_address_mapper.h"
+#include "tlm_models/dram_command_bus.h"
 #include "tlm_models/dram_controller.h"
 #include "tlm_models/dram_scheduler_fcfs.h"
 #include "tlm_models/dram_scheduler_frfcfs.h"
@@ -57,7 +58,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   // SC_THREADs), so requests outstanding together are reordered. write_drain "none": reads and
   // writes compete under the scheduler alone (DRAMSys' default FR-FCFS); "watermark": read and
   // write phases switched by the write-queue watermarks. command_bus: each command holds its bus
-  // for its cycles of t_ck (HBM2: ACT two cycles, JESD235).
+  // for its cycles of t_ck (HBM2: ACT two cycles, JESD235); pseudo_channels: how many
+  // consecutive channels (the pseudo-channels of one JEDEC channel) share those buses.
   struct Params : HbmMemoryParamFields {
     std::string check() const {
       std::string error = check_fields();
@@ -75,6 +77,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (refresh == "per_bank" && t_refi != sc_core::SC_ZERO_TIME && t_rfc_pb * banks >= t_refi)
         return "t_rfc_pb x banks must be shorter than t_refi";
       if (fidelity == "bank") {
+        if (channels % pseudo_channels != 0)
+          return "channels (" + std::to_string(channels) + ") must be a multiple of " +
+                 "pseudo_channels (" + std::to_string(pseudo_channels) +
+                 "; 1: every channel has command buses of its own)";
         if (std::string e = timing_in_range(); !e.empty()) return e;
         return DramAddressMapper(geometry_of(*this), address_mapping).error();
       }
@@ -328,9 +334,16 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     else
       scheduler = std::make_shared<FrFcfsScheduler>(p_.frfcfs_cap);
     controllers_.reserve(p_.channels);
+    std::shared_ptr<DramCommandBus> bus;
     for (unsigned i = 0; i < p_.channels; ++i) {
       controllers_.emplace_back(c, scheduler);
       controllers_.back().set_completion_sink(&done_);
+      // Channels kn .. kn + n - 1 (n = pseudo_channels) are the pseudo-channels of one JEDEC
+      // channel (the pseudo-channel is the low digit of the index, dram_address_mapper.h).
+      if (p_.pseudo_channels < 2 || t.ck == 0) continue;
+      const unsigned sharer = i % p_.pseudo_channels;
+      if (sharer == 0) bus = std::make_shared<DramCommandBus>(t, p_.pseudo_channels);
+      controllers_.back().share_command_bus(bus, sharer);
     }
   }
 
