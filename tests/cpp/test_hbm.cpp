@@ -377,25 +377,29 @@ TEST_CASE(bank_level_address_mapping_interleaves_channels) {
 }
 
 // Two pseudo-channels of one HBM2 channel (the defaults: tCK 2 ns, two-cycle ACT, split buses):
-// a 32 B read to each at 0 (addresses 0 and 256: channels 0 and 1). Own buses: both ACT at 0,
-// RD 14, data to 32, + 100 ns latency. Shared (pseudo_channels 2): channel 1's ACT waits for
-// channel 0's two cycles: ACT 4, RD 18, data to 36.
+// a 64 B read at 224 is a 32 B burst on each (channel 0's last burst of its granule, channel 1's
+// first). Own buses: both ACT at 0, RD 14, data to 32, + 100 ns latency. Shared
+// (pseudo_channels 2): the second ACT waits for the first's two cycles: ACT 4, RD 18, data to
+// 36. The same in call order (immediate) and with a scheduler process per pseudo-channel
+// (queued; whichever takes the bus first, the later one ends at 36).
 TEST_CASE(bank_level_pseudo_channels_share_the_command_buses) {
   std::vector<std::unique_ptr<HbmMemory>> mems;
   std::vector<std::unique_ptr<check::TestInitiator>> inis;
-  for (unsigned pcs : {1u, 2u}) {
-    HbmMemory::Params p = bank_level(2);
-    p.command_bus = "split";
-    p.pseudo_channels = pcs;
-    const std::string n = std::to_string(pcs);
-    mems.push_back(std::make_unique<HbmMemory>(("hbm" + n).c_str(), p));
-    inis.push_back(std::make_unique<check::TestInitiator>(
-        ("ini" + n).c_str(), [pcs](check::TestInitiator& ini) {
-          CHECK_EQ(ini.read_delay(0, 32), sc_time(132, SC_NS));
-          CHECK_EQ(ini.read_delay(256, 32), sc_time(pcs == 2 ? 136 : 132, SC_NS));
-        }));
-    inis.back()->socket.bind(mems.back()->target);
-  }
+  for (const char* mode : {"immediate", "queued"})
+    for (unsigned pcs : {1u, 2u}) {
+      HbmMemory::Params p = bank_level(2);
+      p.command_bus = "split";
+      p.pseudo_channels = pcs;
+      p.request_mode = mode;
+      const std::string n = std::string(mode) + std::to_string(pcs);
+      mems.push_back(std::make_unique<HbmMemory>(("hbm_" + n).c_str(), p));
+      inis.push_back(std::make_unique<check::TestInitiator>(
+          ("ini_" + n).c_str(), [pcs](check::TestInitiator& ini) {
+            const sc_time delay = ini.read_delay(224, 64);
+            CHECK_EQ(sc_time_stamp() + delay, sc_time(pcs == 2 ? 136 : 132, SC_NS));
+          }));
+      inis.back()->socket.bind(mems.back()->target);
+    }
   sc_start();
   for (const auto& ini : inis) CHECK(ini->finished());
 }
