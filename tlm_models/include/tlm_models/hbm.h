@@ -341,6 +341,7 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       // Channels kn .. kn + n - 1 (n = pseudo_channels) are the pseudo-channels of one JEDEC
       // channel (the pseudo-channel is the low digit of the index, dram_address_mapper.h).
       if (p_.pseudo_channels < 2 || t.ck == 0) continue;
+      bus_group_ = p_.pseudo_channels;
       const unsigned sharer = i % p_.pseudo_channels;
       if (sharer == 0) bus = std::make_shared<DramCommandBus>(t, p_.pseudo_channels);
       controllers_.back().share_command_bus(bus, sharer);
@@ -618,23 +619,37 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       f.by_bank.resize(p_.banks);
       controllers_[i].set_completion_listener(&f);
       controllers_[i].set_completion_sink(nullptr);
+    }
+    // One process per group of channels sharing command buses (a JEDEC channel's
+    // pseudo-channels; otherwise per channel), woken by any of their arrivals: at equal times
+    // the lower pseudo-channel takes the bus first, whatever order the kernel runs processes in.
+    for (unsigned first = 0; first < p_.channels; first += bus_group_) {
+      arrivals_of_.push_back(std::make_unique<sc_core::sc_event_or_list>());
       sc_core::sc_spawn_options o;
       o.spawn_method();
       o.dont_initialize();
-      o.set_sensitivity(&f.arrival);
-      sc_core::sc_spawn([this, i] { schedule(i); }, ("scheduler" + std::to_string(i)).c_str(), &o);
+      for (unsigned i = first; i < first + bus_group_; ++i) {
+        o.set_sensitivity(&fronts_[i]->arrival);
+        *arrivals_of_.back() |= fronts_[i]->arrival;
+      }
+      sc_core::sc_spawn([this, first] { schedule(first); },
+                        ("scheduler" + std::to_string(first)).c_str(), &o);
     }
   }
 
-  // The scheduler process of channel i: issues what is due now, then sleeps until the next
-  // command can issue or a request arrives.
-  void schedule(unsigned i) {
+  // The scheduler process of the channels from `first` (a group sharing command buses):
+  // issues what is due now, channel by channel, then sleeps until the next command can issue
+  // or a request arrives.
+  void schedule(unsigned first) {
     const Ticks now = now_ticks();
-    const Ticks next = controllers_[i].run_until(now);
+    Ticks next = DramController::never_ready();
+    for (unsigned i = first; i < first + bus_group_; ++i)
+      next = std::min(next, controllers_[i].run_until(now));
+    const sc_core::sc_event_or_list& arrival = *arrivals_of_[first / bus_group_];
     if (next == DramController::never_ready())
-      sc_core::next_trigger(fronts_[i]->arrival);
+      sc_core::next_trigger(arrival);
     else
-      sc_core::next_trigger(from_ticks(next - now), fronts_[i]->arrival);
+      sc_core::next_trigger(from_ticks(next - now), arrival);
   }
 
   // A run's last command has issued (so its data end is known): when the request's last run
@@ -772,6 +787,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   std::vector<std::uint64_t> train_shares_;  // a burst train's shares, burst-major
   std::vector<Ticks> train_arrivals_, train_ends_;
   std::vector<std::unique_ptr<ChannelFront>> fronts_;  // queued mode, per channel
+  unsigned bus_group_ = 1;  // channels sharing command buses (pseudo_channels when they do)
+  // Queued mode, per group of bus_group_ channels: any of their arrivals.
+  std::vector<std::unique_ptr<sc_core::sc_event_or_list>> arrivals_of_;
   std::vector<std::unique_ptr<InFlight>> in_flight_;   // queued mode: indexed by tag
   std::vector<std::uint32_t> free_in_flight_;
   std::unique_ptr<SparseStorage> storage_;
