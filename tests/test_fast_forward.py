@@ -93,6 +93,20 @@ def test_a_period_shorter_than_the_refresh_window_is_not_taken() -> None:
     assert period is not None and period.iterations == 3  # 30 ns >= 25 ns
 
 
+def test_a_period_must_span_min_span_iterations() -> None:
+    # Seven equal iterations and an odd one, every 8 (a bank-level loop's rows cycling): the
+    # last 3 repetitions of one iteration agree, so without a span the period found is 1,
+    # which misses the odd iterations. Spanning 32 iterations, the period of 8 shows.
+    steps = ([10.0] * 7 + [9.0]) * 4 + [10.0] * 4
+    data = ([64.0] * 7 + [32.0]) * 4 + [64.0] * 4
+    rows, its, starts = _rows(steps, data)
+    period = find_period(rows, its, starts, _columns(), FastForwardSettings())
+    assert period is not None and period.iterations == 1
+    period = find_period(rows, its, starts, _columns(), FastForwardSettings(min_span=32))
+    assert period is not None and period.exact and period.iterations == 8
+    assert period.deltas[("replay", "offchip_read")] == 7 * 64 + 32
+
+
 def test_a_long_exact_period_is_confirmed_by_two_repetitions() -> None:
     rows, its, starts = _rows([10, 20, 30, 40] * 2, [64, 0, 0, 128] * 2)  # 2 x 4 iterations
     period = find_period(rows, its, starts, _columns(), FastForwardSettings())

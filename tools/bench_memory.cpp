@@ -255,6 +255,7 @@ int sc_main(int argc, char** argv) {
   HbmMemory::Params bank = bw;  // one channel of it at bank level
   bank.fidelity = "bank";
   bank.channels = 1;
+  bank.pseudo_channels = 1;
   bank.size = std::uint64_t{512} << 20;
   // Rows of 1 KiB filling banks in turn (row : bank : column), so that "one bank" below means
   // one bank; 512 MiB = 2^29 B.

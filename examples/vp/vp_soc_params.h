@@ -64,6 +64,7 @@ inline tlm_models::HbmMemory::Params memory() {
   p.act_cycles = 2u;
   p.row_cycles = 1u;
   p.column_cycles = 1u;
+  p.pseudo_channels = 2u;
   p.storage = true;
   return p;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check.h"
+#include "tlm_models/dram_command_bus.h"
 #include "tlm_models/dram_controller.h"
 #include "tlm_models/dram_scheduler_fcfs.h"
 #include "tlm_models/dram_scheduler_frfcfs.h"
@@ -552,6 +553,80 @@ TEST_CASE(a_shared_command_bus_serialises_row_and_column_commands) {
     CHECK_EQ(c.done[r0], ns(shared ? 33 : 30));
     CHECK_EQ(c.done[r1], ns(13 + 14 + 14 + 2));
   }
+}
+
+// Two pseudo-channels of one channel (tCK 2 ns, split buses, two-cycle ACT), each a
+// controller of its own, with their command buses shared (JESD235) or not.
+struct PseudoChannels {
+  Ctl a, b;
+  explicit PseudoChannels(bool shared)
+      : a(bus_config()), b(bus_config()) {
+    if (!shared) return;
+    auto bus = std::make_shared<tlm_models::DramCommandBus>(bus_config().timing, 2);
+    a.ctl.share_command_bus(bus, 0);
+    b.ctl.share_command_bus(bus, 1);
+  }
+  static DramController::Config bus_config() {
+    auto cfg = config();
+    cfg.timing.ck = ns(2);
+    cfg.timing.act_cycles = 2;
+    cfg.timing.shared_command_bus = false;
+    return cfg;
+  }
+};
+
+// A read to bank 0 of each pseudo-channel at 0. Own buses: both ACT at 0, RD at 14 (tRCD),
+// data to 30. Shared: the second ACT waits for the first's two cycles (4), RD at 18, data to
+// 34. Then a row hit on each at 100: RD 100 on both, or 100 and 102 (one column cycle).
+TEST_CASE(pseudo_channels_sharing_command_buses_take_turns_on_them) {
+  for (bool shared : {false, true}) {
+    PseudoChannels pc(shared);
+    const unsigned a0 = pc.a.submit(0, 0, 0), b0 = pc.b.submit(0, 0, 0);
+    CHECK_EQ(pc.a.run(a0), 30.0);
+    CHECK_EQ(pc.b.run(b0), shared ? 34.0 : 30.0);
+    CHECK_EQ(pc.b.at(DramCommand::act, 0), shared ? 4.0 : 0.0);
+    CHECK_EQ(pc.b.at(DramCommand::rd, 0), shared ? 18.0 : 14.0);
+    const unsigned a1 = pc.a.submit(100, 0, 0), b1 = pc.b.submit(100, 0, 0);
+    CHECK_EQ(pc.a.run(a1), 116.0);
+    CHECK_EQ(pc.b.run(b1), shared ? 118.0 : 116.0);
+  }
+}
+
+// The shared bus holds in both directions: pseudo-channel A decides ACTs at 0 and 20 first;
+// B's ACT decided after them fits the gap when it is done before A's at 20 (arrival 15:
+// 15 + 4 <= 20), and goes after A's when it is not (arrival 17: B's tRRD_S after its ACT at 15
+// gives 19, A's ACT holds the row bus 20-24: at 24; own buses: at 19).
+TEST_CASE(a_shared_command_bus_keeps_a_gap_on_both_sides) {
+  PseudoChannels pc(true);
+  pc.a.run(pc.a.submit(0, 0, 0));
+  pc.a.run(pc.a.submit(20, 1, 0));
+  CHECK_EQ(pc.a.at(DramCommand::act, 1), 20.0);
+  pc.b.run(pc.b.submit(15, 0, 0));
+  pc.b.run(pc.b.submit(17, 1, 0));
+  CHECK_EQ(pc.b.at(DramCommand::act, 0), 15.0);
+  CHECK_EQ(pc.b.at(DramCommand::act, 1), 24.0);
+}
+
+// In time order (run_until, a scheduler per pseudo-channel): both requests arrive at 0; A's
+// scheduler runs first and issues its ACT at 0, so B's is due at 4 (the first two cycles).
+TEST_CASE(shared_command_buses_in_time_order) {
+  PseudoChannels pc(true);
+  pc.a.ctl.enqueue(0, 0, 0, 0, 1, 32, false, 0);
+  pc.b.ctl.enqueue(0, 0, 0, 0, 1, 32, false, 0);
+  CHECK_EQ(pc.a.ctl.run_until(0), ns(14));
+  CHECK_EQ(pc.b.ctl.run_until(0), ns(4));
+  CHECK_EQ(pc.b.ctl.run_until(ns(4)), ns(18));
+  CHECK_EQ(pc.b.at(DramCommand::act, 0), 4.0);
+}
+
+// History is dropped only where neither sharer may place a command: A forgets everything
+// before 100 us, B (still at 0) does not, so A's ACT at 0 still keeps B's ACT at 1 out until 4.
+TEST_CASE(a_shared_command_bus_keeps_what_a_sharer_still_needs) {
+  PseudoChannels pc(true);
+  pc.a.run(pc.a.submit(0, 0, 0));
+  pc.a.ctl.forget_before(ns(100000));
+  pc.b.run(pc.b.submit(1, 0, 0));
+  CHECK_EQ(pc.b.at(DramCommand::act, 0), 4.0);
 }
 
 // FR-FCFS across requests decided one after another: A0 opens row 0 of bank 0 (ACT 0, RD

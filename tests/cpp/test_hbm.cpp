@@ -2,6 +2,7 @@
 // storage, DMI, debug transport, statistics and the base protocol.
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -303,6 +304,7 @@ namespace {
 HbmMemory::Params bank_level(unsigned channels = 1) {
   HbmMemory::Params p = one_channel();
   p.channels = channels;
+  p.pseudo_channels = 1;  // channels of their own (pseudo-channels sharing buses: own cases)
   p.fidelity = "bank";
   p.t_refi = SC_ZERO_TIME;        // refresh has its own cases
   p.command_bus = "none";          // and so has the command bus
@@ -372,6 +374,34 @@ TEST_CASE(bank_level_address_mapping_interleaves_channels) {
   CHECK_EQ(b.mem.controller(0).stats().row_hits, 2u);
   CHECK_EQ(b.mem.controller(0).stats().row_misses, 4u);
   CHECK_EQ(b.mem.controller(1).stats().row_misses, 2u);
+}
+
+// Two pseudo-channels of one HBM2 channel (the defaults: tCK 2 ns, two-cycle ACT, split buses):
+// a 64 B read at 224 is a 32 B burst on each (channel 0's last burst of its granule, channel 1's
+// first). Own buses: both ACT at 0, RD 14, data to 32, + 100 ns latency. Shared
+// (pseudo_channels 2): the second ACT waits for the first's two cycles: ACT 4, RD 18, data to
+// 36. The same in call order (immediate) and with a scheduler process per pseudo-channel
+// (queued; whichever takes the bus first, the later one ends at 36).
+TEST_CASE(bank_level_pseudo_channels_share_the_command_buses) {
+  std::vector<std::unique_ptr<HbmMemory>> mems;
+  std::vector<std::unique_ptr<check::TestInitiator>> inis;
+  for (const char* mode : {"immediate", "queued"})
+    for (unsigned pcs : {1u, 2u}) {
+      HbmMemory::Params p = bank_level(2);
+      p.command_bus = "split";
+      p.pseudo_channels = pcs;
+      p.request_mode = mode;
+      const std::string n = std::string(mode) + std::to_string(pcs);
+      mems.push_back(std::make_unique<HbmMemory>(("hbm_" + n).c_str(), p));
+      inis.push_back(std::make_unique<check::TestInitiator>(
+          ("ini_" + n).c_str(), [pcs](check::TestInitiator& ini) {
+            const sc_time delay = ini.read_delay(224, 64);
+            CHECK_EQ(sc_time_stamp() + delay, sc_time(pcs == 2 ? 136 : 132, SC_NS));
+          }));
+      inis.back()->socket.bind(mems.back()->target);
+    }
+  sc_start();
+  for (const auto& ini : inis) CHECK(ini->finished());
 }
 
 TEST_CASE(bit_level_address_mapping) {
@@ -596,6 +626,17 @@ TEST_CASE(invalid_params_are_reported_fatally) {
   CHECK(q.check().find("t_ck") != std::string::npos);
   q.command_bus = "none";  // no bus: no clock needed
   CHECK(q.check().empty());
+  // Pseudo-channels group whole channels (bank level; the bandwidth level has no buses).
+  q = HbmMemory::Params{};
+  q.fidelity = "bank";
+  q.channels = 3;
+  CHECK_EQ(q.check(), std::string("channels (3) must be a multiple of pseudo_channels (2; 1: "
+                                  "every channel has command buses of its own)"));
+  q.fidelity = "bandwidth";
+  CHECK(q.check().empty());
+  q = HbmMemory::Params{};
+  q.pseudo_channels = 0;
+  CHECK_EQ(q.check(), std::string("pseudo_channels must be at least 1"));
   q = HbmMemory::Params{};
   q.act_cycles = 0;
   CHECK(q.check().find("act_cycles") != std::string::npos);

@@ -43,6 +43,7 @@ HbmMemory::Params small_hbm() {
 HbmMemory::Params queued_channel(const std::string& scheduler, unsigned cap = 16) {
   HbmMemory::Params p;
   p.channels = 1;
+  p.pseudo_channels = 1;
   p.size = 1 << 30;
   p.fidelity = "bank";
   p.latency = SC_ZERO_TIME;

@@ -181,6 +181,7 @@ TEST_CASE(a_memory_that_waits_in_b_transport_is_timed_from_its_return) {
   TrafficGenerator gen("gen", g);
   HbmMemory::Params hp = one_channel();
   hp.fidelity = "bank";
+  hp.pseudo_channels = 1;
   hp.latency = SC_ZERO_TIME;
   hp.t_refi = SC_ZERO_TIME;
   hp.address_mapping = "row:12 bank:2 bankgroup:2 column:10";

@@ -91,6 +91,12 @@ class FastForwardSettings:
     statistical: StatisticalSettings | None = None
     #: Search for a period once this many new snapshot rows have come (1: at every poll).
     search_every: int = 1
+    #: Iterations a period's repetitions must span at least (0: ``confirm`` repetitions are
+    #: enough). On a bank-level memory the rows and banks a loop's blocks hit can cycle over
+    #: several iterations, so a short period may repeat a few times inside a longer one and miss
+    #: its odd iteration (FlashAttention-2 at 8K on HBM2 with shared command buses: seven equal
+    #: iterations, then one with fewer row conflicts, every 8).
+    min_span: int = 0
 
     def depth(self) -> int:
         """Snapshot rows kept while watching: enough for every rule."""
@@ -99,7 +105,8 @@ class FastForwardSettings:
 
     def repetitions(self, period: int, exact: bool) -> int:
         """Repetitions of a period of ``period`` iterations that confirm it."""
-        return self.confirm_long if exact and period >= self.long_period else self.confirm
+        own = self.confirm_long if exact and period >= self.long_period else self.confirm
+        return max(own, -(-self.min_span // period))
 
 
 class IterationControl:
@@ -322,8 +329,13 @@ def settings_for(
         policy=policy,
         estimate_budget=budget,
     )
+    # Exact periods are confirmed over max_period iterations: a period up to that long shows.
     return FastForwardSettings(
-        min_period_ps=4 * refresh, statistical=statistical, budget=budget, search_every=8
+        min_period_ps=4 * refresh,
+        statistical=statistical,
+        budget=budget,
+        search_every=8,
+        min_span=FastForwardSettings.max_period,
     )
 
 

@@ -332,6 +332,19 @@ def _hbm_bank_level_params() -> tuple[ParamSpec, ...]:
             minimum=1,
             unit="cycles",
         ),
+        # JESD235 (HBM2) pseudo-channel mode: the two pseudo-channels of a channel share its
+        # row and column command pins (a PC bit names the target), as DRAMSys' HBM2 checker
+        # keeps one row and one column bus per channel. Default 2: the defaults are an HBM2
+        # pseudo-channel (hbm2-attenio.yaml).
+        _p(
+            "pseudo_channels",
+            "count",
+            2,
+            "pseudo-channels per JEDEC channel: this many consecutive channels (the `channels` "
+            "count is pseudo-channels) share one set of command buses; 1: each channel has its "
+            "own (bank fidelity; `channels` must be a multiple)",
+            minimum=1,
+        ),
     )
 
 

@@ -11,13 +11,18 @@ flight queued in the controller (decisions in time order). Prints a Markdown tab
 simulated time, bandwidth, mean, p50 and p99 latency, row-hit rate and command counts, with
 the project's deviation.
 
+HBM2 has two pseudo-channels per channel, which the reference addresses with its PSEUDOCHANNEL
+bit and whose row and column command buses its checker shares; the project plays them as two
+channels with `pseudo_channels` 2 (shared buses) and, on the patterns that use both, also 1
+(buses of their own), so the table shows what sharing changes.
+
 HBM3 is not compared here: DRAMSys 5.0 has no HBM3 memspec, checker or DRAM model, and later
 public releases build HBM3 only from their non-public extensions. validate_ramulator.py compares
 it with Ramulator 2.
 
     make validate                      # or:
     python tools/dram_reference/validate.py [--requests 50000] [--parts hbm2,ddr4,lpddr4]
-        [--outstanding 128]
+        [--outstanding 128] [--patterns "random reads, both PCs,..."]
 
 Environment: DRAMSYS_SOURCE, DRAMSYS_TAG, DRAMSYS_WORK as for build_dramsys.sh.
 """
@@ -89,8 +94,12 @@ def overrides_for(part: Part, spec: dict[str, Any], mapping: dict[str, Any]) -> 
     def ns(cycles: float) -> str:  # whole picoseconds, the resolution of both simulators
         return f"{round(cycles * ck * 1000)}ps"
 
+    # HBM2: both pseudo-channels of the reference's channel, as two channels sharing their
+    # command buses (its checker's one row and one column bus per channel).
+    pcs = arch.get("nbrOfPseudoChannels", 1)
     common = {
-        "channels": 1,
+        "channels": pcs,
+        "pseudo_channels": pcs,
         "channel_bandwidth": f"{bandwidth:.0f}B/s",
         "burst_bytes": f"{burst_bytes}B",
         "banks": banks,
@@ -146,6 +155,7 @@ FIELDS = {
     "ROW_BIT": "row",
     "BANK_BIT": "bank",
     "BANKGROUP_BIT": "bankgroup",
+    "PSEUDOCHANNEL_BIT": "pseudochannel",
 }
 
 
@@ -162,12 +172,19 @@ def column_bits(mapping: dict[str, Any]) -> int:
 
 
 def total_bits(mapping: dict[str, Any]) -> int:
-    return max(_bit_fields(mapping)) + 1
+    """Address bits of one pseudo-channel (the whole channel when it has none)."""
+    return sum(1 for f in _bit_fields(mapping).values() if f != "pseudochannel")
+
+
+def pseudo_channel_bit(mapping: dict[str, Any]) -> int | None:
+    """The address bit that selects the pseudo-channel (HBM2), if the mapping has one."""
+    bits = [b for b, f in _bit_fields(mapping).items() if f == "pseudochannel"]
+    return bits[0] if len(bits) == 1 else None
 
 
 def bit_mapping(mapping: dict[str, Any], burst_bytes: int) -> str:
     """The reference's bit lists as the project's `field:bits` string, most significant first
-    (channel, rank and pseudo-channel bits are left out: one channel, addresses below them)."""
+    (its pseudo-channel bit included; channel and rank bits are left out: one channel)."""
     bits = _bit_fields(mapping)
     if sorted(bits) != list(range(len(bits))):
         raise SystemExit("reference mapping: channel/rank bits inside the address are unsupported")
@@ -190,13 +207,28 @@ PATTERNS = (
     "stride 16 KiB",
     "four bank streams",
     "one bank, two rows",
+    # Both pseudo-channels of the HBM2 channel (request i to pseudo-channel i % 2), where the
+    # shared command buses matter.
+    "sequential, both PCs",
+    "random reads, both PCs",
+    "random mixed, both PCs",
 )
+BOTH = ", both PCs"
 
 
 def pattern(
     name: str, n: int, burst: int, mapping: dict[str, Any]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Addresses and write flags of `n` one-burst requests."""
+    if name.endswith(BOTH):
+        pc = pseudo_channel_bit(mapping)
+        assert pc is not None
+        one, one_writes = pattern(name.removesuffix(BOTH), n, burst, mapping)
+        # Each pseudo-channel walks the pattern from its start (sequential: both stream), or
+        # takes every other request of it (random: independent addresses).
+        k = np.arange(n) if name.startswith("random") else np.arange(n) // 2
+        side = (np.arange(n, dtype=np.uint64) % np.uint64(2)) << np.uint64(pc)
+        return one[k] | side, one_writes[k]
     i = np.arange(n, dtype=np.uint64)
     space = np.uint64(2 ** total_bits(mapping))
     bits = _bit_fields(mapping)
@@ -348,10 +380,11 @@ def table_row(
     metrics: tuple[str, ...],
     whole: tuple[str, ...] = (),
     extra: tuple[str, ...] = (),
+    suffix: str = "",
 ) -> tuple[str, float]:
     """Prints one pattern's Markdown row, `ours / reference (deviation)` per metric (those in
     `whole` as whole numbers, the rest to four significant digits), then the `extra` cells;
-    returns the row's mode and its relative time deviation."""
+    returns the row's mode (with `suffix`) and its relative time deviation."""
 
     def fmt(value: float, metric: str) -> str:
         return f"{value:,.0f}" if metric in whole else f"{value:,.4g}"
@@ -359,7 +392,7 @@ def table_row(
     cells = [
         f"{fmt(ours[m], m)} / {fmt(ref[m], m)} ({deviation(ours[m], ref[m])})" for m in metrics
     ]
-    mode = f"{outstanding} in flight" if outstanding else "immediate"
+    mode = (f"{outstanding} in flight" if outstanding else "immediate") + suffix
     print(f"| {name} | {mode} | " + " | ".join([*cells, *extra]) + " |", flush=True)
     return mode, abs(ours["time_ns"] - ref["time_ns"]) / ref["time_ns"]
 
@@ -385,6 +418,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=50_000)
     parser.add_argument("--parts", default="hbm2,ddr4,lpddr4")
     parser.add_argument("--binary", help="a built reference simulator (skips the build)")
+    parser.add_argument(
+        "--patterns",
+        help="the patterns to run, separated by ';' (their names hold commas; default: all)",
+    )
     parser.add_argument(
         "--outstanding",
         type=int,
@@ -419,14 +456,24 @@ def main() -> None:
         print("| pattern | requests | " + " | ".join(METRICS) + " |")
         print("|---|---|" + "---|" * len(METRICS))
         worst: dict[str, tuple[float, str]] = {}
-        for p in PATTERNS:
+        chosen = args.patterns.split(";") if args.patterns else PATTERNS
+        for p in chosen:
+            if p not in PATTERNS:
+                raise SystemExit(f"--patterns: unknown pattern {p!r}; known: {'; '.join(PATTERNS)}")
+            both = p.endswith(BOTH)
+            if both and pseudo_channel_bit(mapping) is None:
+                continue  # the part has no pseudo-channels
             trace = work / (p.replace(" ", "_").replace("/", "_").replace(",", "") + ".stl")
             write_stl(trace, *pattern(p, args.requests, burst, mapping), burst)
             ref = run_reference(Path(binary), configs, work, part, trace)
-            for outstanding in (0, args.outstanding) if args.outstanding else (0,):
-                ours = run_project(trace, overrides, outstanding)
-                mode, off = table_row(p, outstanding, ours, ref, METRICS)
-                worst[mode] = max(worst.get(mode, (0.0, "")), (off, p))
+            # With both pseudo-channels busy, also with command buses of their own.
+            for buses, extra in (("", ()), (", own buses", ("hbm.pseudo_channels=1",)))[
+                : 2 if both else 1
+            ]:
+                for outstanding in (0, args.outstanding) if args.outstanding else (0,):
+                    ours = run_project(trace, (*overrides, *extra), outstanding)
+                    mode, off = table_row(p, outstanding, ours, ref, METRICS, suffix=buses)
+                    worst[mode] = max(worst.get(mode, (0.0, "")), (off, p))
         print()
         for mode, (off, p) in worst.items():
             print(f"{name}, {mode}: largest time deviation {off * 100:.1f} % ({p})")

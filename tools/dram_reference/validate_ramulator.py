@@ -153,6 +153,8 @@ def overrides_for(part: dict[str, Any]) -> tuple[str, ...]:
     write_buffer = int(part["write_buffer"])
     fields: dict[str, Any] = {
         "channels": 1,
+        # One pseudo-channel carries the traces: its sibling's share of the command buses is idle.
+        "pseudo_channels": 1,
         "channel_bandwidth": f"{burst / (clocks(part, 'nBL') * ck_ps * 1e-12):.0f}B/s",
         "burst_bytes": f"{burst}B",
         "banks": 2 ** (bits["BankGroup"] + bits["Bank"]),

@@ -152,6 +152,10 @@ class DramController {
   }
   const DramChannelStats& stats() const { return stats_; }
   const DramTimingChecker& checker() const { return checker_; }
+  // Command buses shared with the channel's other pseudo-channels (dram_command_bus.h).
+  void share_command_bus(std::shared_ptr<DramCommandBus> bus, unsigned sharer) {
+    checker_.share_command_bus(std::move(bus), sharer);
+  }
   ActivityLog& activity() { return activity_; }
   const ActivityLog& activity() const { return activity_; }
   bool row_open(unsigned bank) const { return banks_[bank].open; }

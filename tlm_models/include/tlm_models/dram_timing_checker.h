@@ -7,7 +7,8 @@
 // both directions, so a command may go into a gap left between commands issued before it as
 // long as it keeps its distance to both sides:
 //   ACT: tRRD_S/L, tFAW;  RD/WR: tCCD_S/L, the data bus, tRTW (RD before WR), tWTR_S/L (write
-//   data before RD);  every command: its command bus (tCK x its cycles; HBM's two-cycle ACT)
+//   data before RD);  every command: its command bus (tCK x its cycles; HBM's two-cycle ACT),
+//   this checker's own or shared with the channel's other pseudo-channels (dram_command_bus.h)
 // A request that reaches the controller after others were decided thus takes the slots they
 // left free: a bank that stalls (a row conflict, a refresh) holds up only its own commands.
 #ifndef TLM_MODELS_DRAM_TIMING_CHECKER_H
@@ -15,9 +16,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "tlm_models/dram_command.h"
+#include "tlm_models/dram_command_bus.h"
 #include "tlm_models/dram_time_list.h"
 #include "tlm_models/dram_timing.h"
 #include "tlm_models/time_ticks.h"
@@ -35,6 +38,13 @@ class DramTimingChecker {
   }
 
   const DramTiming& timing() const { return t_; }
+
+  // Command buses shared with other pseudo-channels of the channel (dram_command_bus.h), this
+  // checker being sharer `s` of them; without, the buses are this checker's own.
+  void share_command_bus(std::shared_ptr<DramCommandBus> bus, unsigned s) {
+    shared_bus_ = std::move(bus);
+    sharer_ = s;
+  }
 
   // The earliest time >= `from` at which `c` to `bank` (in `group`) may issue.
   Ticks earliest(DramCommand c, unsigned bank, unsigned group, Ticks from = 0) const {
@@ -61,6 +71,7 @@ class DramTimingChecker {
   Ticks issue(DramCommand c, unsigned bank, unsigned group, Ticks at) {
     Bank& b = bank_[bank];
     Group& g = group_[group];
+    if (shared_bus_) shared_bus_->record(c, at);
     if (t_.reorder_window && at > latest_) {
       latest_ = at;
       const Ticks w = t_.reorder_window;
@@ -109,6 +120,7 @@ class DramTimingChecker {
   // No command will be asked for before `t` any more (every later request arrives at or after
   // it): issue times too old to constrain one are dropped.
   void forget_before(Ticks t) {
+    if (shared_bus_) shared_bus_->forget_before(sharer_, t);
     if (t <= horizon_) return;
     const Ticks old = t - horizon_;
     for (Group& g : group_)
@@ -207,6 +219,7 @@ class DramTimingChecker {
   // The command bus: each command holds it for its cycles.
   Ticks on_command_bus(DramCommand c, Ticks t) const {
     if (t_.ck == 0) return t;
+    if (shared_bus_) return shared_bus_->clear_of(c, t);
     const Ticks act = t_.ck * t_.act_cycles, row = t_.ck * t_.row_cycles,
                 col = t_.ck * t_.column_cycles;
     const Ticks own = c == DramCommand::act ? act : is_row(c) ? row : col;
@@ -236,6 +249,8 @@ class DramTimingChecker {
   Ticks latest_ = 0;     // the latest command decided
   Ticks floor_ = 0;      // latest_ - reorder_window, moved in steps of an eighth of it
   mutable std::vector<Ticks> below_, above_;
+  std::shared_ptr<DramCommandBus> shared_bus_;  // null: the buses are this checker's own
+  unsigned sharer_ = 0;
 };
 
 }  // namespace tlm_models

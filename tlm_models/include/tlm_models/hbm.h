@@ -30,6 +30,7 @@
 #include "tlm_models/at_target.h"
 #include "tlm_models/burst_train.h"
 #include "tlm_models/dram_address_mapper.h"
+#include "tlm_models/dram_command_bus.h"
 #include "tlm_models/dram_controller.h"
 #include "tlm_models/dram_scheduler_fcfs.h"
 #include "tlm_models/dram_scheduler_frfcfs.h"
@@ -57,7 +58,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   // SC_THREADs), so requests outstanding together are reordered. write_drain "none": reads and
   // writes compete under the scheduler alone (DRAMSys' default FR-FCFS); "watermark": read and
   // write phases switched by the write-queue watermarks. command_bus: each command holds its bus
-  // for its cycles of t_ck (HBM2: ACT two cycles, JESD235).
+  // for its cycles of t_ck (HBM2: ACT two cycles, JESD235); pseudo_channels: how many
+  // consecutive channels (the pseudo-channels of one JEDEC channel) share those buses.
   struct Params : HbmMemoryParamFields {
     std::string check() const {
       std::string error = check_fields();
@@ -75,6 +77,10 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       if (refresh == "per_bank" && t_refi != sc_core::SC_ZERO_TIME && t_rfc_pb * banks >= t_refi)
         return "t_rfc_pb x banks must be shorter than t_refi";
       if (fidelity == "bank") {
+        if (channels % pseudo_channels != 0)
+          return "channels (" + std::to_string(channels) + ") must be a multiple of " +
+                 "pseudo_channels (" + std::to_string(pseudo_channels) +
+                 "; 1: every channel has command buses of its own)";
         if (std::string e = timing_in_range(); !e.empty()) return e;
         return DramAddressMapper(geometry_of(*this), address_mapping).error();
       }
@@ -328,9 +334,17 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     else
       scheduler = std::make_shared<FrFcfsScheduler>(p_.frfcfs_cap);
     controllers_.reserve(p_.channels);
+    std::shared_ptr<DramCommandBus> bus;
     for (unsigned i = 0; i < p_.channels; ++i) {
       controllers_.emplace_back(c, scheduler);
       controllers_.back().set_completion_sink(&done_);
+      // Channels kn .. kn + n - 1 (n = pseudo_channels) are the pseudo-channels of one JEDEC
+      // channel (the pseudo-channel is the low digit of the index, dram_address_mapper.h).
+      if (p_.pseudo_channels < 2 || t.ck == 0) continue;
+      bus_group_ = p_.pseudo_channels;
+      const unsigned sharer = i % p_.pseudo_channels;
+      if (sharer == 0) bus = std::make_shared<DramCommandBus>(t, p_.pseudo_channels);
+      controllers_.back().share_command_bus(bus, sharer);
     }
   }
 
@@ -605,23 +619,37 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
       f.by_bank.resize(p_.banks);
       controllers_[i].set_completion_listener(&f);
       controllers_[i].set_completion_sink(nullptr);
+    }
+    // One process per group of channels sharing command buses (a JEDEC channel's
+    // pseudo-channels; otherwise per channel), woken by any of their arrivals: at equal times
+    // the lower pseudo-channel takes the bus first, whatever order the kernel runs processes in.
+    for (unsigned first = 0; first < p_.channels; first += bus_group_) {
+      arrivals_of_.push_back(std::make_unique<sc_core::sc_event_or_list>());
       sc_core::sc_spawn_options o;
       o.spawn_method();
       o.dont_initialize();
-      o.set_sensitivity(&f.arrival);
-      sc_core::sc_spawn([this, i] { schedule(i); }, ("scheduler" + std::to_string(i)).c_str(), &o);
+      for (unsigned i = first; i < first + bus_group_; ++i) {
+        o.set_sensitivity(&fronts_[i]->arrival);
+        *arrivals_of_.back() |= fronts_[i]->arrival;
+      }
+      sc_core::sc_spawn([this, first] { schedule(first); },
+                        ("scheduler" + std::to_string(first)).c_str(), &o);
     }
   }
 
-  // The scheduler process of channel i: issues what is due now, then sleeps until the next
-  // command can issue or a request arrives.
-  void schedule(unsigned i) {
+  // The scheduler process of the channels from `first` (a group sharing command buses):
+  // issues what is due now, channel by channel, then sleeps until the next command can issue
+  // or a request arrives.
+  void schedule(unsigned first) {
     const Ticks now = now_ticks();
-    const Ticks next = controllers_[i].run_until(now);
+    Ticks next = DramController::never_ready();
+    for (unsigned i = first; i < first + bus_group_; ++i)
+      next = std::min(next, controllers_[i].run_until(now));
+    const sc_core::sc_event_or_list& arrival = *arrivals_of_[first / bus_group_];
     if (next == DramController::never_ready())
-      sc_core::next_trigger(fronts_[i]->arrival);
+      sc_core::next_trigger(arrival);
     else
-      sc_core::next_trigger(from_ticks(next - now), fronts_[i]->arrival);
+      sc_core::next_trigger(from_ticks(next - now), arrival);
   }
 
   // A run's last command has issued (so its data end is known): when the request's last run
@@ -759,6 +787,9 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   std::vector<std::uint64_t> train_shares_;  // a burst train's shares, burst-major
   std::vector<Ticks> train_arrivals_, train_ends_;
   std::vector<std::unique_ptr<ChannelFront>> fronts_;  // queued mode, per channel
+  unsigned bus_group_ = 1;  // channels sharing command buses (pseudo_channels when they do)
+  // Queued mode, per group of bus_group_ channels: any of their arrivals.
+  std::vector<std::unique_ptr<sc_core::sc_event_or_list>> arrivals_of_;
   std::vector<std::unique_ptr<InFlight>> in_flight_;   // queued mode: indexed by tag
   std::vector<std::uint32_t> free_in_flight_;
   std::unique_ptr<SparseStorage> storage_;

@@ -118,6 +118,10 @@ struct HbmMemoryParamFields {
   unsigned row_cycles = 1;
   // command bus cycles of a RD or WR (cycles)
   unsigned column_cycles = 1;
+  // pseudo-channels per JEDEC channel: this many consecutive channels (the `channels` count is
+  // pseudo-channels) share one set of command buses; 1: each channel has its own (bank fidelity;
+  // `channels` must be a multiple)
+  unsigned pseudo_channels = 2;
   // keep the data (sparse, 64 KiB pages)
   bool storage = false;
 
@@ -152,6 +156,7 @@ struct HbmMemoryParamFields {
     if (act_cycles < 1) return "act_cycles must be at least 1";
     if (row_cycles < 1) return "row_cycles must be at least 1";
     if (column_cycles < 1) return "column_cycles must be at least 1";
+    if (pseudo_channels < 1) return "pseudo_channels must be at least 1";
     return "";
   }
 };
