@@ -7,6 +7,8 @@ import fcntl
 import hashlib
 import os
 import subprocess
+import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -113,10 +115,35 @@ def main() -> int:
         build_cpp_test(source)
         return f"  {source.relative_to(ROOT)} ({time.perf_counter() - began:.0f} s)"
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for done, line in enumerate(as_completed(pool.submit(build, s) for s in stale), 1):
-            print(f"{line.result()} [{done}/{len(stale)}]", flush=True)
-    print(f"C++ test programs built in {time.perf_counter() - started:.0f} s", flush=True)
+    # On a terminal a status line counts the seconds while the compilers run (one program
+    # took 97 s on a loaded machine: a minute and a half without a byte looks like a hang).
+    terminal = sys.stdout.isatty()
+    prefix = "\r\x1b[2K" if terminal else ""
+    done = 0
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            with lock:
+                elapsed = time.perf_counter() - started
+                print(f"\r  compiling … {done}/{len(stale)} done, {elapsed:.0f} s", end="",
+                      flush=True)  # fmt: skip
+
+    ticker = threading.Thread(target=tick, name="cpp-build-ticker", daemon=True)
+    if terminal:
+        ticker.start()
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for line in as_completed(pool.submit(build, s) for s in stale):
+                with lock:
+                    done += 1
+                    print(f"{prefix}{line.result()} [{done}/{len(stale)}]", flush=True)
+    finally:
+        stop.set()
+        if terminal:
+            ticker.join()
+    print(f"{prefix}C++ test programs built in {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 
 
