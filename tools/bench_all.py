@@ -55,6 +55,7 @@ def main() -> None:
         ("bench_memory", ["onchip"]),
         ("bench_engines", ["64"]),
         ("bench_replayer", ["10000000"]),
+        ("bench_dram_controller", []),
     ):
         binary = build_cpp_test(ROOT / "tools" / f"{name}.cpp")
         step(f"{name} {' '.join(args)} (docs/models/, docs/replayer.md)", [str(binary), *args])

@@ -1,6 +1,8 @@
 // DramController: each timing constraint on a hand-built command sequence with its exact
 // expected issue time, the scheduler, page policies, write phases, backpressure and refresh.
 // Times are in ns; bank b is in bank group b % 4.
+#include <algorithm>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -629,6 +631,21 @@ TEST_CASE(a_shared_command_bus_keeps_what_a_sharer_still_needs) {
   CHECK_EQ(pc.b.at(DramCommand::act, 0), 4.0);
 }
 
+// The shared buses answer with a time clear of all their commands at once (the checker stops
+// once every check holds, so each check must hold at its own answer): an ACT asked for at 4
+// with a PRE at 5 (row bus 5-7: an ACT must end by 5 or start at 7) and an ACT at 10 (an ACT
+// must end by 10 or start at 14) is pushed by the PRE to 7, which the ACT at 10 rules out,
+// so 14. One pass over the lists would answer 7.
+TEST_CASE(a_shared_command_bus_answers_a_time_clear_of_every_list) {
+  const auto t = PseudoChannels::bus_config().timing;  // tCK 2 ns: ACT 4 ns, PRE 2 ns
+  tlm_models::DramCommandBus bus(t, 2);
+  bus.record(DramCommand::act, ns(10));
+  bus.record(DramCommand::pre, ns(5));
+  CHECK_EQ(bus.clear_of(DramCommand::act, ns(4)), ns(14));
+  CHECK_EQ(bus.clear_of(DramCommand::act, ns(1)), ns(1));   // ends at 5, before the PRE
+  CHECK_EQ(bus.clear_of(DramCommand::rd, ns(5)), ns(5));    // the column bus is free
+}
+
 // FR-FCFS across requests decided one after another: A0 opens row 0 of bank 0 (ACT 0, RD
 // 14), B0 conflicts (PRE 33, ACT 50, RD 64). Later requests to row 0 that arrived at 0 are hits
 // a controller would have served before that PRE: they take RDs at 18, 22, 26 (tCCD_L) in
@@ -669,6 +686,83 @@ TEST_CASE(a_timing_parameter_near_the_time_range_stops_instead_of_hanging) {
   c.submit(0, 1, 1);
   c.submit(0, 0, 2);
   CHECK(check::stops_past_time_range([&] { c.ctl.drain(); }));
+}
+
+// The tFAW search scans the zones the list's runs of four ACTs forbid (dram_time_list.h); here
+// against the definition on small random lists: the earliest t >= from at which, with t
+// added, every five consecutive times that hold t span at least the window.
+TEST_CASE(the_four_activate_window_search_matches_its_definition) {
+  std::mt19937 rng(7);
+  const Ticks window = 30;
+  for (int round = 0; round < 300; ++round) {
+    tlm_models::DramTimeList list;
+    std::vector<Ticks> times;
+    const int n = static_cast<int>(rng() % 12);
+    for (int i = 0; i < n; ++i) {
+      const Ticks t = rng() % 120;
+      times.push_back(t);
+      list.insert(t);  // out of order: the insert's search places it
+    }
+    std::sort(times.begin(), times.end());
+    // (The random list itself may break the window: only runs that hold t count.)
+    auto fits = [&](Ticks t) {
+      std::vector<Ticks> all = times;
+      const auto pos = all.insert(std::upper_bound(all.begin(), all.end(), t), t);
+      const std::ptrdiff_t at = pos - all.begin();
+      for (std::ptrdiff_t i = std::max<std::ptrdiff_t>(0, at - 4);
+           i <= at && i + 4 < static_cast<std::ptrdiff_t>(all.size()); ++i)
+        if (all[static_cast<std::size_t>(i + 4)] - all[static_cast<std::size_t>(i)] < window)
+          return false;
+      return true;
+    };
+    const Ticks from = rng() % 140;
+    Ticks expected = from;
+    while (!fits(expected)) ++expected;
+    CHECK_EQ(list.clear_of_windows(from, 4, window), expected);
+  }
+}
+
+// The controller re-times a waiting bank's choice by resuming the search from the time found
+// before (DramController::time_choice): issued commands only add constraints, so no earlier
+// time can have become allowed. Random commands on a checker with every constraint and a
+// command bus: a search resumed from its last result always gives what a search from the
+// request's start gives, and the probes do move (else nothing was checked).
+TEST_CASE(a_search_resumed_from_its_last_result_finds_the_same_time) {
+  DramController::Config cfg = config();
+  cfg.timing.ck = ns(1);
+  cfg.timing.act_cycles = 2;
+  tlm_models::DramTimingChecker checker(cfg.timing, cfg.banks, cfg.bank_groups);
+  struct Probe {
+    DramCommand c;
+    unsigned group;
+    Ticks from, at;
+  };
+  std::vector<Probe> probes;
+  std::mt19937 rng(11);
+  const DramCommand kinds[] = {DramCommand::act, DramCommand::pre, DramCommand::rd,
+                               DramCommand::wr};
+  Ticks latest = 0;
+  unsigned moved = 0;
+  for (int i = 0; i < 4000; ++i) {
+    const DramCommand c = kinds[rng() % 4];
+    const unsigned bank = rng() % cfg.banks, group = bank % cfg.bank_groups;
+    const Ticks from = latest > ns(60) ? latest - ns(60) + rng() % ns(80) : rng() % ns(80);
+    if (rng() % 3 == 0) {
+      probes.push_back(Probe{c, group, from, checker.earliest_among_banks(c, group, from)});
+    } else {
+      const Ticks at = checker.earliest(c, bank, group, from);
+      checker.issue(c, bank, group, at);
+      latest = std::max(latest, at);
+    }
+    for (Probe& p : probes) {
+      const Ticks resumed = checker.earliest_among_banks(p.c, p.group, p.at);
+      CHECK_EQ(resumed, checker.earliest_among_banks(p.c, p.group, p.from));
+      moved += resumed != p.at;
+      p.at = resumed;
+    }
+    if (probes.size() > 8) probes.erase(probes.begin());
+  }
+  CHECK(moved > 100);
 }
 
 CHECK_MAIN

@@ -28,19 +28,22 @@ class DramCommandBus {
       : act_(t.ck * t.act_cycles), row_(t.ck * t.row_cycles), column_(t.ck * t.column_cycles),
         one_bus_(t.shared_command_bus), until_(sharers, 0) {}
 
-  // A time >= t at which `c` holds its bus clear of the commands recorded, moving past each
-  // list's zones once, in turn. The caller repeats until t stays (as
-  // DramTimingChecker::earliest_among_banks does with its other constraints): a later list may
-  // move t into an earlier list's zone.
+  // The earliest time >= t at which `c` holds its bus clear of every command recorded: each
+  // list's zones are passed in turn until none moves t (a later list may move t into an earlier
+  // list's zone), so the answer holds for all of them at once, as the checker's round of
+  // checks requires of each check.
   Ticks clear_of(DramCommand c, Ticks t) const {
     const bool row = c != DramCommand::rd && c != DramCommand::wr;
     const Ticks own = c == DramCommand::act ? act_ : row ? row_ : column_;
-    if (one_bus_ || row) {
-      t = acts_.clear_of(t, own, act_);
-      t = rows_.clear_of(t, own, row_);
+    for (;;) {
+      const Ticks start = t;
+      if (one_bus_ || row) {
+        t = acts_.clear_of(t, own, act_);
+        t = rows_.clear_of(t, own, row_);
+      }
+      if (one_bus_ || !row) t = columns_.clear_of(t, own, column_);
+      if (t == start) return t;
     }
-    if (one_bus_ || !row) t = columns_.clear_of(t, own, column_);
-    return t;
   }
 
   // `c` issued at `at` by any sharer.

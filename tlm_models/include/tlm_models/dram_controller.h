@@ -78,7 +78,10 @@ class DramController {
       : cfg_(c), checker_(c.timing, c.banks, c.bank_groups), scheduler_(std::move(scheduler)),
         refresh_(c.refresh, c.timing.refi, c.banks), banks_(c.banks),
         past_hits_(c.past_hits && scheduler_->hits_first()) {
-    for (Bank& b : banks_) b.departures.assign(c.queue_depth, 0);
+    for (unsigned i = 0; i < c.banks; ++i) {
+      banks_[i].departures.assign(c.queue_depth, 0);
+      banks_[i].group = i % c.bank_groups;
+    }
   }
 
   // Queues a request of `bursts` bursts to (bank, row) arriving at `arrival`. When the bank's
@@ -92,7 +95,9 @@ class DramController {
     // The queue holds its q requests and, before them, the depth - q that left last (in the
     // order they left): the request enters when the oldest of those had left.
     const std::size_t depth = b.departures.size();
-    const Ticks slot = b.departures[(b.next_departure + b.queue.size()) % depth];
+    std::size_t oldest = b.next_departure + b.queue.size();  // < 2 depth: no division
+    if (oldest >= depth) oldest -= depth;
+    const Ticks slot = b.departures[oldest];
     Ticks admitted = std::max(arrival, slot);
     if (cfg_.in_order_admission) {
       admitted = std::max(admitted, admission_order_.bound(arrival));
@@ -179,6 +184,7 @@ class DramController {
     std::vector<DramRequest> queue;  // oldest first
     std::vector<Ticks> departures;   // when the last queue_depth requests left (ring)
     std::size_t next_departure = 0;
+    unsigned group = 0;  // bank % bank_groups, kept (a division per command otherwise)
     bool open = false;
     std::uint64_t row = 0;
     unsigned bypasses = 0;
@@ -196,10 +202,13 @@ class DramController {
     Ticks past_activated = 0, past_until = 0;
     // The bank's last choice. Issued commands only ever delay others (every constraint is a
     // lower bound that grows), so a choice stays valid, with its time a lower bound, until the
-    // bank itself changes (dirty): choose() re-times only the candidates that could win.
+    // bank itself changes (dirty): choose() re-times only the candidates that could win, and
+    // resumes their search from that lower bound (while the checker has dropped no history
+    // since: timed_forgets).
     Choice cached;
     bool dirty = true;
     std::uint64_t timed_at_step = 0;
+    std::uint64_t timed_forgets = 0;
   };
 
   Ticks command(DramCommand c, unsigned bank, unsigned group, Ticks at) {
@@ -292,7 +301,7 @@ class DramController {
       if (best == nullptr) return Choice{};
       Bank& b = banks_[best->bank];
       if (b.timed_at_step == step_) return *best;
-      time_choice(best->bank);
+      time_choice(best->bank, b.timed_forgets == checker_.forgets());
     }
   }
 
@@ -303,11 +312,18 @@ class DramController {
     return a.seq < b.seq;
   }
 
-  // The bank's next command by its scheduler, timed now.
-  void time_choice(unsigned bank) {
+  // The bank's next command by its scheduler, timed now. `resume`: the bank is not dirty and
+  // the checker dropped nothing since its last timing, so the scheduler picks the same request
+  // and command and every time before the cached one is still ruled out: the searches start
+  // there (the result is the same, found without walking from the request's admission again).
+  // A column slot in the past interval can only have moved later, and a request that did not
+  // fit there fits even less now.
+  void time_choice(unsigned bank, bool resume = false) {
     Bank& b = banks_[bank];
+    const Choice prev = b.cached;
     b.dirty = false;
     b.timed_at_step = step_;
+    b.timed_forgets = checker_.forgets();
     b.cached = Choice{};
     int i = b.opening ? opened_index(b) : -1;
     // One queued request leaves no choice to make.
@@ -319,23 +335,31 @@ class DramController {
     if (i < 0) return;
     const DramRequest& r = b.queue[static_cast<std::size_t>(i)];
     DramCommand cmd = next_command(b, r);
-    Ticks at = checker_.earliest(cmd, bank, bank % cfg_.bank_groups, r.admitted);
+    resume = resume && prev.index == i && prev.seq == r.seq;
+    Ticks at = 0;
     bool past = false;
-    if (past_hits_ && !is_column(cmd)) past = in_past_interval(b, bank, r, &cmd, &at);
+    if (resume && prev.past) {
+      past = in_past_interval(b, r, &cmd, &at, prev.at);
+      if (!past) at = checker_.earliest(cmd, bank, b.group, r.admitted);
+    } else {
+      at = checker_.earliest(cmd, bank, b.group, resume ? prev.at : r.admitted);
+      if (!resume && past_hits_ && !is_column(cmd)) past = in_past_interval(b, r, &cmd, &at, 0);
+    }
     b.cached = Choice{bank, i, cmd, at, past, r.seq};
   }
 
   // Whether request r (which needs PRE or ACT now) fits a column command into the bank's past
   // open interval of its row: at or after its admission and the row's tRCD, early enough that
   // the PRE that closed the row keeps its tRTP (read) or tWR (write). Then *cmd, *at say when.
-  bool in_past_interval(const Bank& b, unsigned bank, const DramRequest& r, DramCommand* cmd,
-                        Ticks* at) const {
+  // The search starts at `resume` if later (a slot found before, see time_choice).
+  bool in_past_interval(const Bank& b, const DramRequest& r, DramCommand* cmd, Ticks* at,
+                        Ticks resume) const {
     if (!b.had_row || b.past_row != r.row || r.admitted >= b.past_until) return false;
     const DramTiming& t = cfg_.timing;
     const DramCommand col = r.write ? DramCommand::wr : DramCommand::rd;
     const Ticks from = b.past_activated + t.act_to_column(r.write);
     const Ticks c =
-        checker_.earliest_among_banks(col, bank % cfg_.bank_groups, std::max(r.admitted, from));
+        checker_.earliest_among_banks(col, b.group, std::max({r.admitted, from, resume}));
     const Ticks before_pre = r.write ? t.cwl + t.burst + t.wr : t.rtp;
     if (c + before_pre > b.past_until) return false;
     *cmd = col;
@@ -361,7 +385,7 @@ class DramController {
 
   void issue(const Choice& c) {
     Bank& b = banks_[c.bank];
-    const unsigned group = c.bank % cfg_.bank_groups;
+    const unsigned group = b.group;
     DramRequest& r = b.queue[static_cast<std::size_t>(c.index)];
     b.dirty = true;
     if (!r.classified) {
@@ -419,7 +443,7 @@ class DramController {
     }
     stats_.residence += c.at - r.admitted;
     b.departures[b.next_departure] = c.at;
-    b.next_departure = (b.next_departure + 1) % b.departures.size();
+    if (++b.next_departure == b.departures.size()) b.next_departure = 0;
     if (done_) (*done_)[r.tag] = end;
     const std::uint32_t tag = r.tag;
     const std::uint64_t row = r.row;
@@ -444,14 +468,14 @@ class DramController {
     for (unsigned bank = first; bank < last; ++bank) {
       Bank& b = banks_[bank];
       if (!b.open) continue;
-      const unsigned group = bank % cfg_.bank_groups;
+      const unsigned group = b.group;
       Ticks at = checker_.earliest(DramCommand::pre, bank, group, due);
       command(DramCommand::pre, bank, group, at);
       ++stats_.precharges;
       close_row(b, at);
     }
     const DramCommand cmd = all ? DramCommand::ref : DramCommand::ref_pb;
-    const unsigned group = first % cfg_.bank_groups;
+    const unsigned group = banks_[first].group;
     Ticks at = checker_.earliest(cmd, first, group, due);
     command(cmd, first, group, at);
     ++stats_.refreshes;

@@ -39,15 +39,27 @@ class DramTimeList {
     return t;
   }
 
-  // The `n` listed times nearest to `t` on either side (for windows such as tFAW): at most n
-  // before or at t into `below` (latest first) and at most n after t into `above` (earliest
-  // first).
-  void around(Ticks t, std::size_t n, std::vector<Ticks>& below, std::vector<Ticks>& above) const {
-    below.clear();
-    above.clear();
-    const std::size_t split = split_after(t);
-    for (std::size_t i = split; i > head_ && below.size() < n; --i) below.push_back(v_[i - 1]);
-    for (std::size_t i = split; i < v_.size() && above.size() < n; ++i) above.push_back(v_[i]);
+  // The earliest time >= `from` at which one more time leaves at most n listed times in any
+  // window shorter than `window` (tFAW with n = 4): every n + 1 consecutive times, the new one
+  // among them, span at least `window`. The new time t fails with the n consecutive times
+  // e_i .. e_{i+n-1} exactly when they span less than `window` and e_{i+n-1} - window < t <
+  // e_i + window, so the times that fail are the union of those open zones, whose starts and
+  // ends both grow with i: one scan
+  // from the first zone that ends after `from`, as in clear_of (no re-search per window).
+  Ticks clear_of_windows(Ticks from, std::size_t n, Ticks window) const {
+    if (n == 0 || v_.size() - head_ < n) return from;
+    Ticks t = from;
+    std::size_t i = t < window ? head_ : split_after(t - window);  // first e_i > t - window
+    for (; i + n <= v_.size(); ++i) {
+      // This and every later zone start at or after t (the difference, not t + window, which
+      // could pass the time range where no zone is near).
+      const Ticks last = v_[i + n - 1];
+      if (last >= window && last - window >= t) break;
+      if (last - v_[i] >= window) continue;  // these n already span the window: no zone
+      const Ticks end = add_ticks(v_[i], window);
+      if (end > t) t = end;
+    }
+    return t;
   }
 
   // Drops the times before `t` (keeping the storage compact).
@@ -69,15 +81,45 @@ class DramTimeList {
     return split_after(t - after);
   }
 
-  // Index of the first time > key. Commands are mostly decided near the latest ones, so look
-  // back from the end a few steps before searching the whole list.
-  std::size_t split_after(Ticks key) const {
-    std::size_t i = v_.size();
-    for (int steps = 0; steps < 8 && i > head_; ++steps, --i)
-      if (v_[i - 1] <= key) return i;
+  // Index of the first time > key. Commands are mostly decided near the latest ones, so the
+  // search gallops back from the end (O(log d) for a time d places from it) rather than
+  // bisecting the whole list. (Starting from where the previous search ended, or walking a
+  // few steps before galloping, measured slower.)
+  std::size_t split_after(Ticks key) const { return split_near(key, v_.size()); }
+
+  // Index of the first time > key, galloping from index `h` (head_ <= h <= size) towards it in
+  // steps 1, 2, 4, ..., then bisecting the last step.
+  std::size_t split_near(Ticks key, std::size_t h) const {
+    std::size_t lo = h, hi = h;  // the answer lies in [lo, hi]
+    if (h > head_ && v_[h - 1] > key) {
+      hi = h - 1;  // v_[hi] > key
+      for (std::size_t step = 1;; step *= 2) {
+        if (hi - head_ < step) {
+          lo = head_;
+          break;
+        }
+        if (v_[hi - step] <= key) {
+          lo = hi - step + 1;
+          break;
+        }
+        hi -= step;
+      }
+    } else {  // v_[h - 1] <= key (or h is the head)
+      for (std::size_t step = 1;; step *= 2) {
+        if (v_.size() - lo < step) {
+          hi = v_.size();
+          break;
+        }
+        if (v_[lo + step - 1] > key) {
+          hi = lo + step - 1;
+          break;
+        }
+        lo += step;
+      }
+    }
     return static_cast<std::size_t>(
-        std::upper_bound(v_.begin() + static_cast<std::ptrdiff_t>(head_),
-                         v_.begin() + static_cast<std::ptrdiff_t>(i), key) -
+        std::upper_bound(v_.begin() + static_cast<std::ptrdiff_t>(lo),
+                         v_.begin() + static_cast<std::ptrdiff_t>(hi), key) -
         v_.begin());
   }
 

@@ -7,8 +7,7 @@
 // both directions, so a command may go into a gap left between commands issued before it as
 // long as it keeps its distance to both sides:
 //   ACT: tRRD_S/L, tFAW;  RD/WR: tCCD_S/L, the data bus, tRTW (RD before WR), tWTR_S/L (write
-//   data before RD);  every command: its command bus (tCK x its cycles; HBM's two-cycle ACT),
-//   this checker's own or shared with the channel's other pseudo-channels (dram_command_bus.h)
+//   data before RD);  every command: its command bus (tCK x its cycles; HBM's two-cycle ACT)
 // A request that reaches the controller after others were decided thus takes the slots they
 // left free: a bank that stalls (a row conflict, a refresh) holds up only its own commands.
 #ifndef TLM_MODELS_DRAM_TIMING_CHECKER_H
@@ -17,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "tlm_models/dram_command.h"
@@ -30,20 +30,27 @@ namespace tlm_models {
 class DramTimingChecker {
  public:
   DramTimingChecker(const DramTiming& t, unsigned banks, unsigned bank_groups)
-      : t_(t), bank_(banks), group_(bank_groups) {
+      : t_(t), bank_(banks), groups_(bank_groups),
+        lists_(kChannelLists + bank_groups * kGroupLists), checks_(kCommands * bank_groups) {
     // Nothing issued longer ago than this can constrain a command: the widest zone.
     horizon_ = t_.faw + t_.rrd_l + t_.rrd_s + t_.ccd_l + t_.ccd_s + t_.rtw + t_.cl + t_.cwl +
                2 * t_.burst + t_.wtr_l + t_.wtr_s +
                t_.ck * (t_.act_cycles + t_.row_cycles + t_.column_cycles);
+    for (unsigned c = 0; c < kCommands; ++c)
+      for (unsigned g = 0; g < bank_groups; ++g) build_checks(static_cast<DramCommand>(c), g);
   }
 
   const DramTiming& timing() const { return t_; }
 
   // Command buses shared with other pseudo-channels of the channel (dram_command_bus.h), this
-  // checker being sharer `s` of them; without, the buses are this checker's own.
+  // checker being sharer `s` of them; without, the buses are this checker's own. The checks
+  // are built anew: the bus zones then go to the shared buses instead of this checker's lists.
   void share_command_bus(std::shared_ptr<DramCommandBus> bus, unsigned s) {
     shared_bus_ = std::move(bus);
     sharer_ = s;
+    for (std::vector<Check>& k : checks_) k.clear();
+    for (unsigned c = 0; c < kCommands; ++c)
+      for (unsigned g = 0; g < groups_; ++g) build_checks(static_cast<DramCommand>(c), g);
   }
 
   // The earliest time >= `from` at which `c` to `bank` (in `group`) may issue.
@@ -57,20 +64,29 @@ class DramTimingChecker {
   // The earliest time >= `from` that keeps `c` clear of every other command, its bank's own
   // registers aside (for a column command placed in a row's past open interval).
   Ticks earliest_among_banks(DramCommand c, unsigned group, Ticks from) const {
+    // Each check moves t to the earliest time >= t it allows, so applying them in any order
+    // until all of them hold at once ends at the earliest time they all allow. Round robin,
+    // stopping once every check has held since t last moved: a check that held at the final t
+    // is not asked again (a full confirming pass asked each one twice).
+    const std::vector<Check>& checks = checks_[static_cast<unsigned>(c) * groups_ + group];
+    const std::size_t n = checks.size();
     Ticks t = std::max(from, floor_);
-    for (;;) {
-      const Ticks start = t;
-      t = between_banks(c, group, t);
-      t = on_command_bus(c, t);
-      if (t == start) return t;
+    for (std::size_t i = 0, held = 0; held < n; i = i + 1 == n ? 0 : i + 1) {
+      const Ticks next = apply(checks[i], t);
+      if (next != t) {
+        t = next;
+        held = 1;
+      } else {
+        ++held;
+      }
     }
+    return t;
   }
 
   // Issues `c` at `at` (a time earliest() allowed): records it on every resource it constrains.
   // For RD/WR returns the end of the burst's data on the bus; otherwise `at`.
   Ticks issue(DramCommand c, unsigned bank, unsigned group, Ticks at) {
     Bank& b = bank_[bank];
-    Group& g = group_[group];
     if (shared_bus_) shared_bus_->record(c, at);
     if (t_.reorder_window && at > latest_) {
       latest_ = at;
@@ -86,23 +102,23 @@ class DramTimingChecker {
         b.next_pre = std::max(b.next_pre, add_ticks(at, t_.ras));
         b.next_rd = std::max(b.next_rd, add_ticks(at, t_.act_to_column(false)));
         b.next_wr = std::max(b.next_wr, add_ticks(at, t_.act_to_column(true)));
-        g.acts.insert(at);
-        acts_.insert(at);
+        list(group, group_acts).insert(at);
+        list(acts).insert(at);
         return at;
       case DramCommand::pre:
       case DramCommand::ref_pb:
         // A row command of one bank: its next ACT waits tRP after a PRE, tRFCpb after a REFpb.
         b.next_act = std::max(b.next_act, add_ticks(at, c == DramCommand::pre ? t_.rp : t_.rfc_pb));
-        row_commands_.insert(at);
+        list(row_commands).insert(at);
         return at;
       case DramCommand::rd:
       case DramCommand::wr: {
         const bool read = c == DramCommand::rd;
         const Ticks latency = read ? t_.cl : t_.cwl;
         const Ticks end = add_ticks(add_ticks(at, latency), t_.burst);
-        column(g, at, add_ticks(at, latency));
-        (read ? g.reads : g.writes).insert(at);
-        (read ? reads_ : writes_).insert(at);
+        column(group, at, add_ticks(at, latency));
+        list(group, read ? group_reads : group_writes).insert(at);
+        list(read ? reads : writes).insert(at);
         // The row may close tRTP after a read command, tWR after a write's last data.
         b.next_pre = std::max(b.next_pre, read ? add_ticks(at, t_.rtp) : add_ticks(end, t_.wr));
         bus_free_ = std::max(bus_free_, end);
@@ -111,7 +127,7 @@ class DramTimingChecker {
       case DramCommand::ref:
         for (Bank& x : bank_) x.next_act = std::max(x.next_act, add_ticks(at, t_.rfc));
         ref_ready_ = add_ticks(at, t_.rfc);
-        row_commands_.insert(at);
+        list(row_commands).insert(at);
         return at;
     }
     return at;
@@ -120,26 +136,26 @@ class DramTimingChecker {
   // No command will be asked for before `t` any more (every later request arrives at or after
   // it): issue times too old to constrain one are dropped.
   void forget_before(Ticks t) {
+    ++forgets_;
     if (shared_bus_) shared_bus_->forget_before(sharer_, t);
     if (t <= horizon_) return;
     const Ticks old = t - horizon_;
-    for (Group& g : group_)
-      for (DramTimeList* l : {&g.acts, &g.columns, &g.reads, &g.writes}) l->forget_before(old);
-    for (DramTimeList* l : {&acts_, &columns_, &reads_, &writes_, &data_, &row_commands_})
-      l->forget_before(old);
+    for (DramTimeList& l : lists_) l.forget_before(old);
   }
 
   // When the data bus is free again (end of the latest burst given to it).
   Ticks bus_free() const { return bus_free_; }
 
+  // How often history was dropped (or the floor raised). Issued commands only ever add
+  // constraints, so a time that was not allowed before is not allowed later either, and a
+  // search may resume from its last result; dropping history may allow it again: a caller
+  // that resumes checks that this count has not moved.
+  std::uint64_t forgets() const { return forgets_; }
+
  private:
   struct Bank {
     Ticks next_act = 0, next_pre = 0, next_rd = 0, next_wr = 0;
   };
-  struct Group {
-    DramTimeList acts, columns, reads, writes;
-  };
-
   static bool is_row(DramCommand c) { return c != DramCommand::rd && c != DramCommand::wr; }
 
   Ticks bank_register(DramCommand c, unsigned bank) const {
@@ -164,91 +180,118 @@ class DramTimingChecker {
     return 0;
   }
 
-  // The earliest time >= t that keeps `c` clear of the other banks' commands.
-  Ticks between_banks(DramCommand c, unsigned group, Ticks t) const {
-    const Group& g = group_[group];
+  // The lists of issue times: the channel's, then four per bank group.
+  enum List : unsigned { acts, columns, reads, writes, data, row_commands, kChannelLists };
+  enum GroupList : unsigned { group_acts, group_columns, group_reads, group_writes, kGroupLists };
+  static constexpr unsigned kCommands = 6;  // DramCommand's values
+  DramTimeList& list(List l) { return lists_[l]; }
+  DramTimeList& list(unsigned group, GroupList l) {
+    return lists_[kChannelLists + group * kGroupLists + l];
+  }
+  unsigned index(unsigned group, GroupList l) const {
+    return kChannelLists + group * kGroupLists + l;
+  }
+
+  // One constraint between banks a command must keep: clear of the zones (e - before,
+  // e + after) around the times e of one list, the command `shift` later (a burst's data on
+  // the bus: its CL or CWL); or, for `window` > 0, tFAW over the ACT list; or, with
+  // `shared_bus`, command `bus_command`'s bus time on the command buses shared with other
+  // pseudo-channels.
+  struct Check {
+    unsigned list = 0;
+    Ticks before = 0, after = 0, shift = 0, window = 0;
+    bool shared_bus = false;
+    DramCommand bus_command = DramCommand::act;
+  };
+
+  Ticks apply(const Check& k, Ticks t) const {
+    if (k.shared_bus) return shared_bus_->clear_of(k.bus_command, t);
+    const DramTimeList& l = lists_[k.list];
+    if (k.window) return l.clear_of_windows(t, 4, k.window);
+    if (k.shift == 0) return l.clear_of(t, k.before, k.after);
+    return l.clear_of(add_ticks(t, k.shift), k.before, k.after) - k.shift;
+  }
+
+  // The checks of `c` to a bank of `group`: its constraints between banks
+  //   ACT: tRRD_S/L, tFAW;  RD/WR: tCCD_S/L, the data bus, tRTW (RD before WR), tWTR_S/L (write
+  //   data before RD)
+  // and its command bus (each command holds it for its cycles). Two zones around the same
+  // list's times become one when their union is one interval (it covers e itself, or both
+  // lie on the same side of it), so a list is searched once per check.
+  void build_checks(DramCommand c, unsigned g) {
+    std::vector<Check>& out = checks_[static_cast<unsigned>(c) * groups_ + g];
+    auto zone = [&out](unsigned l, Ticks before, Ticks after, Ticks shift = 0) {
+      if (before == 0 && after == 0) return;  // no zone
+      for (Check& k : out) {
+        if (k.list != l || k.window || k.shared_bus || k.shift != shift) continue;
+        const Ticks b = std::max(k.before, before), a = std::max(k.after, after);
+        const bool one = (k.before && k.after) || (before && after) || b == 0 || a == 0;
+        if (!one) continue;
+        k.before = b;
+        k.after = a;
+        return;
+      }
+      out.push_back(Check{l, before, after, shift, 0});
+    };
     const Ticks write_end = t_.cwl + t_.burst;  // WR to the end of its data
     switch (c) {
       case DramCommand::act:
-        t = acts_.clear_of(t, t_.rrd_s, t_.rrd_s);
-        t = g.acts.clear_of(t, t_.rrd_l, t_.rrd_l);
-        return four_activate_window(t);
+        zone(acts, t_.rrd_s, t_.rrd_s);
+        zone(index(g, group_acts), t_.rrd_l, t_.rrd_l);
+        if (t_.faw) out.push_back(Check{acts, 0, 0, 0, t_.faw});
+        break;
       case DramCommand::rd:
-        t = columns_.clear_of(t, t_.ccd_s, t_.ccd_s);
-        t = g.columns.clear_of(t, t_.ccd_l, t_.ccd_l);
-        t = data_bus(t, t_.cl);
+        zone(columns, t_.ccd_s, t_.ccd_s);
+        zone(index(g, group_columns), t_.ccd_l, t_.ccd_l);
+        zone(data, t_.burst, t_.burst, t_.cl);
         // A WR after this RD waits tRTW; this RD after a WR waits for its data + tWTR.
-        t = writes_.clear_of(t, t_.rtw, write_end + t_.wtr_s);
-        return g.writes.clear_of(t, t_.rtw, write_end + t_.wtr_l);
+        zone(writes, t_.rtw, write_end + t_.wtr_s);
+        zone(index(g, group_writes), t_.rtw, write_end + t_.wtr_l);
+        break;
       case DramCommand::wr:
-        t = columns_.clear_of(t, t_.ccd_s, t_.ccd_s);
-        t = g.columns.clear_of(t, t_.ccd_l, t_.ccd_l);
-        t = data_bus(t, t_.cwl);
-        t = reads_.clear_of(t, write_end + t_.wtr_s, t_.rtw);
-        return g.reads.clear_of(t, write_end + t_.wtr_l, t_.rtw);
+        zone(columns, t_.ccd_s, t_.ccd_s);
+        zone(index(g, group_columns), t_.ccd_l, t_.ccd_l);
+        zone(data, t_.burst, t_.burst, t_.cwl);
+        zone(reads, write_end + t_.wtr_s, t_.rtw);
+        zone(index(g, group_reads), write_end + t_.wtr_l, t_.rtw);
+        break;
       default:
-        return t;
+        break;
     }
-  }
-
-  // A burst's data starting `latency` after its command must not overlap another's.
-  Ticks data_bus(Ticks t, Ticks latency) const {
-    return data_.clear_of(add_ticks(t, latency), t_.burst, t_.burst) - latency;
-  }
-
-  // At most four ACTs in any tFAW: every five consecutive ACTs, this one among them, span at
-  // least tFAW. A window that fails moves t to its first ACT + tFAW: every time before that is
-  // within tFAW of four ACTs from that first one on.
-  Ticks four_activate_window(Ticks t) const {
-    if (t_.faw == 0) return t;
-    for (;;) {
-      acts_.around(t, 4, below_, above_);
-      Ticks next = t;
-      for (std::size_t k = 0; k <= 4; ++k) {  // k ACTs before (or at) t, 4 - k after it
-        if (below_.size() < k || above_.size() < 4 - k) continue;
-        const Ticks first = k > 0 ? below_[k - 1] : t;
-        const Ticks last = k < 4 ? above_[3 - k] : t;
-        if (last - first >= t_.faw) continue;
-        next = std::max(next, add_ticks(first, t_.faw));
-      }
-      if (next == t) return t;
-      t = next;
+    if (t_.ck == 0) return;
+    if (shared_bus_) {
+      out.push_back(Check{0, 0, 0, 0, 0, true, c});
+      return;
     }
-  }
-
-  // The command bus: each command holds it for its cycles.
-  Ticks on_command_bus(DramCommand c, Ticks t) const {
-    if (t_.ck == 0) return t;
-    if (shared_bus_) return shared_bus_->clear_of(c, t);
     const Ticks act = t_.ck * t_.act_cycles, row = t_.ck * t_.row_cycles,
                 col = t_.ck * t_.column_cycles;
     const Ticks own = c == DramCommand::act ? act : is_row(c) ? row : col;
     if (t_.shared_command_bus || is_row(c)) {
-      t = acts_.clear_of(t, own, act);
-      t = row_commands_.clear_of(t, own, row);
+      zone(acts, own, act);
+      zone(row_commands, own, row);
     }
-    if (t_.shared_command_bus || !is_row(c)) t = columns_.clear_of(t, own, col);
-    return t;
+    if (t_.shared_command_bus || !is_row(c)) zone(columns, own, col);
   }
 
-  void column(Group& g, Ticks at, Ticks data) {
-    g.columns.insert(at);
-    columns_.insert(at);
-    data_.insert(data);
+  void column(unsigned group, Ticks at, Ticks data_start) {
+    list(group, group_columns).insert(at);
+    list(columns).insert(at);
+    list(data).insert(data_start);
   }
 
   DramTiming t_;
   Ticks horizon_ = 0;
   std::vector<Bank> bank_;
-  std::vector<Group> group_;
-  DramTimeList acts_, columns_, reads_, writes_;  // the channel's, every group
-  DramTimeList data_;                             // start of each burst's data on the bus
-  DramTimeList row_commands_;                     // PRE, REF, REFpb (command bus)
+  unsigned groups_;
+  // The channel's ACT, RD/WR, RD, WR, data start (each burst's data on the bus) and row
+  // command (PRE, REF, REFpb: command bus) times, then per bank group ACT, RD/WR, RD, WR.
+  std::vector<DramTimeList> lists_;
+  std::vector<std::vector<Check>> checks_;  // per command and bank group
+  std::uint64_t forgets_ = 0;
   Ticks bus_free_ = 0;
   Ticks ref_ready_ = 0;  // previous REF + tRFC
   Ticks latest_ = 0;     // the latest command decided
   Ticks floor_ = 0;      // latest_ - reorder_window, moved in steps of an eighth of it
-  mutable std::vector<Ticks> below_, above_;
   std::shared_ptr<DramCommandBus> shared_bus_;  // null: the buses are this checker's own
   unsigned sharer_ = 0;
 };

@@ -138,6 +138,55 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
     target.register_get_direct_mem_ptr(this, &HbmMemory::get_direct_mem_ptr);
   }
 
+  // The controller configuration a bank-level channel gets from `p` (public so that a
+  // benchmark of the controller alone runs it as the model does).
+  static DramController::Config controller_config(const Params& p) {
+    DramController::Config c;
+    DramTiming& t = c.timing;
+    t.rcd = to_ticks(p.t_rcd);
+    t.rcd_wr = to_ticks(p.t_rcd_wr);
+    t.rp = to_ticks(p.t_rp);
+    t.ras = to_ticks(p.t_ras);
+    t.rc = to_ticks(p.t_rc);
+    t.rrd_s = to_ticks(p.t_rrd_s);
+    t.rrd_l = to_ticks(p.t_rrd_l);
+    t.faw = to_ticks(p.t_faw);
+    t.ccd_s = to_ticks(p.t_ccd_s);
+    t.ccd_l = to_ticks(p.t_ccd_l);
+    t.cl = to_ticks(p.t_cl);
+    t.cwl = to_ticks(p.t_cwl);
+    t.wr = to_ticks(p.t_wr);
+    t.wtr_s = to_ticks(p.t_wtr_s);
+    t.wtr_l = to_ticks(p.t_wtr_l);
+    t.rtw = to_ticks(p.t_rtw);
+    t.rtp = to_ticks(p.t_rtp);
+    t.refi = to_ticks(p.t_refi);
+    t.rfc = to_ticks(p.t_rfc);
+    t.rfc_pb = to_ticks(p.t_rfc_pb);
+    t.burst = transfer_ticks(p.burst_bytes, p.channel_bandwidth);
+    t.ck = p.command_bus == "none" ? 0 : to_ticks(p.t_ck);
+    t.act_cycles = p.act_cycles;
+    t.row_cycles = p.row_cycles;
+    t.column_cycles = p.column_cycles;
+    t.shared_command_bus = p.command_bus == "shared";
+    // A request may take slots up to 10 us behind the latest decision: a DMA transfer of the
+    // paper machine books its bursts about 1 us ahead per 128 KiB in flight, so transfers that
+    // overlap in time interleave, while the history searched stays short when requests pile
+    // up far ahead (an STL trace issued at once).
+    t.reorder_window = to_ticks(sc_core::sc_time(10, sc_core::SC_US));
+    c.banks = p.banks;
+    c.bank_groups = p.bank_groups;
+    c.refresh = p.refresh == "per_bank" ? DramRefresh::Mode::per_bank : DramRefresh::Mode::all_bank;
+    parse_page_policy(p.page_policy, &c.page_policy);
+    c.queue_depth = p.queue_depth;
+    c.past_hits = p.request_mode == "immediate";  // queued: every command at its own time
+    c.in_order_admission = p.admission == "in_order";
+    parse_write_drain(p.write_drain, &c.write_drain);
+    c.write_high = p.write_high_watermark;
+    c.write_low = p.write_low_watermark;
+    return c;
+  }
+
   const Params& params() const { return p_; }
 
   // The organisation the bank level's address mapping must fit.
@@ -285,49 +334,8 @@ class HbmMemory : public sc_core::sc_module, public StatsProvider {
   }
 
   void build_controllers() {
-    DramController::Config c;
-    DramTiming& t = c.timing;
-    t.rcd = to_ticks(p_.t_rcd);
-    t.rcd_wr = to_ticks(p_.t_rcd_wr);
-    t.rp = to_ticks(p_.t_rp);
-    t.ras = to_ticks(p_.t_ras);
-    t.rc = to_ticks(p_.t_rc);
-    t.rrd_s = to_ticks(p_.t_rrd_s);
-    t.rrd_l = to_ticks(p_.t_rrd_l);
-    t.faw = to_ticks(p_.t_faw);
-    t.ccd_s = to_ticks(p_.t_ccd_s);
-    t.ccd_l = to_ticks(p_.t_ccd_l);
-    t.cl = to_ticks(p_.t_cl);
-    t.cwl = to_ticks(p_.t_cwl);
-    t.wr = to_ticks(p_.t_wr);
-    t.wtr_s = to_ticks(p_.t_wtr_s);
-    t.wtr_l = to_ticks(p_.t_wtr_l);
-    t.rtw = to_ticks(p_.t_rtw);
-    t.rtp = to_ticks(p_.t_rtp);
-    t.refi = to_ticks(p_.t_refi);
-    t.rfc = to_ticks(p_.t_rfc);
-    t.rfc_pb = to_ticks(p_.t_rfc_pb);
-    t.burst = transfer_ticks(p_.burst_bytes, p_.channel_bandwidth);
-    t.ck = p_.command_bus == "none" ? 0 : to_ticks(p_.t_ck);
-    t.act_cycles = p_.act_cycles;
-    t.row_cycles = p_.row_cycles;
-    t.column_cycles = p_.column_cycles;
-    t.shared_command_bus = p_.command_bus == "shared";
-    // A request may take slots up to 10 us behind the latest decision: a DMA transfer of the
-    // paper machine books its bursts about 1 us ahead per 128 KiB in flight, so transfers that
-    // overlap in time interleave, while the history searched stays short when requests pile
-    // up far ahead (an STL trace issued at once).
-    t.reorder_window = to_ticks(sc_core::sc_time(10, sc_core::SC_US));
-    c.banks = p_.banks;
-    c.bank_groups = p_.bank_groups;
-    c.refresh = p_.refresh == "per_bank" ? DramRefresh::Mode::per_bank : DramRefresh::Mode::all_bank;
-    parse_page_policy(p_.page_policy, &c.page_policy);
-    c.queue_depth = p_.queue_depth;
-    c.past_hits = p_.request_mode == "immediate";  // queued: every command at its own time
-    c.in_order_admission = p_.admission == "in_order";
-    parse_write_drain(p_.write_drain, &c.write_drain);
-    c.write_high = p_.write_high_watermark;
-    c.write_low = p_.write_low_watermark;
+    const DramController::Config c = controller_config(p_);
+    const DramTiming& t = c.timing;
     std::shared_ptr<const DramScheduler> scheduler;
     if (p_.scheduler == "fcfs")
       scheduler = std::make_shared<FcfsScheduler>();
