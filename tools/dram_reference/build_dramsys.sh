@@ -4,7 +4,7 @@
 # the build and two small CMake stand-ins written here live under $DRAMSYS_WORK.
 #   DRAMSYS_SOURCE  git URL or path to clone (default: the public repository)
 #   DRAMSYS_TAG     tag to build (default v5.0)
-#   DRAMSYS_WORK    where to clone and build (default /work/ref, or ~/.cache/attn-tlm/ref)
+#   DRAMSYS_WORK    where to clone and build (default $XDG_CACHE_HOME/attn-tlm/ref, or ~/.cache/attn-tlm/ref)
 # Prints the path of the built simulator binary on its last line.
 set -eu
 SOURCE=${DRAMSYS_SOURCE:-https://github.com/tukl-msd/DRAMSys.git}

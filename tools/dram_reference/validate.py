@@ -372,6 +372,19 @@ def deviation(ours: float, ref: float) -> str:
     return f"{(ours - ref) / ref * 100:+.1f} %" if ref else "-"
 
 
+def build_reference(script: str) -> str:
+    """Runs a reference's build script (beside this file) and returns the path it prints last;
+    a failed build (no network for the clone, a missing package) ends the run with one line
+    naming the step and the script's own last words, not a traceback."""
+    proc = subprocess.run(["sh", str(HERE / script)], capture_output=True, text=True, check=False)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        said = [line for line in proc.stderr.splitlines() if line.strip()]
+        why = said[-1].strip() if said else f"exit status {proc.returncode}"
+        sys.exit(f"validate: building the reference with {script} failed: {why}")
+    return lines[-1]
+
+
 def table_row(
     name: str,
     outstanding: int,
@@ -430,14 +443,7 @@ def main() -> None:
         "default: the reference front end's MaxActiveTransactions",
     )
     args = parser.parse_args()
-    binary = (
-        args.binary
-        or subprocess.run(
-            ["sh", str(HERE / "build_dramsys.sh")], check=True, capture_output=True, text=True
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    binary = args.binary or build_reference("build_dramsys.sh")
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     work_root = Path(os.environ.get("DRAMSYS_WORK", cache / "attn-tlm" / "ref"))
     configs = work_root / "DRAMSys" / "configs"

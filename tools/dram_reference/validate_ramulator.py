@@ -42,7 +42,14 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from validate import PATTERNS, pattern, run_project, table_row, write_stl  # noqa: E402
+from validate import (  # noqa: E402
+    PATTERNS,
+    build_reference,
+    pattern,
+    run_project,
+    table_row,
+    write_stl,
+)
 
 ORG_PRESET = "HBM3_4Gb"
 TIMING_PRESET = "HBM3_6400Mbps"
@@ -249,14 +256,7 @@ def main() -> None:
     )
     parser.add_argument("--patterns", default=";".join(PATTERNS), help="';'-separated")
     args = parser.parse_args()
-    driver = Path(
-        args.driver
-        or subprocess.run(
-            ["sh", str(HERE / "build_ramulator.sh")], check=True, capture_output=True, text=True
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
+    driver = Path(args.driver or build_reference("build_ramulator.sh"))
     work = work_root() / "validate" / "hbm3-ramulator"
     work.mkdir(parents=True, exist_ok=True)
     part = configure(work / "part.json", work / "part.counts.csv")
