@@ -19,17 +19,23 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_a_long_compile_counts_its_seconds_on_a_terminal(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def _build_one_slow_program(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seconds: float, stdout: io.StringIO
+) -> str:
+    """Runs the build of one stale program whose compile takes ``seconds``; its output."""
     source = cpp_build.ROOT / "tests" / "cpp" / "test_slow.cpp"
     monkeypatch.setattr(cpp_build, "SOURCES", [source])
     monkeypatch.setattr(cpp_build, "binary_path", lambda s: tmp_path / "absent")
-    monkeypatch.setattr(cpp_build, "build_cpp_test", lambda s: time.sleep(2.3))
-    term = _Terminal()
-    monkeypatch.setattr(sys, "stdout", term)
+    monkeypatch.setattr(cpp_build, "build_cpp_test", lambda s: time.sleep(seconds))
+    monkeypatch.setattr(sys, "stdout", stdout)
     assert cpp_build.main() == 0
-    out = term.getvalue()
+    return stdout.getvalue()
+
+
+def test_a_long_compile_counts_its_seconds_on_a_terminal(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    out = _build_one_slow_program(monkeypatch, tmp_path, 2.3, _Terminal())
     assert out.count("\r  compiling … 0/1 done, ") >= 2, out  # redrawn while g++ runs
     assert re.search(r"\x1b\[2K  tests/cpp/test_slow\.cpp \(2 s\) \[1/1\]\n", out), out
     assert out.endswith("C++ test programs built in 2 s\n"), out
@@ -38,12 +44,6 @@ def test_a_long_compile_counts_its_seconds_on_a_terminal(
 def test_a_log_gets_one_line_per_program_and_no_redraws(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    source = cpp_build.ROOT / "tests" / "cpp" / "test_slow.cpp"
-    monkeypatch.setattr(cpp_build, "SOURCES", [source])
-    monkeypatch.setattr(cpp_build, "binary_path", lambda s: tmp_path / "absent")
-    monkeypatch.setattr(cpp_build, "build_cpp_test", lambda s: time.sleep(1.2))
-    log = io.StringIO()
-    monkeypatch.setattr(sys, "stdout", log)
-    assert cpp_build.main() == 0
-    assert "\r" not in log.getvalue()
-    assert log.getvalue().splitlines()[1] == "  tests/cpp/test_slow.cpp (1 s) [1/1]"
+    out = _build_one_slow_program(monkeypatch, tmp_path, 1.2, io.StringIO())
+    assert "\r" not in out
+    assert out.splitlines()[1] == "  tests/cpp/test_slow.cpp (1 s) [1/1]"
